@@ -1,0 +1,112 @@
+package admin
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is a node's view of every table.
+type Report struct {
+	Node        string            `json:"node"`
+	Leader      string            `json:"leader"`
+	RaftState   string            `json:"raft_state"`
+	GeneratedAt time.Time         `json:"generated_at"`
+	Problems    map[string]string `json:"problems,omitempty"`
+	Tables      []TableReport     `json:"tables"`
+}
+
+// TableReport is one table's status.
+type TableReport struct {
+	Table            string            `json:"table"`
+	State            string            `json:"state"`
+	Reason           string            `json:"reason,omitempty"`
+	Rows             int64             `json:"rows"`
+	DataFiles        int64             `json:"data_files"`
+	DeadLetterRows   int64             `json:"dead_letter_rows"`
+	Snapshots        int               `json:"snapshots"`
+	Commits          int64             `json:"commits"`
+	MetadataLocation string            `json:"metadata_location"`
+	LastCommit       time.Time         `json:"last_commit,omitzero"`
+	LastCommitAgeSec float64           `json:"last_commit_age_seconds"`
+	FreshnessSec     float64           `json:"freshness_seconds"` // now minus newest committed record timestamp
+	PendingEntries   int               `json:"pending_ledger_entries"`
+	Consumed         int64             `json:"records_consumed"`
+	DeadLettered     int64             `json:"records_dead_lettered"`
+	Skipped          int64             `json:"records_skipped"`
+	CommitFailures   int64             `json:"commit_failures"`
+	Committer        string            `json:"committer,omitempty"`
+	Partitions       []PartitionReport `json:"partitions"`
+}
+
+// PartitionReport is one partition of a table.
+type PartitionReport struct {
+	Topic         string `json:"topic"`
+	Partition     int32  `json:"partition"`
+	Start         int64  `json:"start"`
+	Committed     int64  `json:"committed"` // next offset after the committed ones
+	Recorded      int64  `json:"recorded"`  // ledger end
+	HighWatermark int64  `json:"high_watermark"`
+	Lag           int64  `json:"lag"` // records in Kafka not yet committed
+	Node          string `json:"node,omitempty"`
+	Epoch         uint64 `json:"epoch,omitempty"`
+	LastError     string `json:"last_error,omitempty"`
+}
+
+// WriteText renders the report as tables for people.
+func (r Report) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "node %s (%s), leader %s\n", r.Node, r.RaftState, r.Leader)
+	keys := make([]string, 0, len(r.Problems))
+	for k := range r.Problems {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "problem: %s: %s\n", k, r.Problems[k])
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TABLE\tSTATE\tROWS\tFILES\tSNAPSHOTS\tDLQ\tLAST COMMIT\tFRESHNESS\tLAG")
+	for _, t := range r.Tables {
+		var lag int64
+		for _, p := range t.Partitions {
+			lag += p.Lag
+		}
+		last := "never"
+		if !t.LastCommit.IsZero() {
+			last = fmt.Sprintf("%s ago", dur(t.LastCommitAgeSec))
+		}
+		fresh := "-"
+		if t.FreshnessSec > 0 {
+			fresh = dur(t.FreshnessSec)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d\n", t.Table, t.State, t.Rows, t.DataFiles, t.Snapshots, t.DeadLetterRows, last, fresh, lag)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, t := range r.Tables {
+		if t.Reason != "" {
+			fmt.Fprintf(w, "\n%s: %s\n", t.Table, t.Reason)
+		}
+	}
+	for _, t := range r.Tables {
+		fmt.Fprintf(w, "\n%s partitions\n", t.Table)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  PARTITION\tCOMMITTED\tRECORDED\tHIGH WATERMARK\tLAG\tNODE\tEPOCH\tERROR")
+		for _, p := range t.Partitions {
+			fmt.Fprintf(tw, "  %s/%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\n", p.Topic, p.Partition, p.Committed, p.Recorded, p.HighWatermark, p.Lag, p.Node, p.Epoch, strings.TrimSpace(p.LastError))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dur(sec float64) string {
+	return (time.Duration(sec*1000) * time.Millisecond).Round(100 * time.Millisecond).String()
+}

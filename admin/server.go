@@ -1,0 +1,98 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Source produces the status report and readiness.
+type Source interface {
+	Report(ctx context.Context) (Report, error)
+	// Ready returns nil when the node can serve (joined, leader known).
+	Ready() error
+}
+
+// Server is the node's admin HTTP server.
+type Server struct {
+	src Source
+	log *slog.Logger
+	srv *http.Server
+	ln  net.Listener
+}
+
+// Listen binds addr and returns a server ready to Serve.
+func Listen(addr string, src Source, log *slog.Logger) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening for admin on %s: %w", addr, err)
+	}
+	s := &Server{src: src, log: log, ln: ln}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.HandleFunc("GET /v1/status", s.status)
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	return s, nil
+}
+
+// Addr returns the bound address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Serve serves until Shutdown.
+func (s *Server) Serve() error {
+	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the server.
+func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if err := s.src.Ready(); err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.src.Report(r.Context())
+	if err != nil {
+		s.log.Warn("building status", "err", err)
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(rep)
+}
+
+// Fetch gets the status report from a node's admin address.
+func Fetch(ctx context.Context, addr string) (Report, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/status", nil)
+	if err != nil {
+		return Report{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return Report{}, fmt.Errorf("reaching floe at %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Report{}, fmt.Errorf("floe at %s answered %s", addr, resp.Status)
+	}
+	var rep Report
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		return Report{}, fmt.Errorf("decoding status from %s: %w", addr, err)
+	}
+	return rep, nil
+}

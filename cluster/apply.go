@@ -1,0 +1,233 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floe-io/floe/ledger"
+)
+
+// applyFunc applies one decoded command to the state. It must be
+// deterministic: same state and payload, same result, on every node.
+type applyFunc func(s *State, payload []byte) error
+
+// registry maps each command type to its apply function. Types missing here
+// are skipped by the FSM (written by a newer node).
+var registry = map[CommandType]applyFunc{
+	CmdRegisterNode:    decodeApply(applyRegisterNode),
+	CmdCreateNamespace: decodeApply(applyCreateNamespace),
+	CmdDropNamespace:   decodeApply(applyDropNamespace),
+	CmdUpdateNamespace: decodeApply(applyUpdateNamespace),
+	CmdCreateTable:     decodeApply(applyCreateTable),
+	CmdDropTable:       decodeApply(applyDropTable),
+	CmdRecordFiles:     decodeApply(applyRecordFiles),
+	CmdCommitTables:    decodeApply(applyCommitTables),
+	CmdRegisterSources: decodeApply(applyRegisterSources),
+	CmdAssign:          decodeApply(applyAssign),
+}
+
+func decodeApply[C any](fn func(*State, *C) error) applyFunc {
+	return func(s *State, payload []byte) error {
+		c := new(C)
+		if err := json.Unmarshal(payload, c); err != nil {
+			return fmt.Errorf("decoding %T: %w", *c, err)
+		}
+		return fn(s, c)
+	}
+}
+
+func applyRegisterNode(s *State, c *RegisterNode) error {
+	n := c.Node
+	if n.ID == "" {
+		return fmt.Errorf("registering node: empty id")
+	}
+	s.Nodes[n.ID] = &n
+	return nil
+}
+
+func applyCreateNamespace(s *State, c *CreateNamespace) error {
+	key := ledger.TableKey(c.Parts)
+	if _, ok := s.Namespaces[key]; ok {
+		if c.IfNotExists {
+			return nil
+		}
+		return fmt.Errorf("creating namespace %s: %w", strings.Join(c.Parts, "."), catalog.ErrNamespaceAlreadyExists)
+	}
+	s.Namespaces[key] = &Namespace{Parts: slices.Clone(c.Parts), Props: maps.Clone(c.Props)}
+	return nil
+}
+
+func applyDropNamespace(s *State, c *DropNamespace) error {
+	key := ledger.TableKey(c.Parts)
+	if _, ok := s.Namespaces[key]; !ok {
+		return fmt.Errorf("dropping namespace %s: %w", strings.Join(c.Parts, "."), catalog.ErrNoSuchNamespace)
+	}
+	for _, t := range s.Tables {
+		if ledger.TableKey(t.Ident[:len(t.Ident)-1]) == key {
+			return fmt.Errorf("dropping namespace %s: %w", strings.Join(c.Parts, "."), catalog.ErrNamespaceNotEmpty)
+		}
+	}
+	delete(s.Namespaces, key)
+	return nil
+}
+
+func applyUpdateNamespace(s *State, c *UpdateNamespace) error {
+	ns, ok := s.Namespaces[ledger.TableKey(c.Parts)]
+	if !ok {
+		return fmt.Errorf("updating namespace %s: %w", strings.Join(c.Parts, "."), catalog.ErrNoSuchNamespace)
+	}
+	if ns.Props == nil {
+		ns.Props = map[string]string{}
+	}
+	for _, k := range c.Removals {
+		delete(ns.Props, k)
+	}
+	maps.Copy(ns.Props, c.Updates)
+	return nil
+}
+
+func applyCreateTable(s *State, c *CreateTable) error {
+	if len(c.Ident) < 2 {
+		return fmt.Errorf("creating table %v: identifier needs a namespace and a name", c.Ident)
+	}
+	if _, ok := s.Namespaces[ledger.TableKey(c.Ident[:len(c.Ident)-1])]; !ok {
+		return fmt.Errorf("creating table %s: %w", strings.Join(c.Ident, "."), catalog.ErrNoSuchNamespace)
+	}
+	key := ledger.TableKey(c.Ident)
+	if _, ok := s.Tables[key]; ok {
+		return fmt.Errorf("creating table %s: %w", strings.Join(c.Ident, "."), catalog.ErrTableAlreadyExists)
+	}
+	s.Tables[key] = &Table{Ident: slices.Clone(c.Ident), MetadataLocation: c.MetadataLocation}
+	return nil
+}
+
+func applyDropTable(s *State, c *DropTable) error {
+	key := ledger.TableKey(c.Ident)
+	if _, ok := s.Tables[key]; !ok {
+		return fmt.Errorf("dropping table %s: %w", strings.Join(c.Ident, "."), catalog.ErrNoSuchTable)
+	}
+	delete(s.Tables, key)
+	delete(s.Committers, key)
+	s.Ledger.DropTable(key)
+	return nil
+}
+
+func applyRecordFiles(s *State, c *RecordFiles) error {
+	if _, ok := s.Tables[c.Table]; !ok {
+		return fmt.Errorf("recording files for table %s: %w", ledger.DisplayName(c.Table), catalog.ErrNoSuchTable)
+	}
+	if err := s.Ledger.Record(c.Table, c.Entry); err != nil {
+		return fmt.Errorf("recording files for table %s: %w", ledger.DisplayName(c.Table), err)
+	}
+	return nil
+}
+
+// applyCommitTables validates everything before changing anything, so a
+// refused commit leaves the state untouched.
+func applyCommitTables(s *State, c *CommitTables) error {
+	if len(c.Swaps) == 0 {
+		return fmt.Errorf("commit without tables")
+	}
+	for _, sw := range c.Swaps {
+		t, ok := s.Tables[sw.Table]
+		if !ok {
+			return fmt.Errorf("committing table %s: %w", ledger.DisplayName(sw.Table), catalog.ErrNoSuchTable)
+		}
+		if t.MetadataLocation != sw.Expected {
+			return fmt.Errorf("committing table %s: %w", ledger.DisplayName(sw.Table),
+				commitFailed("expected metadata %s, current is %s", sw.Expected, t.MetadataLocation))
+		}
+	}
+	if c.Committer != nil {
+		cur, ok := s.Committers[c.Table]
+		if !ok || cur != *c.Committer {
+			return fmt.Errorf("committing table %s as %s epoch %d (committer is %s epoch %d): %w",
+				ledger.DisplayName(c.Table), c.Committer.Node, c.Committer.Epoch, cur.Node, cur.Epoch, ErrStaleCommitter)
+		}
+	}
+	if c.Table != "" {
+		if err := s.Ledger.CheckCommit(c.Table, c.Entries); err != nil {
+			return fmt.Errorf("committing table %s: %w", ledger.DisplayName(c.Table), err)
+		}
+	}
+	// Validation passed: apply.
+	for _, sw := range c.Swaps {
+		t := s.Tables[sw.Table]
+		t.PreviousMetadataLocation = t.MetadataLocation
+		t.MetadataLocation = sw.New
+		t.Commits++
+		t.LastCommitAt = c.At
+		t.LastCommitID = c.CommitID
+	}
+	if c.Table == "" || len(c.Entries) == 0 {
+		return nil
+	}
+	done, err := s.Ledger.Commit(c.Table, c.Entries)
+	if err != nil { // unreachable after CheckCommit; kept for safety
+		return fmt.Errorf("committing table %s: %w", ledger.DisplayName(c.Table), err)
+	}
+	t := s.Tables[c.Table]
+	dlq := s.Tables[DLQKey(c.Table)]
+	for _, e := range done {
+		t.Rows += e.Records
+		t.Files += int64(len(e.Files))
+		t.DLQRecords += e.DLQ
+		t.NewestRecordTS = max(t.NewestRecordTS, e.MaxTimestamp)
+		if dlq != nil {
+			dlq.Rows += e.DLQ
+			dlq.Files += int64(len(e.DLQFiles))
+		}
+	}
+	return nil
+}
+
+// DLQKey is the key of a table's dead-letter table: same namespace, name
+// suffixed with _dlq.
+func DLQKey(tableKey string) string { return tableKey + "_dlq" }
+
+func applyRegisterSources(s *State, c *RegisterSources) error {
+	for _, src := range c.Sources {
+		if src.Topic == "" || src.Partitions < 0 {
+			return fmt.Errorf("registering source %+v: topic and partition count required", src)
+		}
+	}
+	for _, src := range c.Sources {
+		cur, ok := s.Sources[src.Topic]
+		// Kafka partition counts only grow; a smaller count comes from a
+		// stale view and must not shrink the assignment.
+		if ok && cur.Table == src.Table && src.Partitions < cur.Partitions {
+			continue
+		}
+		v := src
+		s.Sources[src.Topic] = &v
+	}
+	return nil
+}
+
+func applyAssign(s *State, c *Assign) error {
+	// Validate all epochs first so the decision applies whole or not at all.
+	check := ledger.New()
+	check.Assignments = maps.Clone(s.Ledger.Assignments)
+	for _, p := range c.Partitions {
+		if err := check.Assign(p.TopicPartition, p.Assignment); err != nil {
+			return fmt.Errorf("assigning partitions: %w", err)
+		}
+	}
+	for _, cm := range c.Committers {
+		cur, ok := s.Committers[cm.Table]
+		if ok && (cm.Epoch < cur.Epoch || (cm.Epoch == cur.Epoch && cm.Node != cur.Node)) {
+			return fmt.Errorf("assigning committer of %s at epoch %d (current %d): %w",
+				ledger.DisplayName(cm.Table), cm.Epoch, cur.Epoch, ErrStaleCommitter)
+		}
+	}
+	s.Ledger.Assignments = check.Assignments
+	for _, cm := range c.Committers {
+		s.Committers[cm.Table] = cm.Assignment
+	}
+	return nil
+}

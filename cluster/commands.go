@@ -1,0 +1,153 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/floe-io/floe/ledger"
+)
+
+// CommandType tags a Raft log entry. The enum is append-only: a value, once
+// released, keeps its meaning forever, and removed commands leave a gap.
+type CommandType uint8
+
+const (
+	CmdRegisterNode    CommandType = 1
+	CmdCreateNamespace CommandType = 2
+	CmdDropNamespace   CommandType = 3
+	CmdUpdateNamespace CommandType = 4
+	CmdCreateTable     CommandType = 5
+	CmdDropTable       CommandType = 6
+	CmdRecordFiles     CommandType = 7
+	CmdCommitTables    CommandType = 8
+	CmdRegisterSources CommandType = 9
+	CmdAssign          CommandType = 10
+	// Next: 11. Never reuse a number.
+)
+
+func (t CommandType) String() string {
+	if n, ok := commandNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("unknown(%d)", uint8(t))
+}
+
+var commandNames = map[CommandType]string{
+	CmdRegisterNode: "RegisterNode", CmdCreateNamespace: "CreateNamespace",
+	CmdDropNamespace: "DropNamespace", CmdUpdateNamespace: "UpdateNamespace",
+	CmdCreateTable: "CreateTable", CmdDropTable: "DropTable",
+	CmdRecordFiles: "RecordFiles", CmdCommitTables: "CommitTables",
+	CmdRegisterSources: "RegisterSources", CmdAssign: "Assign",
+}
+
+// Command is implemented by every command payload.
+type Command interface {
+	Type() CommandType
+}
+
+// RegisterNode adds or updates a member.
+type RegisterNode struct {
+	Node Member `json:"node"`
+}
+
+// CreateNamespace creates a namespace; creating an existing one with
+// IfNotExists set is not an error.
+type CreateNamespace struct {
+	Parts       []string          `json:"parts"`
+	Props       map[string]string `json:"props,omitempty"`
+	IfNotExists bool              `json:"if_not_exists,omitempty"`
+}
+
+// DropNamespace drops an empty namespace.
+type DropNamespace struct {
+	Parts []string `json:"parts"`
+}
+
+// UpdateNamespace removes and sets namespace properties.
+type UpdateNamespace struct {
+	Parts    []string          `json:"parts"`
+	Removals []string          `json:"removals,omitempty"`
+	Updates  map[string]string `json:"updates,omitempty"`
+}
+
+// CreateTable registers a table whose first metadata file is written.
+type CreateTable struct {
+	Ident            []string `json:"ident"`
+	MetadataLocation string   `json:"metadata_location"`
+}
+
+// DropTable forgets a table, its offsets and ledger entries. Its files stay.
+type DropTable struct {
+	Ident []string `json:"ident"`
+}
+
+// RecordFiles adds one ledger entry to a table.
+type RecordFiles struct {
+	Table string       `json:"table"`
+	Entry ledger.Entry `json:"entry"`
+}
+
+// TableSwap compare-and-swaps one table's metadata pointer.
+type TableSwap struct {
+	Table    string `json:"table"`
+	Expected string `json:"expected"`
+	New      string `json:"new"`
+}
+
+// CommitTables is one catalog commit: every swap applies or none does. When
+// Table is set it is also a ledger commit: the oldest pending entries of that
+// table named by Entries are removed and their partitions' committed offsets
+// advance. Committer fences the commit by the table's committer epoch.
+type CommitTables struct {
+	Swaps     []TableSwap        `json:"swaps"`
+	Table     string             `json:"table,omitempty"`
+	Entries   []string           `json:"entries,omitempty"`
+	Committer *ledger.Assignment `json:"committer,omitempty"`
+	CommitID  string             `json:"commit_id,omitempty"`
+	At        int64              `json:"at"` // unix ms, stamped by the proposer
+}
+
+// RegisterSources records the topics routed into tables and their partition
+// counts as discovered in Kafka.
+type RegisterSources struct {
+	Sources []TopicSource `json:"sources"`
+}
+
+// PartitionAssignment assigns one partition.
+type PartitionAssignment struct {
+	ledger.TopicPartition
+	ledger.Assignment
+}
+
+// CommitterAssignment gives one table a committer.
+type CommitterAssignment struct {
+	Table string `json:"table"`
+	ledger.Assignment
+}
+
+// Assign is the assignment controller's decision: partitions and committer
+// roles with their epochs.
+type Assign struct {
+	Partitions []PartitionAssignment `json:"partitions,omitempty"`
+	Committers []CommitterAssignment `json:"committers,omitempty"`
+}
+
+func (RegisterNode) Type() CommandType    { return CmdRegisterNode }
+func (CreateNamespace) Type() CommandType { return CmdCreateNamespace }
+func (DropNamespace) Type() CommandType   { return CmdDropNamespace }
+func (UpdateNamespace) Type() CommandType { return CmdUpdateNamespace }
+func (CreateTable) Type() CommandType     { return CmdCreateTable }
+func (DropTable) Type() CommandType       { return CmdDropTable }
+func (RecordFiles) Type() CommandType     { return CmdRecordFiles }
+func (CommitTables) Type() CommandType    { return CmdCommitTables }
+func (RegisterSources) Type() CommandType { return CmdRegisterSources }
+func (Assign) Type() CommandType          { return CmdAssign }
+
+// Encode frames a command as its type byte followed by its JSON payload.
+func Encode(c Command) ([]byte, error) {
+	body, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", c.Type(), err)
+	}
+	return append([]byte{byte(c.Type())}, body...), nil
+}

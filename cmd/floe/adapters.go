@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/floe-io/floe/assignment"
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/worker"
+)
+
+// stateAdapter shows the replicated state to the worker and the assignment
+// controller through their own small interfaces; only cmd/ knows both sides.
+type stateAdapter struct {
+	node *cluster.Node
+}
+
+var (
+	_ worker.State     = stateAdapter{}
+	_ worker.Proposer  = stateAdapter{}
+	_ assignment.Store = stateAdapter{}
+)
+
+func (a stateAdapter) read(fn func(*cluster.State)) { a.node.FSM().Read(fn) }
+
+func (a stateAdapter) Position(table string, tp ledger.TopicPartition) (o ledger.Offsets, ok bool) {
+	a.read(func(s *cluster.State) { o, ok = s.Ledger.Position(table, tp) })
+	return
+}
+
+func (a stateAdapter) Assigned(node string) map[ledger.TopicPartition]uint64 {
+	out := map[ledger.TopicPartition]uint64{}
+	a.read(func(s *cluster.State) {
+		for _, src := range s.Sources {
+			for p := range src.Partitions {
+				tp := ledger.TopicPartition{Topic: src.Topic, Partition: p}
+				if as, ok := s.Ledger.Assignments[tp.String()]; ok && as.Node == node {
+					out[tp] = as.Epoch
+				}
+			}
+		}
+	})
+	return out
+}
+
+func (a stateAdapter) Pending(table string) (out []ledger.Entry) {
+	a.read(func(s *cluster.State) { out = slices.Clone(s.Ledger.Pending[table]) })
+	return
+}
+
+func (a stateAdapter) Committer(table string) (as ledger.Assignment, ok bool) {
+	a.read(func(s *cluster.State) { as, ok = s.Committers[table] })
+	return
+}
+
+func (a stateAdapter) Watch() <-chan struct{} { return a.node.FSM().Watch() }
+
+func (a stateAdapter) RecordFiles(ctx context.Context, table string, e ledger.Entry) error {
+	_, err := a.node.Apply(ctx, cluster.RecordFiles{Table: table, Entry: e})
+	return err
+}
+
+func (a stateAdapter) RegisterSources(ctx context.Context, sources []worker.Source) error {
+	cmd := cluster.RegisterSources{}
+	for _, s := range sources {
+		cmd.Sources = append(cmd.Sources, cluster.TopicSource{Topic: s.Topic, Table: s.Table, Partitions: s.Partitions})
+	}
+	_, err := a.node.Apply(ctx, cmd)
+	return err
+}
+
+func (a stateAdapter) IsLeader() bool { return a.node.IsLeader() }
+
+func (a stateAdapter) View() assignment.View {
+	v := assignment.View{Current: map[ledger.TopicPartition]ledger.Assignment{}, Committers: map[string]ledger.Assignment{}}
+	a.read(func(s *cluster.State) {
+		v.Nodes = slices.Sorted(maps.Keys(s.Nodes))
+		tables := map[string]bool{}
+		for _, src := range s.Sources {
+			tables[src.Table] = true
+			for p := range src.Partitions {
+				tp := ledger.TopicPartition{Topic: src.Topic, Partition: p}
+				v.Partitions = append(v.Partitions, tp)
+				if as, ok := s.Ledger.Assignments[tp.String()]; ok {
+					v.Current[tp] = as
+				}
+			}
+		}
+		v.Tables = slices.Sorted(maps.Keys(tables))
+		maps.Copy(v.Committers, s.Committers)
+	})
+	return v
+}
+
+func (a stateAdapter) Propose(ctx context.Context, d assignment.Decision) error {
+	cmd := cluster.Assign{}
+	for tp, as := range d.Partitions {
+		cmd.Partitions = append(cmd.Partitions, cluster.PartitionAssignment{TopicPartition: tp, Assignment: as})
+	}
+	for t, as := range d.Committers {
+		cmd.Committers = append(cmd.Committers, cluster.CommitterAssignment{Table: t, Assignment: as})
+	}
+	_, err := a.node.Apply(ctx, cmd)
+	return err
+}

@@ -1,0 +1,137 @@
+// Command floe continuously materializes Kafka topics into Apache Iceberg
+// tables. This package is the only place that wires Floe's packages together.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/config"
+)
+
+// Exit codes scripts can rely on.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitConfig      = 2
+	exitUnreachable = 3
+)
+
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func main() {
+	root := &cobra.Command{
+		Use:           "floe",
+		Short:         "Floe materializes Kafka topics into Apache Iceberg tables, exactly once",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(serveCmd(), statusCmd(), demoCmd(), versionCmd())
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "floe:", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		os.Exit(exitFailure)
+	}
+	os.Exit(exitOK)
+}
+
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func serveCmd() *cobra.Command {
+	var path string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a Floe node",
+		Long: "Run a Floe node with the configuration in --config. Every field can be overridden by an\n" +
+			"environment variable: FLOE_ and the field's path in upper case, e.g. FLOE_KAFKA_BOOTSTRAP_SERVERS.",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Load(path, os.Environ())
+			if err != nil {
+				return &exitError{code: exitConfig, err: err}
+			}
+			log := newLogger(cfg.Log, os.Stderr)
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			n, err := startNode(ctx, cfg, log, false)
+			if err != nil {
+				return err
+			}
+			<-ctx.Done()
+			log.Info("stopping")
+			return n.Stop()
+		},
+	}
+	cmd.Flags().StringVarP(&path, "config", "c", "", "path of the YAML configuration (optional when every field comes from FLOE_ variables)")
+	return cmd
+}
+
+func statusCmd() *cobra.Command {
+	var addr, output string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the status of every table on a running node",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" {
+				return &exitError{code: exitConfig, err: fmt.Errorf("--output %q: use text or json", output)}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+			defer cancel()
+			rep, err := admin.Fetch(ctx, addr)
+			if err != nil {
+				return &exitError{code: exitUnreachable, err: err}
+			}
+			if output == "json" {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			return rep.WriteText(cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of the node")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), "floe", version) },
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // registers s3:// file IO
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/assignment"
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/worker"
+)
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// floeNode is one running Floe node: every component wired together.
+type floeNode struct {
+	cfg     config.Config
+	log     *slog.Logger
+	raft    *cluster.Node
+	catalog *cluster.Catalog
+	worker  *worker.Worker
+	admin   *admin.Server
+	state   stateAdapter
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// ioProps turns the warehouse config into iceberg-go FileIO properties.
+func ioProps(w config.Warehouse) iceberg.Properties {
+	p := iceberg.Properties{}
+	set := func(k, v string) {
+		if v != "" {
+			p[k] = v
+		}
+	}
+	set(icebergio.S3EndpointURL, w.S3.Endpoint)
+	set(icebergio.S3Region, w.S3.Region)
+	set(icebergio.S3AccessKeyID, w.S3.AccessKeyID)
+	set(icebergio.S3SecretAccessKey, w.S3.SecretAccessKey)
+	set(icebergio.S3SessionToken, w.S3.SessionToken)
+	return p
+}
+
+// startNode opens Raft, waits for a leader, and starts the worker, the
+// assignment controller and the admin server. noSync is for tests only.
+func startNode(ctx context.Context, cfg config.Config, log *slog.Logger, noSync bool) (*floeNode, error) {
+	rn, err := cluster.Open(cluster.NodeConfig{
+		ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, Advertise: cfg.Node.AdvertiseAddr,
+		DataDir: cfg.Node.DataDir, Bootstrap: true, NoSync: noSync, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = rn.WaitLeader(wctx)
+	cancel()
+	if err != nil {
+		rn.Close()
+		return nil, err
+	}
+	n := &floeNode{cfg: cfg, log: log, raft: rn, state: stateAdapter{node: rn}, done: make(chan struct{})}
+	if err := n.register(ctx); err != nil {
+		rn.Close()
+		return nil, err
+	}
+	n.catalog = cluster.NewCatalog(rn, cfg.Warehouse.Location, ioProps(cfg.Warehouse))
+	sink := icebergsink.New(n.catalog, int64(cfg.TargetFileSize), log)
+	kc, err := worker.NewKafkaClient(cfg.Kafka)
+	if err != nil {
+		rn.Close()
+		return nil, err
+	}
+	n.worker, err = worker.New(worker.Config{
+		NodeID: cfg.Node.ID, Tables: cfg.Tables, CommitInterval: cfg.CommitInterval.D(),
+		TargetFileSize: cfg.TargetFileSize, MemoryBudget: cfg.MemoryBudget,
+	}, kc, n.state, n.state, sink, worker.NewStatus(), log)
+	if err != nil {
+		rn.Close()
+		return nil, err
+	}
+	n.admin, err = admin.Listen(cfg.Node.AdminAddr, n, log)
+	if err != nil {
+		rn.Close()
+		return nil, err
+	}
+	rctx, rcancel := context.WithCancel(ctx)
+	n.cancel = rcancel
+	ctl := assignment.NewController(n.state, log)
+	go func() {
+		defer close(n.done)
+		errc := make(chan error, 1)
+		go func() { errc <- n.admin.Serve() }()
+		ctlDone := make(chan struct{})
+		go func() { defer close(ctlDone); ctl.Run(rctx) }()
+		if err := n.worker.Run(rctx); err != nil {
+			log.Error("worker stopped", "err", err)
+		}
+		<-ctlDone
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = n.admin.Shutdown(sctx)
+		scancel()
+		<-errc
+	}()
+	log.Info("floe node started", "node", cfg.Node.ID, "raft", cfg.Node.RaftAddr, "admin", n.admin.Addr(), "warehouse", cfg.Warehouse.Location, "version", version)
+	return n, nil
+}
+
+// register adds this node to the replicated membership, retrying while the
+// leader is being elected.
+func (n *floeNode) register(ctx context.Context) error {
+	m := cluster.Member{ID: n.cfg.Node.ID, Addr: n.cfg.Node.RaftAddr, Admin: n.cfg.Node.AdminAddr, Version: version}
+	var err error
+	for range 50 {
+		if _, err = n.raft.Apply(ctx, cluster.RegisterNode{Node: m}); err == nil || !cluster.IsRetryable(err) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("registering node %s: %w", n.cfg.Node.ID, err)
+}
+
+// Stop stops every component and closes Raft.
+func (n *floeNode) Stop() error {
+	n.cancel()
+	<-n.done
+	return n.raft.Close()
+}
+
+// Ready implements admin.Source.
+func (n *floeNode) Ready() error {
+	if addr, _ := n.raft.Leader(); addr == "" {
+		return errors.New("no raft leader")
+	}
+	return nil
+}
+
+// Report implements admin.Source: the replicated state joined with this
+// node's runtime status.
+func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
+	now := time.Now()
+	runtime, problems := n.worker.Status().Snapshot()
+	_, leader := n.raft.Leader()
+	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems}
+	type tableInfo struct {
+		key     string
+		t       cluster.Table
+		pending int
+		offsets map[string]ledger.Offsets
+		assign  map[string]ledger.Assignment
+		commit  ledger.Assignment
+		dlqRows int64
+	}
+	var infos []tableInfo
+	n.raft.FSM().Read(func(s *cluster.State) {
+		for _, key := range s.TableKeys() {
+			if _, isDLQ := s.Tables[trimDLQ(key)]; isDLQ && trimDLQ(key) != key {
+				continue // shown with its table
+			}
+			ti := tableInfo{key: key, t: *s.Tables[key], pending: len(s.Ledger.Pending[key]), offsets: map[string]ledger.Offsets{}, assign: map[string]ledger.Assignment{}, commit: s.Committers[key]}
+			if d, ok := s.Tables[cluster.DLQKey(key)]; ok {
+				ti.dlqRows = d.Rows
+			}
+			for tp, o := range s.Ledger.Offsets[key] {
+				ti.offsets[tp] = *o
+				ti.assign[tp] = s.Ledger.Assignments[tp]
+			}
+			infos = append(infos, ti)
+		}
+		// Mapped tables with no data yet.
+		for _, src := range s.Sources {
+			if _, ok := s.Tables[src.Table]; !ok && !slices.ContainsFunc(infos, func(i tableInfo) bool { return i.key == src.Table }) {
+				infos = append(infos, tableInfo{key: src.Table, t: cluster.Table{Ident: ledger.TableIdent(src.Table)}, commit: s.Committers[src.Table]})
+			}
+		}
+	})
+	for key := range runtime {
+		if !slices.ContainsFunc(infos, func(i tableInfo) bool { return i.key == key }) {
+			infos = append(infos, tableInfo{key: key, t: cluster.Table{Ident: ledger.TableIdent(key)}})
+		}
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].key < infos[j].key })
+	for _, ti := range infos {
+		rt := runtime[ti.key]
+		tr := admin.TableReport{
+			Table: ledger.DisplayName(ti.key), State: rt.State, Reason: rt.Reason,
+			Rows: ti.t.Rows, DataFiles: ti.t.Files, DeadLetterRows: ti.dlqRows, Commits: ti.t.Commits,
+			MetadataLocation: ti.t.MetadataLocation, PendingEntries: ti.pending,
+			Consumed: rt.Consumed, DeadLettered: rt.DeadLettered, Skipped: rt.Skipped, CommitFailures: rt.CommitFailures,
+			Committer: ti.commit.Node,
+		}
+		if tr.State == "" {
+			tr.State = worker.StatePending
+		}
+		if ti.t.LastCommitAt > 0 {
+			tr.LastCommit = time.UnixMilli(ti.t.LastCommitAt)
+			tr.LastCommitAgeSec = now.Sub(tr.LastCommit).Seconds()
+		}
+		if ti.t.NewestRecordTS > 0 {
+			tr.FreshnessSec = now.Sub(time.UnixMilli(ti.t.NewestRecordTS)).Seconds()
+		}
+		if ti.t.MetadataLocation != "" {
+			if tbl, err := n.catalog.LoadTable(ctx, ti.t.Ident); err == nil {
+				tr.Snapshots = len(tbl.Metadata().Snapshots())
+			}
+		}
+		tps := map[string]bool{}
+		for tp := range ti.offsets {
+			tps[tp] = true
+		}
+		for tp := range rt.Partitions {
+			tps[tp] = true
+		}
+		for _, tp := range sortedKeys(tps) {
+			o, a := ti.offsets[tp], ti.assign[tp]
+			pr := admin.PartitionReport{Start: o.Start, Committed: o.Committed, Recorded: o.End, Node: a.Node, Epoch: a.Epoch}
+			if ps, ok := rt.Partitions[tp]; ok {
+				pr.Topic, pr.Partition, pr.HighWatermark, pr.LastError = ps.Topic, ps.Partition, ps.HighWatermark, ps.LastError
+				if _, known := ti.offsets[tp]; !known {
+					pr.Start, pr.Committed, pr.Recorded = ps.Fetched, ps.Fetched, ps.Fetched
+				}
+			} else {
+				pr.Topic, pr.Partition = splitTP(tp)
+				pr.HighWatermark = o.End
+			}
+			pr.Lag = max(0, pr.HighWatermark-pr.Committed)
+			tr.Partitions = append(tr.Partitions, pr)
+		}
+		rep.Tables = append(rep.Tables, tr)
+	}
+	return rep, nil
+}
+
+func trimDLQ(key string) string {
+	if len(key) > 4 && key[len(key)-4:] == "_dlq" {
+		return key[:len(key)-4]
+	}
+	return key
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ti, pi := splitTP(out[i])
+		tj, pj := splitTP(out[j])
+		if ti != tj {
+			return ti < tj
+		}
+		return pi < pj
+	})
+	return out
+}
+
+func splitTP(s string) (string, int32) {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' {
+			var p int32
+			fmt.Sscan(s[i+1:], &p)
+			return s[:i], p
+		}
+	}
+	return s, 0
+}

@@ -1,0 +1,265 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole configuration of one Floe node.
+type Config struct {
+	Node      Node      `yaml:"node"`
+	Kafka     Kafka     `yaml:"kafka"`
+	Warehouse Warehouse `yaml:"warehouse"`
+	Tables    []Table   `yaml:"tables"`
+	// CommitInterval is how often each table's buffered records are flushed
+	// to a data file and committed.
+	CommitInterval Duration `yaml:"commit_interval"`
+	// TargetFileSize flushes a table early once its buffered data would make
+	// a data file of about this size.
+	TargetFileSize ByteSize `yaml:"target_file_size"`
+	// MemoryBudget bounds the records buffered by the node; fetching pauses
+	// when it is reached.
+	MemoryBudget ByteSize `yaml:"memory_budget"`
+	Log          Log      `yaml:"log"`
+}
+
+// Node identifies this node and where it listens.
+type Node struct {
+	ID            string `yaml:"id"`
+	DataDir       string `yaml:"data_dir"`
+	RaftAddr      string `yaml:"raft_addr"`
+	AdvertiseAddr string `yaml:"advertise_addr"`
+	AdminAddr     string `yaml:"admin_addr"`
+}
+
+// Kafka says how to reach the brokers.
+type Kafka struct {
+	BootstrapServers []string `yaml:"bootstrap_servers"`
+	ClientID         string   `yaml:"client_id"`
+	TLS              TLS      `yaml:"tls"`
+	SASL             SASL     `yaml:"sasl"`
+}
+
+// TLS configures TLS to the brokers.
+type TLS struct {
+	Enabled            bool   `yaml:"enabled"`
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// SASL configures SASL authentication to the brokers.
+type SASL struct {
+	Mechanism string `yaml:"mechanism"` // PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+	Username  string `yaml:"username"`
+	Password  string `yaml:"password"`
+}
+
+// Warehouse is where table data and metadata live.
+type Warehouse struct {
+	// Location is file:///path or s3://bucket/prefix.
+	Location string `yaml:"location"`
+	S3       S3     `yaml:"s3"`
+}
+
+// S3 configures S3 access. Empty credentials use the standard AWS chain
+// (environment, shared config, ECS task role, instance profile).
+type S3 struct {
+	Endpoint        string `yaml:"endpoint"`
+	Region          string `yaml:"region"`
+	AccessKeyID     string `yaml:"access_key_id"`
+	SecretAccessKey string `yaml:"secret_access_key"`
+	SessionToken    string `yaml:"session_token"`
+}
+
+// Table maps one topic, or every topic matching a regex, to a table.
+type Table struct {
+	Topic      string `yaml:"topic"`
+	TopicRegex string `yaml:"topic_regex"`
+	Namespace  string `yaml:"namespace"`
+	// Name is the table name; with topic_regex it may contain {topic}, the
+	// matched topic name with characters other than letters, digits and _
+	// replaced by _. Defaults to that sanitized topic name.
+	Name string `yaml:"name"`
+	// Format is json (schemaless JSON objects) or raw (key and value bytes).
+	Format string `yaml:"format"`
+	// ErrorMode says where a record that cannot be decoded goes: dlq (the
+	// table's <name>_dlq table, default), skip (counted and dropped) or
+	// suspend (the table stops at the record until resumed).
+	ErrorMode string `yaml:"error_mode"`
+	// StartOffset is where a partition never seen before starts: earliest
+	// (default) or latest.
+	StartOffset string `yaml:"start_offset"`
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// Defaults returns the configuration used where a field is not set.
+func Defaults() Config {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "floe-1"
+	}
+	return Config{
+		Node: Node{
+			ID:        host,
+			DataDir:   "./floe-data",
+			RaftAddr:  "127.0.0.1:7420",
+			AdminAddr: "127.0.0.1:7421",
+		},
+		Kafka:          Kafka{BootstrapServers: []string{"localhost:9092"}, ClientID: "floe"},
+		Warehouse:      Warehouse{Location: "file://./warehouse"},
+		CommitInterval: Duration(10 * time.Second),
+		TargetFileSize: 128 << 20,
+		MemoryBudget:   1 << 30,
+		Log:            Log{Level: "info", Format: "text"},
+	}
+}
+
+// TableDefaults fills the defaults of one mapping.
+func (t *Table) applyDefaults() {
+	if t.Namespace == "" {
+		t.Namespace = "default"
+	}
+	if t.Format == "" {
+		t.Format = "json"
+	}
+	if t.ErrorMode == "" {
+		t.ErrorMode = "dlq"
+	}
+	if t.StartOffset == "" {
+		t.StartOffset = "earliest"
+	}
+	if t.Name == "" {
+		if t.TopicRegex != "" {
+			t.Name = "{topic}"
+		} else {
+			t.Name = SanitizeName(t.Topic)
+		}
+	}
+}
+
+// SanitizeName turns a topic name into a table name.
+func SanitizeName(topic string) string {
+	var b strings.Builder
+	for _, r := range topic {
+		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// Load reads path (optional: empty means defaults only), applies environment
+// overrides from env (os.Environ() format), fills defaults and validates.
+func Load(path string, env []string) (Config, error) {
+	cfg := Defaults()
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, fmt.Errorf("reading config: %w", err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(data)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg); err != nil && err.Error() != "EOF" {
+			return Config{}, fmt.Errorf("parsing config %s: %w", path, err)
+		}
+	}
+	if err := applyEnv(&cfg, env); err != nil {
+		return Config{}, err
+	}
+	for i := range cfg.Tables {
+		cfg.Tables[i].applyDefaults()
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.normalize(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Duration is a time.Duration written as "10s" in YAML.
+type Duration time.Duration
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration like 10s or 1m30s", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML implements yaml.Marshaler.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// ByteSize is a size written as 128MiB, 64MB, 1GiB or a plain number of bytes.
+type ByteSize int64
+
+// ParseByteSize parses a size with an optional unit.
+func ParseByteSize(s string) (ByteSize, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a size like 128MiB", s)
+	}
+	return ByteSize(n * float64(mult)), nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParseByteSize(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*b = v
+	return nil
+}
+
+// normalize turns a relative file:// warehouse into an absolute one, so that
+// metadata written today still resolves if the process later starts in
+// another directory.
+func (c *Config) normalize() error {
+	loc := c.Warehouse.Location
+	if !strings.HasPrefix(loc, "file://") {
+		c.Warehouse.Location = strings.TrimSuffix(loc, "/")
+		return nil
+	}
+	p := strings.TrimPrefix(loc, "file://")
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return &FieldError{Field: "warehouse.location", Msg: err.Error()}
+	}
+	c.Warehouse.Location = "file://" + abs
+	return nil
+}

@@ -1,0 +1,140 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const validYAML = `
+node:
+  id: n1
+  data_dir: /tmp/floe
+kafka:
+  bootstrap_servers: [127.0.0.1:9092]
+warehouse:
+  location: file:///tmp/wh
+tables:
+  - topic: orders
+`
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "floe.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadDefaultsAndEnv(t *testing.T) {
+	cfg, err := Load(write(t, validYAML), []string{
+		"FLOE_COMMIT_INTERVAL=3s",
+		"FLOE_TARGET_FILE_SIZE=64MiB",
+		"FLOE_KAFKA_BOOTSTRAP_SERVERS=a:1, b:2",
+		"FLOE_WAREHOUSE_S3_REGION=eu-west-1",
+		"HOME=/root",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CommitInterval.D() != 3*time.Second || cfg.TargetFileSize != 64<<20 {
+		t.Fatalf("env overrides not applied: %+v", cfg)
+	}
+	if strings.Join(cfg.Kafka.BootstrapServers, ",") != "a:1,b:2" || cfg.Warehouse.S3.Region != "eu-west-1" {
+		t.Fatalf("env overrides not applied: %+v", cfg.Kafka)
+	}
+	tb := cfg.Tables[0]
+	if tb.Namespace != "default" || tb.Name != "orders" || tb.Format != "json" || tb.ErrorMode != "dlq" || tb.StartOffset != "earliest" {
+		t.Fatalf("table defaults: %+v", tb)
+	}
+}
+
+func TestTablesFromEnv(t *testing.T) {
+	cfg, err := Load(write(t, validYAML), []string{`FLOE_TABLES=[{"topic_regex": "^ev\\..*", "namespace": "raw", "format": "raw"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Tables) != 1 || cfg.Tables[0].TopicRegex != `^ev\..*` || cfg.Tables[0].Name != "{topic}" {
+		t.Fatalf("tables from env: %+v", cfg.Tables)
+	}
+}
+
+func TestEveryInvalidFieldIsNamed(t *testing.T) {
+	cases := []struct {
+		field string
+		yaml  string
+		env   []string
+	}{
+		{"node.id", validYAML, []string{"FLOE_NODE_ID=bad id"}},
+		{"node.data_dir", validYAML, []string{"FLOE_NODE_DATA_DIR="}},
+		{"node.raft_addr", validYAML, []string{"FLOE_NODE_RAFT_ADDR=nope"}},
+		{"node.admin_addr", validYAML, []string{"FLOE_NODE_ADMIN_ADDR=:"}},
+		{"node.advertise_addr", validYAML, []string{"FLOE_NODE_ADVERTISE_ADDR=x"}},
+		{"kafka.bootstrap_servers", validYAML, []string{"FLOE_KAFKA_BOOTSTRAP_SERVERS=,"}},
+		{"kafka.bootstrap_servers[0]", validYAML, []string{"FLOE_KAFKA_BOOTSTRAP_SERVERS=localhost"}},
+		{"kafka.sasl.mechanism", validYAML, []string{"FLOE_KAFKA_SASL_MECHANISM=GSSAPI"}},
+		{"kafka.sasl.username", validYAML, []string{"FLOE_KAFKA_SASL_MECHANISM=PLAIN"}},
+		{"kafka.tls.key_file", validYAML, []string{"FLOE_KAFKA_TLS_CERT_FILE=/c.pem"}},
+		{"warehouse.location", validYAML, []string{"FLOE_WAREHOUSE_LOCATION=hdfs://x/y"}},
+		{"warehouse.location", validYAML, []string{"FLOE_WAREHOUSE_LOCATION=s3:///prefix"}},
+		{"warehouse.s3.endpoint", validYAML, []string{"FLOE_WAREHOUSE_LOCATION=s3://b/p", "FLOE_WAREHOUSE_S3_ENDPOINT=localhost"}},
+		{"warehouse.s3.secret_access_key", validYAML, []string{"FLOE_WAREHOUSE_LOCATION=s3://b/p", "FLOE_WAREHOUSE_S3_ACCESS_KEY_ID=k"}},
+		{"commit_interval", validYAML, []string{"FLOE_COMMIT_INTERVAL=1ms"}},
+		{"commit_interval", validYAML, []string{"FLOE_COMMIT_INTERVAL=soon"}},
+		{"target_file_size", validYAML, []string{"FLOE_TARGET_FILE_SIZE=10KB"}},
+		{"target_file_size", validYAML, []string{"FLOE_TARGET_FILE_SIZE=big"}},
+		{"memory_budget", validYAML, []string{"FLOE_MEMORY_BUDGET=1MiB"}},
+		{"log.level", validYAML, []string{"FLOE_LOG_LEVEL=loud"}},
+		{"log.format", validYAML, []string{"FLOE_LOG_FORMAT=xml"}},
+		{"tables", validYAML, []string{"FLOE_TABLES=[]"}},
+		{"tables[0].topic", validYAML, []string{`FLOE_TABLES=[{"namespace": "x"}]`}},
+		{"tables[0].topic_regex", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "topic_regex": "b"}]`}},
+		{"tables[0].topic_regex", validYAML, []string{`FLOE_TABLES=[{"topic_regex": "("}]`}},
+		{"tables[0].namespace", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "namespace": "a b"}]`}},
+		{"tables[0].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "name": "x.y"}]`}},
+		{"tables[0].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "name": "x_dlq"}]`}},
+		{"tables[0].format", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "format": "avro"}]`}},
+		{"tables[0].error_mode", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "error_mode": "ignore"}]`}},
+		{"tables[0].start_offset", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "start_offset": "middle"}]`}},
+		{"tables[1].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a"}, {"topic": "b", "name": "a"}]`}},
+	}
+	for _, c := range cases {
+		t.Run(c.field+"/"+strings.Join(c.env, " "), func(t *testing.T) {
+			_, err := Load(write(t, c.yaml), c.env)
+			if err == nil {
+				t.Fatal("invalid config accepted")
+			}
+			var fe *FieldError
+			named := errors.As(err, &fe) && fe.Field == c.field
+			if !named && !strings.Contains(err.Error(), c.field+" ") && !strings.Contains(err.Error(), c.field+":") {
+				t.Fatalf("error %q does not name %s", err, c.field)
+			}
+		})
+	}
+}
+
+func TestUnknownYAMLFieldRefused(t *testing.T) {
+	_, err := Load(write(t, validYAML+"\ncomit_interval: 5s\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "comit_interval") {
+		t.Fatalf("unknown field: %v", err)
+	}
+}
+
+func TestEnvVarsDocumented(t *testing.T) {
+	vars := EnvVars()
+	want := map[string]bool{"FLOE_NODE_ID": false, "FLOE_KAFKA_SASL_PASSWORD": false, "FLOE_TABLES": false, "FLOE_WAREHOUSE_S3_ENDPOINT": false}
+	for _, v := range vars {
+		if _, ok := want[v.Name]; ok {
+			want[v.Name] = true
+		}
+	}
+	for k, ok := range want {
+		if !ok {
+			t.Errorf("%s missing from EnvVars", k)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// FieldError is a validation error that names the field at fault.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return "config: " + e.Field + ": " + e.Msg }
+
+// Validate checks every field and returns all problems joined, each a
+// *FieldError naming its field.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if c.Node.ID == "" {
+		bad("node.id", "must not be empty")
+	} else if !nameRe.MatchString(c.Node.ID) {
+		bad("node.id", "%q: use letters, digits, '.', '_' and '-'", c.Node.ID)
+	}
+	if c.Node.DataDir == "" {
+		bad("node.data_dir", "must not be empty")
+	}
+	checkAddr := func(field, v string, required bool) {
+		if v == "" {
+			if required {
+				bad(field, "must not be empty")
+			}
+			return
+		}
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			bad(field, "%q is not host:port", v)
+		}
+	}
+	checkAddr("node.raft_addr", c.Node.RaftAddr, true)
+	checkAddr("node.advertise_addr", c.Node.AdvertiseAddr, false)
+	checkAddr("node.admin_addr", c.Node.AdminAddr, true)
+	if len(c.Kafka.BootstrapServers) == 0 {
+		bad("kafka.bootstrap_servers", "must list at least one host:port")
+	}
+	for i, s := range c.Kafka.BootstrapServers {
+		if _, port, err := net.SplitHostPort(s); err != nil || port == "" {
+			bad(fmt.Sprintf("kafka.bootstrap_servers[%d]", i), "%q is not host:port", s)
+		}
+	}
+	if c.Kafka.TLS.CertFile != "" && c.Kafka.TLS.KeyFile == "" {
+		bad("kafka.tls.key_file", "required when kafka.tls.cert_file is set")
+	}
+	switch strings.ToUpper(c.Kafka.SASL.Mechanism) {
+	case "":
+	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		if c.Kafka.SASL.Username == "" {
+			bad("kafka.sasl.username", "required with mechanism %s", c.Kafka.SASL.Mechanism)
+		}
+	default:
+		bad("kafka.sasl.mechanism", "%q: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.Kafka.SASL.Mechanism)
+	}
+	c.validateWarehouse(bad)
+	if c.CommitInterval.D() < 100*time.Millisecond {
+		bad("commit_interval", "%s is below the 100ms minimum", c.CommitInterval.D())
+	}
+	if c.TargetFileSize < 1<<20 {
+		bad("target_file_size", "%d bytes is below the 1MiB minimum", c.TargetFileSize)
+	}
+	if c.MemoryBudget < 16<<20 {
+		bad("memory_budget", "%d bytes is below the 16MiB minimum", c.MemoryBudget)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q: use debug, info, warn or error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		bad("log.format", "%q: use text or json", c.Log.Format)
+	}
+	if len(c.Tables) == 0 {
+		bad("tables", "must map at least one topic to a table")
+	}
+	seen := map[string]int{}
+	for i, t := range c.Tables {
+		f := func(name string) string { return fmt.Sprintf("tables[%d].%s", i, name) }
+		switch {
+		case t.Topic == "" && t.TopicRegex == "":
+			bad(f("topic"), "set topic or topic_regex")
+		case t.Topic != "" && t.TopicRegex != "":
+			bad(f("topic_regex"), "set topic or topic_regex, not both")
+		case t.TopicRegex != "":
+			if _, err := regexp.Compile(t.TopicRegex); err != nil {
+				bad(f("topic_regex"), "%v", err)
+			}
+		}
+		if !nameRe.MatchString(t.Namespace) {
+			bad(f("namespace"), "%q: use letters, digits, '_' and '-'", t.Namespace)
+		}
+		name := strings.ReplaceAll(t.Name, "{topic}", "x")
+		if !nameRe.MatchString(name) || strings.Contains(name, ".") {
+			bad(f("name"), "%q: use letters, digits, '_', '-' and {topic}", t.Name)
+		}
+		if strings.HasSuffix(t.Name, "_dlq") {
+			bad(f("name"), "%q: the _dlq suffix is reserved for dead-letter tables", t.Name)
+		}
+		switch t.Format {
+		case "json", "raw":
+		default:
+			bad(f("format"), "%q: use json or raw", t.Format)
+		}
+		switch t.ErrorMode {
+		case "dlq", "skip", "suspend":
+		default:
+			bad(f("error_mode"), "%q: use dlq, skip or suspend", t.ErrorMode)
+		}
+		switch t.StartOffset {
+		case "earliest", "latest":
+		default:
+			bad(f("start_offset"), "%q: use earliest or latest", t.StartOffset)
+		}
+		if t.Topic != "" {
+			key := t.Namespace + "." + t.Name
+			if j, ok := seen[key]; ok {
+				bad(f("name"), "table %s is already the target of tables[%d]", key, j)
+			}
+			seen[key] = i
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.\-]*$`)
+
+func (c *Config) validateWarehouse(bad func(field, format string, args ...any)) {
+	loc := c.Warehouse.Location
+	if loc == "" {
+		bad("warehouse.location", "must not be empty")
+		return
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		bad("warehouse.location", "%q is not a URI: %v", loc, err)
+		return
+	}
+	switch u.Scheme {
+	case "file":
+	case "s3", "s3a":
+		if u.Host == "" {
+			bad("warehouse.location", "%q names no bucket", loc)
+		}
+		if c.Warehouse.S3.Endpoint != "" {
+			if e, err := url.Parse(c.Warehouse.S3.Endpoint); err != nil || e.Scheme == "" || e.Host == "" {
+				bad("warehouse.s3.endpoint", "%q is not a URL like http://127.0.0.1:9000", c.Warehouse.S3.Endpoint)
+			}
+		}
+		if (c.Warehouse.S3.AccessKeyID == "") != (c.Warehouse.S3.SecretAccessKey == "") {
+			bad("warehouse.s3.secret_access_key", "set both access_key_id and secret_access_key, or neither to use the AWS credential chain")
+		}
+	default:
+		bad("warehouse.location", "%q: use file:///path or s3://bucket/prefix", loc)
+	}
+}

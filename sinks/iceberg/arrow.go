@@ -1,0 +1,195 @@
+package iceberg
+
+import (
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+
+	"github.com/floe-io/floe/records"
+)
+
+// batchRows bounds the rows of one Arrow batch, so building a large flush
+// does not hold every column of it in memory twice.
+const batchRows = 65536
+
+// recordBatches converts records into Arrow batches of the table schema sc
+// (as arrow schema as). dlq selects the dead-letter columns.
+func recordBatches(sc *iceberg.Schema, as *arrow.Schema, recs []*records.Record, dlq bool) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		fields := sc.Fields()
+		for start := 0; start < len(recs); start += batchRows {
+			end := min(start+batchRows, len(recs))
+			rb := array.NewRecordBuilder(memory.DefaultAllocator, as)
+			var err error
+			for _, r := range recs[start:end] {
+				for i, f := range fields {
+					if err = appendColumn(rb.Field(i), f, r, dlq); err != nil {
+						break
+					}
+				}
+				if err != nil {
+					err = fmt.Errorf("building row %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
+					break
+				}
+			}
+			if err != nil {
+				rb.Release()
+				yield(nil, err)
+				return
+			}
+			batch := rb.NewRecordBatch()
+			rb.Release()
+			if !yield(batch, nil) {
+				return
+			}
+		}
+	}
+}
+
+func appendColumn(b array.Builder, f iceberg.NestedField, r *records.Record, dlq bool) error {
+	switch f.Name {
+	case ColTopic:
+		b.(*array.StringBuilder).Append(r.Topic)
+	case ColPartition:
+		b.(*array.Int32Builder).Append(r.Partition)
+	case ColOffset:
+		b.(*array.Int64Builder).Append(r.Offset)
+	case ColTimestamp:
+		if r.Timestamp.IsZero() {
+			b.AppendNull()
+		} else {
+			b.(*array.TimestampBuilder).Append(arrow.Timestamp(r.Timestamp.UnixMicro()))
+		}
+	case ColKey:
+		if r.Key == nil {
+			b.AppendNull()
+		} else {
+			b.(*array.BinaryBuilder).Append(r.Key)
+		}
+	case ColHeaders:
+		lb := b.(*array.ListBuilder)
+		if len(r.Headers) == 0 {
+			lb.AppendNull()
+			return nil
+		}
+		lb.Append(true)
+		sb := lb.ValueBuilder().(*array.StructBuilder)
+		for _, h := range r.Headers {
+			sb.Append(true)
+			sb.FieldBuilder(0).(*array.StringBuilder).Append(h.Key)
+			if h.Value == nil {
+				sb.FieldBuilder(1).AppendNull()
+			} else {
+				sb.FieldBuilder(1).(*array.BinaryBuilder).Append(h.Value)
+			}
+		}
+	default:
+		if r.Value == nil || dlq {
+			switch {
+			case f.Name == ColValue && (dlq || r.Value == nil) && r.Raw != nil:
+				b.(*array.BinaryBuilder).Append(r.Raw)
+			case f.Name == ColError && dlq:
+				b.(*array.StringBuilder).Append(r.Err)
+			default:
+				b.AppendNull()
+			}
+			return nil
+		}
+		return appendValue(b, f.Type, r.Value[f.Name], f.Name)
+	}
+	return nil
+}
+
+// appendValue appends one decoded JSON value to a builder of type t.
+func appendValue(b array.Builder, t iceberg.Type, v any, path string) error {
+	if v == nil {
+		b.AppendNull()
+		return nil
+	}
+	switch t := t.(type) {
+	case iceberg.BooleanType:
+		x, ok := v.(bool)
+		if !ok {
+			return typeErr(path, t, v)
+		}
+		b.(*array.BooleanBuilder).Append(x)
+	case iceberg.Int64Type:
+		x, ok := v.(int64)
+		if !ok {
+			return typeErr(path, t, v)
+		}
+		b.(*array.Int64Builder).Append(x)
+	case iceberg.Int32Type:
+		x, ok := v.(int64)
+		if !ok || int64(int32(x)) != x {
+			return typeErr(path, t, v)
+		}
+		b.(*array.Int32Builder).Append(int32(x))
+	case iceberg.Float64Type:
+		switch x := v.(type) {
+		case float64:
+			b.(*array.Float64Builder).Append(x)
+		case int64: // decoded before the column widened from long
+			b.(*array.Float64Builder).Append(float64(x))
+		default:
+			return typeErr(path, t, v)
+		}
+	case iceberg.Float32Type:
+		switch x := v.(type) {
+		case float64:
+			b.(*array.Float32Builder).Append(float32(x))
+		case int64:
+			b.(*array.Float32Builder).Append(float32(x))
+		default:
+			return typeErr(path, t, v)
+		}
+	case iceberg.StringType:
+		x, ok := v.(string)
+		if !ok {
+			return typeErr(path, t, v)
+		}
+		b.(*array.StringBuilder).Append(x)
+	case iceberg.TimestampTzType:
+		x, ok := v.(time.Time)
+		if !ok {
+			return typeErr(path, t, v)
+		}
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(x.UnixMicro()))
+	case *iceberg.ListType:
+		xs, ok := v.([]any)
+		if !ok {
+			return typeErr(path, t, v)
+		}
+		lb := b.(*array.ListBuilder)
+		lb.Append(true)
+		for _, e := range xs {
+			if err := appendValue(lb.ValueBuilder(), t.Element, e, path+"[]"); err != nil {
+				return err
+			}
+		}
+	case *iceberg.StructType:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return typeErr(path, t, v)
+		}
+		sb := b.(*array.StructBuilder)
+		sb.Append(true)
+		for i, f := range t.FieldList {
+			if err := appendValue(sb.FieldBuilder(i), f.Type, m[f.Name], path+"."+f.Name); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("column %s: type %s is not supported for json tables", path, t)
+	}
+	return nil
+}
+
+func typeErr(path string, t iceberg.Type, v any) error {
+	return fmt.Errorf("column %s is %s, value is %T", path, t, v)
+}

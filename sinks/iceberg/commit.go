@@ -1,0 +1,129 @@
+package iceberg
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/ledger"
+)
+
+// Snapshot summary properties written by every Floe commit.
+const (
+	PropOffsets   = "floe.offsets"   // JSON {"topic/partition": next offset}
+	PropCommitID  = "floe.commit-id" // unique id of the commit
+	PropEntries   = "floe.entries"   // ledger entry ids, comma-separated
+	PropCommitter = "floe.committer" // node id and epoch of the committer
+)
+
+// Offsets reads the floe.offsets summary property of a snapshot.
+func Offsets(s *table.Snapshot) (map[string]int64, error) {
+	out := map[string]int64{}
+	if s == nil || s.Summary == nil {
+		return out, nil
+	}
+	raw, ok := s.Summary.Properties[PropOffsets]
+	if !ok {
+		return out, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &out); err != nil {
+		return nil, fmt.Errorf("snapshot %d: parsing %s: %w", s.SnapshotID, PropOffsets, err)
+	}
+	return out, nil
+}
+
+// Commit implements worker.Sink. Entries are the oldest pending entries of
+// the table, in order. Their data files become one append snapshot of the
+// table, their dead-letter files one append snapshot of its dead-letter
+// table, and both metadata pointers move in one replicated entry that also
+// advances the committed offsets and removes the entries from the ledger.
+func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, committer ledger.Assignment, at time.Time) error {
+	ident := ledger.TableIdent(key)
+	name := ledger.DisplayName(key)
+	tbl, err := s.cat.LoadTable(ctx, ident)
+	if err != nil {
+		return fmt.Errorf("committing table %s: %w", name, err)
+	}
+	var (
+		ids             []string
+		files, dlqFiles []iceberg.DataFile
+		dlqDescriptors  []ledger.FileDescriptor
+	)
+	offsets, err := Offsets(tbl.CurrentSnapshot())
+	if err != nil {
+		return fmt.Errorf("committing table %s: %w", name, err)
+	}
+	for _, e := range entries {
+		ids = append(ids, e.ID)
+		for _, d := range e.Files {
+			df, err := rebuild(tbl.Metadata(), d)
+			if err != nil {
+				return fmt.Errorf("committing table %s: %w", name, err)
+			}
+			files = append(files, df)
+		}
+		dlqDescriptors = append(dlqDescriptors, e.DLQFiles...)
+		for _, r := range e.Ranges {
+			offsets[r.TopicPartition.String()] = r.To
+		}
+	}
+	offJSON, err := json.Marshal(offsets)
+	if err != nil {
+		return fmt.Errorf("committing table %s: %w", name, err)
+	}
+	commitID := uuid.NewString()
+	props := iceberg.Properties{
+		PropOffsets:   string(offJSON),
+		PropCommitID:  commitID,
+		PropEntries:   strings.Join(ids, ","),
+		PropCommitter: committer.Node + "@" + strconv.FormatUint(committer.Epoch, 10),
+	}
+	intent := &ledger.CommitIntent{Table: key, Entries: ids, Committer: &committer, CommitID: commitID, At: at.UnixMilli()}
+
+	if len(dlqDescriptors) > 0 {
+		dlqTbl, err := s.cat.LoadTable(ctx, DLQIdent(ident))
+		if err != nil {
+			return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
+		}
+		for _, d := range dlqDescriptors {
+			df, err := rebuild(dlqTbl.Metadata(), d)
+			if err != nil {
+				return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
+			}
+			dlqFiles = append(dlqFiles, df)
+		}
+		tx := dlqTbl.NewTransaction()
+		if err := tx.AddDataFiles(ctx, dlqFiles, props, table.WithoutDuplicateCheck()); err != nil {
+			return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
+		}
+		intent.Stage = true
+		if _, err := tx.Commit(ledger.WithCommitIntent(ctx, intent)); err != nil {
+			return fmt.Errorf("staging dead-letter commit of %s: %w", name, err)
+		}
+		intent.Stage = false
+	}
+
+	tx := tbl.NewTransaction()
+	if len(files) > 0 {
+		err = tx.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck())
+	} else {
+		// Nothing for the table itself (every record skipped or dead-
+		// lettered): an empty append still records the offsets, so the
+		// table says where it stands.
+		err = tx.AddFiles(ctx, nil, props, false)
+	}
+	if err != nil {
+		return fmt.Errorf("committing table %s: %w", name, err)
+	}
+	if _, err := tx.Commit(ledger.WithCommitIntent(ctx, intent)); err != nil {
+		return fmt.Errorf("committing table %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package iceberg
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/floe-io/floe/records"
+)
+
+// Metadata column names. They are documented in docs/tables.md.
+const (
+	ColTopic     = "_kafka_topic"
+	ColPartition = "_kafka_partition"
+	ColOffset    = "_kafka_offset"
+	ColTimestamp = "_kafka_timestamp"
+	ColKey       = "_kafka_key"
+	ColHeaders   = "_kafka_headers"
+	ColValue     = "value" // raw and dead-letter tables
+	ColError     = "error" // dead-letter tables
+)
+
+// idGen hands out field ids for a schema under construction. The catalog
+// reassigns them when it creates the table, so only uniqueness matters.
+type idGen struct{ n int }
+
+func (g *idGen) next() int { g.n++; return g.n }
+
+func metadataFields(g *idGen) []iceberg.NestedField {
+	return []iceberg.NestedField{
+		{ID: g.next(), Name: ColTopic, Type: iceberg.PrimitiveTypes.String, Doc: "Kafka topic"},
+		{ID: g.next(), Name: ColPartition, Type: iceberg.PrimitiveTypes.Int32, Doc: "Kafka partition"},
+		{ID: g.next(), Name: ColOffset, Type: iceberg.PrimitiveTypes.Int64, Doc: "Kafka offset"},
+		{ID: g.next(), Name: ColTimestamp, Type: iceberg.PrimitiveTypes.TimestampTz, Doc: "Kafka record timestamp"},
+		{ID: g.next(), Name: ColKey, Type: iceberg.PrimitiveTypes.Binary, Doc: "Kafka record key"},
+		{ID: g.next(), Name: ColHeaders, Doc: "Kafka record headers, in order", Type: &iceberg.ListType{
+			ElementID: g.next(),
+			Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
+				{ID: g.next(), Name: "key", Type: iceberg.PrimitiveTypes.String},
+				{ID: g.next(), Name: "value", Type: iceberg.PrimitiveTypes.Binary},
+			}},
+		}},
+	}
+}
+
+// tableSchema is the schema of a new table of the given format.
+func tableSchema(format string, shape *records.Shape) (*iceberg.Schema, error) {
+	g := &idGen{}
+	fields := metadataFields(g)
+	switch format {
+	case "raw":
+		fields = append(fields, iceberg.NestedField{ID: g.next(), Name: ColValue, Type: iceberg.PrimitiveTypes.Binary, Doc: "Kafka record value"})
+	case "json":
+		if shape != nil {
+			for _, f := range shape.Fields {
+				fields = append(fields, iceberg.NestedField{ID: g.next(), Name: f.Name, Type: shapeType(f.Shape, g)})
+			}
+		}
+	default:
+		return nil, fmt.Errorf("unknown table format %q", format)
+	}
+	return iceberg.NewSchema(0, fields...), nil
+}
+
+// dlqSchema is the schema of a dead-letter table.
+func dlqSchema() *iceberg.Schema {
+	g := &idGen{}
+	fields := append(metadataFields(g),
+		iceberg.NestedField{ID: g.next(), Name: ColValue, Type: iceberg.PrimitiveTypes.Binary, Doc: "undecodable Kafka record value"},
+		iceberg.NestedField{ID: g.next(), Name: ColError, Type: iceberg.PrimitiveTypes.String, Doc: "why the record could not be decoded"},
+	)
+	return iceberg.NewSchema(0, fields...)
+}
+
+func shapeType(s *records.Shape, g *idGen) iceberg.Type {
+	switch s.Kind {
+	case records.Bool:
+		return iceberg.PrimitiveTypes.Bool
+	case records.Long:
+		return iceberg.PrimitiveTypes.Int64
+	case records.Double:
+		return iceberg.PrimitiveTypes.Float64
+	case records.String:
+		return iceberg.PrimitiveTypes.String
+	case records.List:
+		id := g.next()
+		return &iceberg.ListType{ElementID: id, Element: shapeType(s.Elem, g)}
+	case records.Struct:
+		st := &iceberg.StructType{}
+		for _, f := range s.Fields {
+			st.FieldList = append(st.FieldList, iceberg.NestedField{ID: g.next(), Name: f.Name, Type: shapeType(f.Shape, g)})
+		}
+		return st
+	}
+	panic(fmt.Sprintf("unhandled shape kind %v", s.Kind))
+}
+
+// shapeOf converts a table's payload columns back into a shape whose fields
+// are all committed. Columns of types JSON inference never produces (changed
+// by hand) are refused with the column named.
+func shapeOf(sc *iceberg.Schema) (*records.Shape, error) {
+	out := &records.Shape{Kind: records.Struct}
+	for _, f := range sc.Fields() {
+		if strings.HasPrefix(f.Name, "_kafka_") {
+			continue
+		}
+		s, err := typeShape(f.Type, f.Name)
+		if err != nil {
+			return nil, err
+		}
+		out.Fields = append(out.Fields, &records.Field{Name: f.Name, Shape: s, Committed: true})
+	}
+	out.MarkCommitted()
+	return out, nil
+}
+
+func typeShape(t iceberg.Type, path string) (*records.Shape, error) {
+	switch t := t.(type) {
+	case iceberg.BooleanType:
+		return &records.Shape{Kind: records.Bool}, nil
+	case iceberg.Int32Type, iceberg.Int64Type:
+		return &records.Shape{Kind: records.Long}, nil
+	case iceberg.Float32Type, iceberg.Float64Type:
+		return &records.Shape{Kind: records.Double}, nil
+	case iceberg.StringType:
+		return &records.Shape{Kind: records.String}, nil
+	case *iceberg.ListType:
+		e, err := typeShape(t.Element, path+"[]")
+		if err != nil {
+			return nil, err
+		}
+		return &records.Shape{Kind: records.List, Elem: e}, nil
+	case *iceberg.StructType:
+		s := &records.Shape{Kind: records.Struct}
+		for _, f := range t.FieldList {
+			fs, err := typeShape(f.Type, path+"."+f.Name)
+			if err != nil {
+				return nil, err
+			}
+			s.Fields = append(s.Fields, &records.Field{Name: f.Name, Shape: fs})
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("column %s has type %s, which a json table cannot fill", path, t)
+}

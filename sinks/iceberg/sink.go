@@ -1,0 +1,172 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/worker"
+)
+
+// Catalog is what the sink needs from the catalog of record.
+type Catalog interface {
+	catalog.Catalog
+	EnsureNamespace(ctx context.Context, ns table.Identifier) error
+}
+
+// Sink writes and commits Iceberg tables. It implements worker.Sink.
+type Sink struct {
+	cat        Catalog
+	targetSize int64
+	log        *slog.Logger
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex // per table: serializes schema changes
+}
+
+var _ worker.Sink = (*Sink)(nil)
+
+// New returns a sink writing data files of about targetSize bytes.
+func New(cat Catalog, targetSize int64, log *slog.Logger) *Sink {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Sink{cat: cat, targetSize: targetSize, log: log, locks: map[string]*sync.Mutex{}}
+}
+
+func (s *Sink) lock(key string) func() {
+	s.mu.Lock()
+	l, ok := s.locks[key]
+	if !ok {
+		l = &sync.Mutex{}
+		s.locks[key] = l
+	}
+	s.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// DLQIdent is the identifier of a table's dead-letter table.
+func DLQIdent(ident []string) []string {
+	out := slices.Clone(ident)
+	out[len(out)-1] += "_dlq"
+	return out
+}
+
+// Shape implements worker.Sink.
+func (s *Sink) Shape(ctx context.Context, t worker.TableSpec) (*records.Shape, error) {
+	tbl, err := s.cat.LoadTable(ctx, t.Ident)
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading table %s: %w", ledger.DisplayName(t.Key), err)
+	}
+	return shapeOf(tbl.Schema())
+}
+
+// Prepare implements worker.Sink: it creates the table on first data and
+// adds the shape's new columns (nested ones included) as optional columns.
+func (s *Sink) Prepare(ctx context.Context, t worker.TableSpec, shape *records.Shape) error {
+	defer s.lock(t.Key)()
+	tbl, err := s.ensureTable(ctx, t.Ident, func() (*iceberg.Schema, error) { return tableSchema(t.Format, shape) })
+	if err != nil {
+		return err
+	}
+	if t.Format != "json" || shape == nil {
+		return nil
+	}
+	want, err := tableSchema(t.Format, shape)
+	if err != nil {
+		return err
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.UpdateSchema(true, false).UnionByNameWith(want).Commit(); err != nil {
+		return fmt.Errorf("evolving schema of %s to %s: %w", ledger.DisplayName(t.Key), shape, err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("committing schema of %s: %w", ledger.DisplayName(t.Key), err)
+	}
+	return nil
+}
+
+// ensureTable loads a table, creating it (and its namespace) when missing.
+func (s *Sink) ensureTable(ctx context.Context, ident []string, schema func() (*iceberg.Schema, error)) (*table.Table, error) {
+	name := ledger.DisplayName(ledger.TableKey(ident))
+	tbl, err := s.cat.LoadTable(ctx, ident)
+	if err == nil {
+		return tbl, nil
+	}
+	if !errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, fmt.Errorf("loading table %s: %w", name, err)
+	}
+	if err := s.cat.EnsureNamespace(ctx, ident[:len(ident)-1]); err != nil {
+		return nil, fmt.Errorf("creating namespace of %s: %w", name, err)
+	}
+	sc, err := schema()
+	if err != nil {
+		return nil, err
+	}
+	tbl, err = s.cat.CreateTable(ctx, ident, sc)
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		return s.cat.LoadTable(ctx, ident)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating table %s: %w", name, err)
+	}
+	s.log.Info("created table", "table", name)
+	return tbl, nil
+}
+
+// Write implements worker.Sink.
+func (s *Sink) Write(ctx context.Context, t worker.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+	tbl, err := s.ensureTable(ctx, t.Ident, func() (*iceberg.Schema, error) { return tableSchema(t.Format, nil) })
+	if err != nil {
+		return nil, err
+	}
+	return s.write(ctx, tbl, id, recs, false)
+}
+
+// WriteDLQ implements worker.Sink.
+func (s *Sink) WriteDLQ(ctx context.Context, t worker.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+	tbl, err := s.ensureTable(ctx, DLQIdent(t.Ident), func() (*iceberg.Schema, error) { return dlqSchema(), nil })
+	if err != nil {
+		return nil, err
+	}
+	return s.write(ctx, tbl, id, recs, true)
+}
+
+func (s *Sink) write(ctx context.Context, tbl *table.Table, id string, recs []*records.Record, dlq bool) ([]ledger.FileDescriptor, error) {
+	name := ledger.DisplayName(ledger.TableKey(tbl.Identifier()))
+	as, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		return nil, fmt.Errorf("arrow schema of %s: %w", name, err)
+	}
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return nil, fmt.Errorf("write id %q: %w", id, err)
+	}
+	batches := recordBatches(tbl.Schema(), as, recs, dlq)
+	var out []ledger.FileDescriptor
+	files := table.WriteRecords(ctx, tbl, as, iter.Seq2[arrow.RecordBatch, error](batches),
+		table.WithTargetFileSize(s.targetSize), table.WithWriteUUID(u))
+	for df, err := range files {
+		if err != nil {
+			return nil, fmt.Errorf("writing data file of %s: %w", name, err)
+		}
+		out = append(out, describe(df))
+	}
+	return out, nil
+}

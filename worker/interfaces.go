@@ -1,0 +1,89 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+)
+
+// State is the worker's read view of the replicated state.
+type State interface {
+	// Position returns where a partition stands in a table.
+	Position(table string, tp ledger.TopicPartition) (ledger.Offsets, bool)
+	// Assigned returns the partitions assigned to node, with their epochs.
+	Assigned(node string) map[ledger.TopicPartition]uint64
+	// Pending returns a table's recorded, uncommitted entries, oldest first.
+	Pending(table string) []ledger.Entry
+	// Committer returns the holder of a table's committer role.
+	Committer(table string) (ledger.Assignment, bool)
+	// Watch returns a channel closed at the next state change.
+	Watch() <-chan struct{}
+}
+
+// Proposer changes the replicated state. Errors for which ledger.Refused is
+// true are final; others may be retried.
+type Proposer interface {
+	RecordFiles(ctx context.Context, table string, e ledger.Entry) error
+	RegisterSources(ctx context.Context, sources []Source) error
+}
+
+// Source is a topic routed into a table.
+type Source struct {
+	Topic      string
+	Table      string // table key
+	Partitions int32
+}
+
+// TableSpec identifies a target table and how its records are decoded.
+type TableSpec struct {
+	Key    string   // ledger.TableKey(Ident)
+	Ident  []string // namespace..., name
+	Format string   // json or raw
+}
+
+// Sink writes and commits one table format.
+type Sink interface {
+	// Shape returns the payload shape of an existing table (all fields
+	// committed), or nil when the table does not exist yet.
+	Shape(ctx context.Context, t TableSpec) (*records.Shape, error)
+	// Prepare creates the table if needed and adds the shape's uncommitted
+	// fields as columns.
+	Prepare(ctx context.Context, t TableSpec, shape *records.Shape) error
+	// Write writes records into one data file (more only past the target
+	// size) and describes them. Nothing is committed.
+	Write(ctx context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error)
+	// WriteDLQ writes dead-letter records into the table's dead-letter table.
+	WriteDLQ(ctx context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error)
+	// Commit commits ledger entries (oldest first) into the table and its
+	// dead-letter table as one catalog commit, fenced by committer.
+	Commit(ctx context.Context, table string, entries []ledger.Entry, committer ledger.Assignment, at time.Time) error
+}
+
+// Kafka is what the worker needs from the brokers besides fetching.
+type Kafka interface {
+	// Topics returns every topic and its partition count.
+	Topics(ctx context.Context) (map[string]int32, error)
+	// Offsets returns the earliest or latest offset of partitions of a topic.
+	Offsets(ctx context.Context, topic string, partitions []int32, latest bool) (map[int32]int64, error)
+	// NewReader starts reading one partition at offset.
+	// Reader errors that kafka-go retries internally are reported to
+	// onError so they show in status.
+	NewReader(tp ledger.TopicPartition, offset int64, onError func(error)) PartitionReader
+}
+
+// PartitionReader reads one partition in order.
+type PartitionReader interface {
+	Read(ctx context.Context) (Message, error)
+	Close() error
+}
+
+// Message is one fetched Kafka record.
+type Message struct {
+	Offset        int64
+	Key, Value    []byte
+	Headers       []records.Header
+	Time          time.Time
+	HighWatermark int64
+}

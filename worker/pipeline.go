@@ -1,0 +1,458 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+)
+
+// fetched is one message (or reader failure) from a partition fetcher.
+type fetched struct {
+	tp  ledger.TopicPartition
+	gen uint64
+	msg Message
+}
+
+// partState is one partition this node fetches for a table.
+type partState struct {
+	tp    ledger.TopicPartition
+	epoch uint64
+	gen   uint64 // fetcher generation: messages of older ones are ignored
+	from  int64  // ledger end: where the next recorded range starts
+	next  int64  // next offset after the last consumed record
+	stop  context.CancelFunc
+	done  chan struct{}
+}
+
+// pipeline buffers the records of one table fetched by this node and flushes
+// them as one data file per flush, for all of the node's partitions of the
+// table together. One goroutine owns all of its fields.
+type pipeline struct {
+	w       *Worker
+	spec    TableSpec
+	mapping config.Table
+	log     *slog.Logger
+
+	in     chan fetched
+	assign chan map[ledger.TopicPartition]uint64 // latest desired partitions; cap 1
+
+	want     map[ledger.TopicPartition]uint64
+	parts    map[ledger.TopicPartition]*partState
+	gen      uint64
+	shape    *records.Shape
+	buf, dlq []*records.Record
+	bytes    int64
+	maxTS    int64
+
+	suspended bool
+}
+
+func newPipeline(w *Worker, spec TableSpec, m config.Table) *pipeline {
+	return &pipeline{
+		w: w, spec: spec, mapping: m,
+		log:    w.log.With("table", ledger.DisplayName(spec.Key)),
+		in:     make(chan fetched, 4096),
+		assign: make(chan map[ledger.TopicPartition]uint64, 1),
+		parts:  map[ledger.TopicPartition]*partState{},
+	}
+}
+
+// setAssignment hands the pipeline its latest desired partitions without
+// blocking: an older undelivered assignment is replaced.
+func (p *pipeline) setAssignment(want map[ledger.TopicPartition]uint64) {
+	for {
+		select {
+		case p.assign <- want:
+			return
+		default:
+		}
+		select {
+		case <-p.assign:
+		default:
+		}
+	}
+}
+
+func (p *pipeline) status(fn func(*TableStatus)) {
+	p.w.status.update(p.spec.Key, ledger.DisplayName(p.spec.Key), fn)
+}
+
+func (p *pipeline) run(ctx context.Context) {
+	defer p.stopAll()
+	if !p.loadShape(ctx) {
+		return
+	}
+	tick := time.NewTicker(p.w.cfg.CommitInterval)
+	defer tick.Stop()
+	retry := time.NewTicker(time.Second)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case want := <-p.assign:
+			p.want = want
+			p.reconcile(ctx)
+		case f := <-p.in:
+			p.handle(ctx, f)
+		case <-tick.C:
+			p.flush(ctx)
+		case <-retry.C:
+			// Partitions whose start offset could not be resolved yet.
+			if len(p.parts) != len(p.want) {
+				p.reconcile(ctx)
+			}
+		}
+	}
+}
+
+// loadShape reads the table's current columns, retrying while storage or
+// the catalog is unavailable.
+func (p *pipeline) loadShape(ctx context.Context) bool {
+	if p.spec.Format != "json" {
+		return true
+	}
+	b := newBackoff()
+	for {
+		s, err := p.w.sink.Shape(ctx, p.spec)
+		if err == nil {
+			if s == nil {
+				s = &records.Shape{Kind: records.Struct}
+			}
+			p.shape = s
+			p.status(func(t *TableStatus) { t.problem("catalog", "") })
+			return true
+		}
+		p.log.Warn("loading table schema", "err", err)
+		p.status(func(t *TableStatus) { t.problem("catalog", err.Error()) })
+		if !sleep(ctx, b.next()) {
+			return false
+		}
+	}
+}
+
+// reconcile starts and stops fetchers so that exactly the wanted partitions,
+// at the wanted epochs, are fetched.
+func (p *pipeline) reconcile(ctx context.Context) {
+	for tp, ps := range p.parts {
+		if e, ok := p.want[tp]; !ok || e != ps.epoch {
+			p.stopPartition(ps)
+			p.dropBuffered(tp)
+			delete(p.parts, tp)
+			p.status(func(t *TableStatus) { delete(t.Partitions, tp.String()) })
+		}
+	}
+	if p.suspended {
+		return
+	}
+	var missing []ledger.TopicPartition
+	for tp := range p.want {
+		if _, ok := p.parts[tp]; !ok {
+			missing = append(missing, tp)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	starts, err := p.startOffsets(ctx, missing)
+	if err != nil {
+		p.log.Warn("resolving start offsets", "err", err)
+		p.status(func(t *TableStatus) { t.problem("kafka", err.Error()) })
+	}
+	for _, tp := range missing {
+		from, ok := starts[tp]
+		if !ok {
+			continue
+		}
+		p.startPartition(ctx, tp, p.want[tp], from)
+	}
+}
+
+// startOffsets returns where each partition resumes: the ledger's end when
+// the table knows the partition, else the mapping's start offset in Kafka.
+func (p *pipeline) startOffsets(ctx context.Context, tps []ledger.TopicPartition) (map[ledger.TopicPartition]int64, error) {
+	out := map[ledger.TopicPartition]int64{}
+	unknown := map[string][]int32{}
+	for _, tp := range tps {
+		if o, ok := p.w.state.Position(p.spec.Key, tp); ok {
+			out[tp] = o.End
+		} else {
+			unknown[tp.Topic] = append(unknown[tp.Topic], tp.Partition)
+		}
+	}
+	var firstErr error
+	for topic, parts := range unknown {
+		offs, err := p.w.kafka.Offsets(ctx, topic, parts, p.mapping.StartOffset == "latest")
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		for part, off := range offs {
+			out[ledger.TopicPartition{Topic: topic, Partition: part}] = off
+		}
+	}
+	return out, firstErr
+}
+
+func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition, epoch uint64, from int64) {
+	p.gen++
+	fctx, cancel := context.WithCancel(ctx)
+	ps := &partState{tp: tp, epoch: epoch, gen: p.gen, from: from, next: from, stop: cancel, done: make(chan struct{})}
+	p.parts[tp] = ps
+	p.status(func(t *TableStatus) {
+		t.Partitions[tp.String()] = &PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, Epoch: epoch, Fetched: from}
+	})
+	p.log.Info("fetching partition", "partition", tp.String(), "epoch", epoch, "from", from)
+	onError := func(err error) {
+		p.status(func(t *TableStatus) {
+			if ps, ok := t.Partitions[tp.String()]; ok {
+				ps.LastError = err.Error()
+			}
+			t.problem("kafka "+tp.String(), err.Error())
+		})
+	}
+	r := p.w.kafka.NewReader(tp, from, onError)
+	go p.fetch(fctx, ps.gen, tp, r, ps.done)
+}
+
+func (p *pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartition, r PartitionReader, done chan struct{}) {
+	defer close(done)
+	defer r.Close()
+	b := newBackoff()
+	for {
+		m, err := r.Read(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.log.Warn("fetching", "partition", tp.String(), "err", err)
+			if !sleep(ctx, b.next()) {
+				return
+			}
+			continue
+		}
+		b.reset()
+		select {
+		case p.in <- fetched{tp: tp, gen: gen, msg: m}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (p *pipeline) stopPartition(ps *partState) {
+	ps.stop()
+	<-ps.done
+}
+
+func (p *pipeline) stopAll() {
+	for tp, ps := range p.parts {
+		p.stopPartition(ps)
+		delete(p.parts, tp)
+	}
+}
+
+// dropBuffered forgets the unrecorded records of a partition this node no
+// longer holds; its new holder fetches them again from the ledger's end.
+func (p *pipeline) dropBuffered(tp ledger.TopicPartition) {
+	keep := func(rs []*records.Record) []*records.Record {
+		return slices.DeleteFunc(rs, func(r *records.Record) bool {
+			if r.Topic == tp.Topic && r.Partition == tp.Partition {
+				p.bytes -= r.Mem
+				p.w.mem.Add(-r.Mem)
+				return true
+			}
+			return false
+		})
+	}
+	p.buf, p.dlq = keep(p.buf), keep(p.dlq)
+}
+
+// handle decodes one fetched record into the buffer.
+func (p *pipeline) handle(ctx context.Context, f fetched) {
+	ps, ok := p.parts[f.tp]
+	if !ok || ps.gen != f.gen || p.suspended || f.msg.Offset < ps.next {
+		return // from a stopped fetcher, or already consumed
+	}
+	m := f.msg
+	rec := &records.Record{Topic: f.tp.Topic, Partition: f.tp.Partition, Offset: m.Offset, Timestamp: m.Time, Key: m.Key, Headers: m.Headers}
+	var decodeErr error
+	switch p.spec.Format {
+	case "json":
+		if len(m.Value) == 0 {
+			decodeErr = fmt.Errorf("%w: value is empty (a tombstone or null record)", ErrBadRecord)
+		} else if v, err := decodeJSON(p.shape, m.Value); err != nil {
+			decodeErr = err
+		} else {
+			rec.Value = v
+		}
+	default:
+		rec.Raw = m.Value
+	}
+	size := rec.Size() + int64(len(m.Value))
+	if decodeErr != nil {
+		switch p.mapping.ErrorMode {
+		case "skip":
+			p.log.Debug("skipping bad record", "partition", f.tp.String(), "offset", m.Offset, "err", decodeErr)
+			p.status(func(t *TableStatus) { t.Skipped++ })
+			rec = nil
+		case "suspend":
+			p.suspend(ctx, f.tp, m.Offset, decodeErr)
+			return
+		default:
+			rec.Raw, rec.Err, rec.Value = m.Value, decodeErr.Error(), nil
+			p.dlq = append(p.dlq, rec)
+			p.status(func(t *TableStatus) { t.DeadLettered++ })
+		}
+	} else {
+		p.buf = append(p.buf, rec)
+	}
+	if rec != nil {
+		rec.Mem = size
+		p.bytes += size
+		p.w.mem.Add(size)
+	}
+	ps.next = m.Offset + 1
+	if ms := m.Time.UnixMilli(); ms > p.maxTS {
+		p.maxTS = ms
+	}
+	p.status(func(t *TableStatus) {
+		t.Consumed++
+		t.BytesConsumed += int64(len(m.Key) + len(m.Value))
+		if s, ok := t.Partitions[f.tp.String()]; ok {
+			s.Fetched = ps.next
+			s.HighWatermark = max(s.HighWatermark, m.HighWatermark)
+			if s.LastError != "" {
+				s.LastError = ""
+				t.problem("kafka "+f.tp.String(), "")
+			}
+		}
+	})
+	if p.bytes >= int64(p.w.cfg.TargetFileSize) || p.w.mem.Load() > int64(p.w.cfg.MemoryBudget) {
+		p.flush(ctx)
+	}
+}
+
+// suspend stops the table at a bad record: what came before it is flushed,
+// nothing after it is consumed until an operator intervenes.
+func (p *pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset int64, err error) {
+	p.flush(ctx)
+	p.suspended = true
+	p.stopAll()
+	reason := fmt.Sprintf("bad record at %s offset %d: %v", tp, offset, err)
+	p.log.Error("table suspended", "reason", reason)
+	p.status(func(t *TableStatus) { t.State, t.Reason = StateSuspended, reason })
+}
+
+// flush writes the buffered records as one data file (plus one dead-letter
+// file when needed) and records them in the ledger. It retries failures with
+// backoff until it succeeds, the ledger refuses the entry, or ctx ends.
+func (p *pipeline) flush(ctx context.Context) {
+	var ranges []ledger.Range
+	for _, ps := range p.parts {
+		if ps.next > ps.from {
+			ranges = append(ranges, ledger.Range{TopicPartition: ps.tp, From: ps.from, To: ps.next, Epoch: ps.epoch})
+		}
+	}
+	if len(ranges) == 0 {
+		return
+	}
+	slices.SortFunc(ranges, func(a, b ledger.Range) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition - b.Partition)
+	})
+	id := uuid.NewString()
+	var files, dlqFiles []ledger.FileDescriptor
+	b := newBackoff()
+	fail := func(component string, err error) bool {
+		p.log.Warn("flush failed, retrying", "step", component, "err", err)
+		p.status(func(t *TableStatus) { t.problem(component, err.Error()) })
+		return sleep(ctx, b.next())
+	}
+	for {
+		if p.shape.HasUncommitted() {
+			if err := p.w.sink.Prepare(ctx, p.spec, p.shape); err != nil {
+				if !fail("schema", err) {
+					return
+				}
+				continue
+			}
+			p.shape.MarkCommitted()
+			p.status(func(t *TableStatus) { t.problem("schema", "") })
+		}
+		if len(p.buf) > 0 && files == nil {
+			fs, err := p.w.sink.Write(ctx, p.spec, id, p.buf)
+			if err != nil {
+				if !fail("storage", err) {
+					return
+				}
+				continue
+			}
+			files = fs
+		}
+		if len(p.dlq) > 0 && dlqFiles == nil {
+			fs, err := p.w.sink.WriteDLQ(ctx, p.spec, id, p.dlq)
+			if err != nil {
+				if !fail("storage", err) {
+					return
+				}
+				continue
+			}
+			dlqFiles = fs
+		}
+		p.status(func(t *TableStatus) { t.problem("storage", "") })
+		entry := ledger.Entry{
+			ID: id, Node: p.w.cfg.NodeID, Files: files, DLQFiles: dlqFiles, Ranges: ranges,
+			Records: int64(len(p.buf)), DLQ: int64(len(p.dlq)), Bytes: p.bytes,
+			WrittenAt: time.Now().UnixMilli(), MaxTimestamp: p.maxTS,
+		}
+		err := p.w.prop.RecordFiles(ctx, p.spec.Key, entry)
+		if err != nil && ledger.Refused(err) {
+			// Fenced or out of step: these files are orphans now. Start
+			// over from what the ledger holds.
+			p.log.Warn("ledger refused flush; resuming from the ledger", "err", err)
+			p.resetAll(ctx)
+			return
+		}
+		if err != nil {
+			if !fail("ledger", err) {
+				return
+			}
+			continue
+		}
+		break
+	}
+	for _, ps := range p.parts {
+		ps.from = ps.next
+	}
+	p.w.mem.Add(-p.bytes)
+	nfiles := int64(len(files) + len(dlqFiles))
+	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0
+	p.status(func(t *TableStatus) {
+		t.Flushes++
+		t.FilesWritten += nfiles
+		t.LastFlush = time.Now()
+		t.problem("ledger", "")
+	})
+}
+
+// resetAll drops everything buffered and restarts every partition from the
+// ledger's end.
+func (p *pipeline) resetAll(ctx context.Context) {
+	p.stopAll()
+	p.w.mem.Add(-p.bytes)
+	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0
+	p.reconcile(ctx)
+}

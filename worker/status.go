@@ -1,0 +1,148 @@
+package worker
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Table states shown to operators.
+const (
+	StatePending   = "PENDING"   // mapped, nothing written yet
+	StateRunning   = "RUNNING"   // ingesting and committing
+	StateDegraded  = "DEGRADED"  // retrying a failing dependency
+	StateSuspended = "SUSPENDED" // stopped at a bad record (error mode suspend)
+)
+
+// PartitionStatus is the runtime view of one assigned partition.
+type PartitionStatus struct {
+	Topic         string `json:"topic"`
+	Partition     int32  `json:"partition"`
+	Epoch         uint64 `json:"epoch"`
+	Fetched       int64  `json:"fetched"` // next offset to fetch
+	HighWatermark int64  `json:"high_watermark"`
+	LastError     string `json:"last_error,omitempty"`
+}
+
+// TableStatus is the runtime view of one table on this node.
+type TableStatus struct {
+	Table          string                      `json:"table"`
+	State          string                      `json:"state"`
+	Reason         string                      `json:"reason,omitempty"`
+	Consumed       int64                       `json:"records_consumed"`
+	BytesConsumed  int64                       `json:"bytes_consumed"`
+	DeadLettered   int64                       `json:"records_dead_lettered"`
+	Skipped        int64                       `json:"records_skipped"`
+	FilesWritten   int64                       `json:"files_written"`
+	Flushes        int64                       `json:"flushes"`
+	Commits        int64                       `json:"commits"`
+	CommitFailures int64                       `json:"commit_failures"`
+	LastFlush      time.Time                   `json:"last_flush,omitzero"`
+	Partitions     map[string]*PartitionStatus `json:"partitions,omitempty"`
+
+	// The reasons of each failing component, so one recovering does not hide
+	// another still failing.
+	problems map[string]string
+}
+
+// Status collects the node's runtime status. Safe for concurrent use.
+type Status struct {
+	mu     sync.Mutex
+	tables map[string]*TableStatus // table key
+	global map[string]string       // component -> problem (kafka discovery...)
+}
+
+// NewStatus returns an empty status.
+func NewStatus() *Status {
+	return &Status{tables: map[string]*TableStatus{}, global: map[string]string{}}
+}
+
+func (s *Status) table(key, display string) *TableStatus {
+	t, ok := s.tables[key]
+	if !ok {
+		t = &TableStatus{Table: display, State: StatePending, Partitions: map[string]*PartitionStatus{}, problems: map[string]string{}}
+		s.tables[key] = t
+	}
+	return t
+}
+
+// update runs fn on a table's status under the lock.
+func (s *Status) update(key, display string, fn func(*TableStatus)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn(s.table(key, display))
+}
+
+// problem sets (or with msg "" clears) a component's problem on a table and
+// recomputes its state.
+func (t *TableStatus) problem(component, msg string) {
+	if msg == "" {
+		delete(t.problems, component)
+	} else {
+		t.problems[component] = msg
+	}
+	t.recompute()
+}
+
+func (t *TableStatus) recompute() {
+	if t.State == StateSuspended {
+		return
+	}
+	if len(t.problems) > 0 {
+		t.State = StateDegraded
+		var reasons []string
+		for _, k := range slices.Sorted(maps.Keys(t.problems)) {
+			reasons = append(reasons, k+": "+t.problems[k])
+		}
+		t.Reason = joinReasons(reasons)
+		return
+	}
+	t.Reason = ""
+	if t.Flushes > 0 || t.Commits > 0 {
+		t.State = StateRunning
+	} else {
+		t.State = StatePending
+	}
+}
+
+func joinReasons(rs []string) string {
+	out := ""
+	for i, r := range rs {
+		if i > 0 {
+			out += "; "
+		}
+		out += r
+	}
+	return out
+}
+
+// SetGlobal sets (or clears with "") a node-wide problem.
+func (s *Status) SetGlobal(component, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if msg == "" {
+		delete(s.global, component)
+	} else {
+		s.global[component] = msg
+	}
+}
+
+// Snapshot returns a deep copy of the status: per table key, and the
+// node-wide problems.
+func (s *Status) Snapshot() (map[string]TableStatus, map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]TableStatus, len(s.tables))
+	for k, t := range s.tables {
+		c := *t
+		c.Partitions = make(map[string]*PartitionStatus, len(t.Partitions))
+		for pk, p := range t.Partitions {
+			pc := *p
+			c.Partitions[pk] = &pc
+		}
+		c.problems = nil
+		out[k] = c
+	}
+	return out, maps.Clone(s.global)
+}

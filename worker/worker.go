@@ -1,0 +1,281 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+)
+
+// Config is what the worker needs from the node's configuration.
+type Config struct {
+	NodeID         string
+	Tables         []config.Table
+	CommitInterval time.Duration
+	TargetFileSize config.ByteSize
+	MemoryBudget   config.ByteSize
+	// DiscoveryInterval is how often topics are listed (default 10 s).
+	DiscoveryInterval time.Duration
+}
+
+// Worker runs the pipelines and committers of one node.
+type Worker struct {
+	cfg    Config
+	kafka  Kafka
+	state  State
+	prop   Proposer
+	sink   Sink
+	status *Status
+	log    *slog.Logger
+	mem    atomic.Int64 // bytes buffered across all pipelines
+
+	mu        sync.Mutex
+	routes    map[string]route // topic -> route
+	regexes   []*regexp.Regexp // per cfg.Tables index; nil for exact topics
+	pipelines map[string]*pipeline
+	commits   map[string]bool // tables with a committer loop
+	wg        sync.WaitGroup
+}
+
+type route struct {
+	spec    TableSpec
+	mapping config.Table
+}
+
+// New returns a worker. Run starts it.
+func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status, log *slog.Logger) (*Worker, error) {
+	if cfg.DiscoveryInterval == 0 {
+		cfg.DiscoveryInterval = 10 * time.Second
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	w := &Worker{
+		cfg: cfg, kafka: k, state: st, prop: prop, sink: sink, status: status, log: log.With("node", cfg.NodeID),
+		routes: map[string]route{}, pipelines: map[string]*pipeline{}, commits: map[string]bool{},
+	}
+	for i, t := range cfg.Tables {
+		var re *regexp.Regexp
+		if t.TopicRegex != "" {
+			var err error
+			if re, err = regexp.Compile(t.TopicRegex); err != nil {
+				return nil, fmt.Errorf("tables[%d].topic_regex: %w", i, err)
+			}
+		}
+		w.regexes = append(w.regexes, re)
+	}
+	return w, nil
+}
+
+// Status returns the worker's status collector.
+func (w *Worker) Status() *Status { return w.status }
+
+// Run runs until ctx ends, then stops every goroutine it started.
+func (w *Worker) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		w.wg.Wait()
+	}()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.discover(ctx)
+	}()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		changed := w.state.Watch()
+		w.reconcile(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		case <-tick.C:
+		}
+	}
+}
+
+// reconcile hands each pipeline its assigned partitions and starts the
+// pipelines and committer loops that are missing.
+func (w *Worker) reconcile(ctx context.Context) {
+	assigned := w.state.Assigned(w.cfg.NodeID)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	perTable := map[string]map[ledger.TopicPartition]uint64{}
+	for tp, epoch := range assigned {
+		r, ok := w.routes[tp.Topic]
+		if !ok {
+			continue // discovery has not routed this topic yet
+		}
+		if perTable[r.spec.Key] == nil {
+			perTable[r.spec.Key] = map[ledger.TopicPartition]uint64{}
+		}
+		perTable[r.spec.Key][tp] = epoch
+	}
+	for _, r := range w.routes {
+		key := r.spec.Key
+		if _, ok := w.pipelines[key]; !ok {
+			p := newPipeline(w, r.spec, r.mapping)
+			w.pipelines[key] = p
+			w.wg.Add(1)
+			go func() {
+				defer w.wg.Done()
+				p.run(ctx)
+			}()
+		}
+		if !w.commits[key] {
+			w.commits[key] = true
+			w.wg.Add(1)
+			go func() {
+				defer w.wg.Done()
+				w.commitLoop(ctx, key)
+			}()
+		}
+	}
+	for key, p := range w.pipelines {
+		p.setAssignment(perTable[key])
+	}
+}
+
+// resolve maps a topic to its table through the first matching mapping.
+func (w *Worker) resolve(topic string) (route, bool) {
+	for i, t := range w.cfg.Tables {
+		var name string
+		switch {
+		case t.Topic != "" && t.Topic == topic:
+			name = t.Name
+		case w.regexes[i] != nil && w.regexes[i].MatchString(topic):
+			name = strings.ReplaceAll(t.Name, "{topic}", config.SanitizeName(topic))
+		default:
+			continue
+		}
+		ident := []string{t.Namespace, name}
+		return route{spec: TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format}, mapping: t}, true
+	}
+	return route{}, false
+}
+
+// discover lists topics periodically, routes them to tables and registers
+// the sources so the assignment controller can place their partitions.
+func (w *Worker) discover(ctx context.Context) {
+	b := newBackoff()
+	var registered []Source
+	for {
+		wait := w.cfg.DiscoveryInterval
+		if err := w.discoverOnce(ctx, &registered); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			w.log.Warn("discovering topics", "err", err)
+			wait = b.next()
+		} else {
+			b.reset()
+		}
+		if !sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
+	topics, err := w.kafka.Topics(ctx)
+	if err != nil {
+		w.status.SetGlobal("kafka", err.Error())
+		w.forEachMapped(func(t *TableStatus) { t.problem("kafka", err.Error()) })
+		return err
+	}
+	w.status.SetGlobal("kafka", "")
+	var sources []Source
+	routes := map[string]route{}
+	for _, topic := range slices.Sorted(maps.Keys(topics)) {
+		r, ok := w.resolve(topic)
+		if !ok {
+			continue
+		}
+		routes[topic] = r
+		sources = append(sources, Source{Topic: topic, Table: r.spec.Key, Partitions: topics[topic]})
+	}
+	// A mapping that names a topic that does not exist is shown, not fatal:
+	// the topic may be created later.
+	for _, t := range w.cfg.Tables {
+		if t.Topic == "" {
+			continue
+		}
+		r, _ := w.resolve(t.Topic)
+		msg := ""
+		if _, ok := topics[t.Topic]; !ok {
+			msg = fmt.Sprintf("topic %s not found", t.Topic)
+		}
+		w.status.update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(ts *TableStatus) { ts.problem("kafka", msg) })
+	}
+	for _, r := range routes {
+		if _, ok := topics[r.mapping.Topic]; r.mapping.Topic == "" || ok {
+			w.status.update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(ts *TableStatus) { ts.problem("kafka", "") })
+		}
+	}
+	w.mu.Lock()
+	w.routes = routes
+	w.mu.Unlock()
+	if !slices.Equal(sources, *registered) {
+		if err := w.prop.RegisterSources(ctx, sources); err != nil {
+			return fmt.Errorf("registering sources: %w", err)
+		}
+		*registered = sources
+	}
+	w.refreshWatermarks(ctx, routes)
+	return nil
+}
+
+func (w *Worker) forEachMapped(fn func(*TableStatus)) {
+	w.mu.Lock()
+	keys := map[string]bool{}
+	for _, r := range w.routes {
+		keys[r.spec.Key] = true
+	}
+	w.mu.Unlock()
+	for _, t := range w.cfg.Tables {
+		if t.Topic != "" {
+			r, _ := w.resolve(t.Topic)
+			keys[r.spec.Key] = true
+		}
+	}
+	for k := range keys {
+		w.status.update(k, ledger.DisplayName(k), fn)
+	}
+}
+
+// refreshWatermarks updates the high watermarks of assigned partitions so
+// lag shows even when a partition is idle or its fetcher is stuck.
+func (w *Worker) refreshWatermarks(ctx context.Context, routes map[string]route) {
+	byTopic := map[string][]int32{}
+	for tp := range w.state.Assigned(w.cfg.NodeID) {
+		byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
+	}
+	for topic, parts := range byTopic {
+		r, ok := routes[topic]
+		if !ok {
+			continue
+		}
+		hw, err := w.kafka.Offsets(ctx, topic, parts, true)
+		if err != nil {
+			w.log.Debug("reading high watermarks", "topic", topic, "err", err)
+		}
+		w.status.update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(t *TableStatus) {
+			for p, off := range hw {
+				if ps, ok := t.Partitions[ledger.TopicPartition{Topic: topic, Partition: p}.String()]; ok {
+					ps.HighWatermark = max(ps.HighWatermark, off)
+				}
+			}
+		})
+	}
+}
