@@ -234,7 +234,9 @@ func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs 
 	}
 	for _, r := range reqs {
 		if err := r.Validate(base); err != nil {
-			return nil, "", fmt.Errorf("committing table %s: %w", name, err)
+			// A failed requirement means someone committed in between:
+			// iceberg-go retries ErrCommitFailed after refreshing.
+			return nil, "", fmt.Errorf("committing table %s: %w", name, commitFailed("%v", err))
 		}
 	}
 	updated, err := table.UpdateTableMetadata(base, updates, cur)

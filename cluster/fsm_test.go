@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/hashicorp/raft"
+
+	"github.com/floe-io/floe/ledger"
+)
+
+func apply(t *testing.T, f *FSM, idx uint64, c Command) error {
+	t.Helper()
+	data, err := Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := f.Apply(&raft.Log{Index: idx, Type: raft.LogCommand, Data: data}).(ApplyResult)
+	return res.Err
+}
+
+// seeded returns an FSM holding one table with one pending ledger entry.
+func seeded(t *testing.T) *FSM {
+	f := NewFSM(nil)
+	tp := ledger.TopicPartition{Topic: "orders", Partition: 0}
+	steps := []Command{
+		RegisterNode{Node: Member{ID: "n1", Addr: "127.0.0.1:1"}},
+		CreateNamespace{Parts: []string{"db"}},
+		CreateTable{Ident: []string{"db", "orders"}, MetadataLocation: "file:///w/db/orders/metadata/00000-a.metadata.json"},
+		RegisterSources{Sources: []TopicSource{{Topic: "orders", Table: ledger.TableKey([]string{"db", "orders"}), Partitions: 1}}},
+		Assign{Partitions: []PartitionAssignment{{TopicPartition: tp, Assignment: ledger.Assignment{Node: "n1", Epoch: 1}}},
+			Committers: []CommitterAssignment{{Table: ledger.TableKey([]string{"db", "orders"}), Assignment: ledger.Assignment{Node: "n1", Epoch: 1}}}},
+		RecordFiles{Table: ledger.TableKey([]string{"db", "orders"}), Entry: ledger.Entry{ID: "e1", Node: "n1", Records: 10,
+			Files:  []ledger.FileDescriptor{{Path: "file:///w/db/orders/data/a.parquet", Format: "PARQUET", RecordCount: 10, SizeBytes: 100, LowerBounds: map[int][]byte{3: {0, 0, 0, 0, 0, 0, 0, 0}}}},
+			Ranges: []ledger.Range{{TopicPartition: tp, From: 0, To: 10, Epoch: 1}}}},
+	}
+	for i, c := range steps {
+		if err := apply(t, f, uint64(i+1), c); err != nil {
+			t.Fatalf("step %d %s: %v", i, c.Type(), err)
+		}
+	}
+	return f
+}
+
+func snapshotBytes(t *testing.T, f *FSM) []byte {
+	t.Helper()
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap.(*fsmSnapshot).data
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	f := seeded(t)
+	data := snapshotBytes(t, f)
+	g := NewFSM(nil)
+	if err := g.Restore(io.NopCloser(bytes.NewReader(data))); err != nil {
+		t.Fatal(err)
+	}
+	if again := snapshotBytes(t, g); !bytes.Equal(data, again) {
+		t.Fatalf("snapshot changed across restore:\n%s\n%s", data, again)
+	}
+	// The restored FSM keeps applying: committing the pending entry works.
+	key := ledger.TableKey([]string{"db", "orders"})
+	err := apply(t, g, 10, CommitTables{Swaps: []TableSwap{{Table: key, Expected: "file:///w/db/orders/metadata/00000-a.metadata.json", New: "file:///w/db/orders/metadata/00001-b.metadata.json"}},
+		Table: key, Entries: []string{"e1"}, Committer: &ledger.Assignment{Node: "n1", Epoch: 1}, At: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Read(func(s *State) {
+		o, _ := s.Ledger.Position(key, ledger.TopicPartition{Topic: "orders", Partition: 0})
+		if o.Committed != 10 || s.Tables[key].Rows != 10 || len(s.Ledger.Pending[key]) != 0 {
+			t.Fatalf("after commit: offsets %+v table %+v", o, s.Tables[key])
+		}
+	})
+}
+
+func TestSnapshotVersionRefused(t *testing.T) {
+	_, err := DecodeSnapshot(bytes.NewReader([]byte(`{"version": 99, "state": {}}`)))
+	if !errors.Is(err, ErrSnapshotVersion) {
+		t.Fatalf("future snapshot = %v", err)
+	}
+	_, err = DecodeSnapshot(bytes.NewReader([]byte(`{"version": 1, "state": {"ledger": {"offsets": {"t": {"a/0": {"start": 5, "committed": 2, "end": 9}}}}}}`)))
+	if err == nil {
+		t.Fatal("inconsistent ledger accepted")
+	}
+}
+
+func TestCommitCompareAndSwap(t *testing.T) {
+	key := ledger.TableKey([]string{"db", "orders"})
+	cur := "file:///w/db/orders/metadata/00000-a.metadata.json"
+	good := func() CommitTables {
+		return CommitTables{Swaps: []TableSwap{{Table: key, Expected: cur, New: "file:///new.json"}},
+			Table: key, Entries: []string{"e1"}, Committer: &ledger.Assignment{Node: "n1", Epoch: 1}}
+	}
+	cases := []struct {
+		name string
+		mut  func(*CommitTables)
+		want error
+	}{
+		{"ok", func(*CommitTables) {}, nil},
+		{"stale pointer", func(c *CommitTables) { c.Swaps[0].Expected = "file:///old.json" }, table.ErrCommitFailed},
+		{"stale committer", func(c *CommitTables) { c.Committer = &ledger.Assignment{Node: "n1", Epoch: 0} }, ErrStaleCommitter},
+		{"unknown entry", func(c *CommitTables) { c.Entries = []string{"nope"} }, ledger.ErrUnknownEntry},
+		{"unknown table", func(c *CommitTables) { c.Swaps[0].Table = "x" }, catalog.ErrNoSuchTable},
+		{"second swap stale", func(c *CommitTables) {
+			c.Swaps = append([]TableSwap{{Table: key, Expected: "file:///zzz", New: "file:///q"}}, c.Swaps...)
+		}, table.ErrCommitFailed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := seeded(t)
+			before := snapshotBytes(t, f)
+			cmd := good()
+			c.mut(&cmd)
+			err := apply(t, f, 100, cmd)
+			if c.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			// A refused commit changes nothing but the applied index.
+			after := snapshotBytes(t, f)
+			if !bytes.Equal(bytes.Replace(before, []byte(`"applied":6`), []byte(`"applied":100`), 1), after) {
+				t.Fatalf("refused commit changed the state:\n%s\n%s", before, after)
+			}
+		})
+	}
+}
+
+func TestUnknownCommandSkipped(t *testing.T) {
+	f := seeded(t)
+	res := f.Apply(&raft.Log{Index: 50, Type: raft.LogCommand, Data: append([]byte{200}, `{"future": true}`...)}).(ApplyResult)
+	if res.Err != nil {
+		t.Fatalf("unknown command = %v", res.Err)
+	}
+	f.Read(func(s *State) {
+		if s.Skipped != 1 || s.Applied != 50 {
+			t.Fatalf("skipped %d applied %d", s.Skipped, s.Applied)
+		}
+	})
+}
+
+func TestRecordFilesFenced(t *testing.T) {
+	f := seeded(t)
+	key := ledger.TableKey([]string{"db", "orders"})
+	tp := ledger.TopicPartition{Topic: "orders", Partition: 0}
+	// The partition moves to n2: n1's next flush is refused.
+	if err := apply(t, f, 20, Assign{Partitions: []PartitionAssignment{{TopicPartition: tp, Assignment: ledger.Assignment{Node: "n2", Epoch: 2}}}}); err != nil {
+		t.Fatal(err)
+	}
+	err := apply(t, f, 21, RecordFiles{Table: key, Entry: ledger.Entry{ID: "e2", Node: "n1", Ranges: []ledger.Range{{TopicPartition: tp, From: 10, To: 20, Epoch: 1}}}})
+	if !errors.Is(err, ledger.ErrStaleEpoch) || IsRetryable(err) {
+		t.Fatalf("stale writer = %v (retryable %v)", err, IsRetryable(err))
+	}
+	// An assignment back to an older epoch is refused too.
+	if err := apply(t, f, 22, Assign{Partitions: []PartitionAssignment{{TopicPartition: tp, Assignment: ledger.Assignment{Node: "n1", Epoch: 1}}}}); !errors.Is(err, ledger.ErrStaleEpoch) {
+		t.Fatalf("epoch regression = %v", err)
+	}
+}

@@ -1,0 +1,268 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+)
+
+// fakeKafka is an in-memory broker: partitions are slices of messages.
+type fakeKafka struct {
+	mu     sync.Mutex
+	topics map[string][][]Message
+	more   chan struct{} // closed and replaced on every produce
+	down   bool
+}
+
+func newFakeKafka() *fakeKafka {
+	return &fakeKafka{topics: map[string][][]Message{}, more: make(chan struct{})}
+}
+
+func (k *fakeKafka) produce(topic string, partitions int, values ...string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.topics[topic] == nil {
+		k.topics[topic] = make([][]Message, partitions)
+	}
+	for i, v := range values {
+		p := i % len(k.topics[topic])
+		off := int64(len(k.topics[topic][p]))
+		k.topics[topic][p] = append(k.topics[topic][p], Message{Offset: off, Value: []byte(v), Time: time.UnixMilli(1_700_000_000_000 + off)})
+	}
+	close(k.more)
+	k.more = make(chan struct{})
+}
+
+func (k *fakeKafka) Topics(context.Context) (map[string]int32, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.down {
+		return nil, errors.New("dial tcp 127.0.0.1:9: connection refused")
+	}
+	out := map[string]int32{}
+	for t, ps := range k.topics {
+		out[t] = int32(len(ps))
+	}
+	return out, nil
+}
+
+func (k *fakeKafka) Offsets(_ context.Context, topic string, parts []int32, latest bool) (map[int32]int64, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := map[int32]int64{}
+	for _, p := range parts {
+		if latest {
+			out[p] = int64(len(k.topics[topic][p]))
+		} else {
+			out[p] = 0
+		}
+	}
+	return out, nil
+}
+
+func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, _ func(error)) PartitionReader {
+	return &fakeReader{k: k, tp: tp, next: offset}
+}
+
+type fakeReader struct {
+	k    *fakeKafka
+	tp   ledger.TopicPartition
+	next int64
+}
+
+func (r *fakeReader) Read(ctx context.Context) (Message, error) {
+	for {
+		r.k.mu.Lock()
+		msgs := r.k.topics[r.tp.Topic][r.tp.Partition]
+		more := r.k.more
+		if r.next < int64(len(msgs)) {
+			m := msgs[r.next]
+			m.HighWatermark = int64(len(msgs))
+			r.next++
+			r.k.mu.Unlock()
+			return m, nil
+		}
+		r.k.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return Message{}, ctx.Err()
+		case <-more:
+		}
+	}
+}
+
+func (r *fakeReader) Close() error { return nil }
+
+// fakeCluster is the replicated state (a real ledger) and a sink that keeps
+// committed records in memory.
+type fakeCluster struct {
+	mu         sync.Mutex
+	l          *ledger.Ledger
+	sources    []Source
+	committers map[string]ledger.Assignment
+	changed    chan struct{}
+	node       string
+
+	files     map[string][]*records.Record // written, by path
+	committed map[string][]*records.Record // table key (or key+"_dlq") -> rows
+	failWrite int                          // fail this many writes
+	refuseOne bool                         // refuse the next RecordFiles as a gap
+}
+
+func newFakeCluster(node string) *fakeCluster {
+	return &fakeCluster{l: ledger.New(), committers: map[string]ledger.Assignment{}, changed: make(chan struct{}), node: node,
+		files: map[string][]*records.Record{}, committed: map[string][]*records.Record{}}
+}
+
+func (c *fakeCluster) notify() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+func (c *fakeCluster) Position(table string, tp ledger.TopicPartition) (ledger.Offsets, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.l.Position(table, tp)
+}
+
+func (c *fakeCluster) Assigned(node string) map[ledger.TopicPartition]uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[ledger.TopicPartition]uint64{}
+	for _, s := range c.sources {
+		for p := range s.Partitions {
+			tp := ledger.TopicPartition{Topic: s.Topic, Partition: p}
+			if a, ok := c.l.Assignments[tp.String()]; ok && a.Node == node {
+				out[tp] = a.Epoch
+			}
+		}
+	}
+	return out
+}
+
+func (c *fakeCluster) Pending(table string) []ledger.Entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]ledger.Entry(nil), c.l.Pending[table]...)
+}
+
+func (c *fakeCluster) Committer(table string) (ledger.Assignment, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.committers[table]
+	return a, ok
+}
+
+func (c *fakeCluster) Watch() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+func (c *fakeCluster) RecordFiles(_ context.Context, table string, e ledger.Entry) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refuseOne {
+		c.refuseOne = false
+		return fmt.Errorf("injected: %w", ledger.ErrGap)
+	}
+	if err := c.l.Record(table, e); err != nil {
+		return err
+	}
+	c.notify()
+	return nil
+}
+
+// RegisterSources also plays the assignment controller: everything goes to
+// this node at epoch 1, and the node commits every table.
+func (c *fakeCluster) RegisterSources(_ context.Context, s []Source) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sources = s
+	for _, src := range s {
+		for p := range src.Partitions {
+			tp := ledger.TopicPartition{Topic: src.Topic, Partition: p}
+			if _, ok := c.l.Assignments[tp.String()]; !ok {
+				_ = c.l.Assign(tp, ledger.Assignment{Node: c.node, Epoch: 1})
+			}
+		}
+		if _, ok := c.committers[src.Table]; !ok {
+			c.committers[src.Table] = ledger.Assignment{Node: c.node, Epoch: 1}
+		}
+	}
+	c.notify()
+	return nil
+}
+
+func (c *fakeCluster) reassign(tp ledger.TopicPartition, node string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a := c.l.Assignments[tp.String()]
+	_ = c.l.Assign(tp, ledger.Assignment{Node: node, Epoch: a.Epoch + 1})
+	c.notify()
+}
+
+func (c *fakeCluster) Shape(context.Context, TableSpec) (*records.Shape, error) { return nil, nil }
+func (c *fakeCluster) Prepare(context.Context, TableSpec, *records.Shape) error  { return nil }
+
+func (c *fakeCluster) Write(_ context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+	return c.write(t.Key, id, recs)
+}
+
+func (c *fakeCluster) WriteDLQ(_ context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+	return c.write(t.Key+"_dlq", id, recs)
+}
+
+func (c *fakeCluster) write(key, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failWrite > 0 {
+		c.failWrite--
+		return nil, errors.New("injected: bucket unreachable")
+	}
+	path := key + "/" + id
+	c.files[path] = append([]*records.Record(nil), recs...)
+	return []ledger.FileDescriptor{{Path: path, RecordCount: int64(len(recs))}}, nil
+}
+
+func (c *fakeCluster) Commit(_ context.Context, table string, entries []ledger.Entry, committer ledger.Assignment, _ time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur := c.committers[table]; cur != committer {
+		return errors.New("stale committer")
+	}
+	var ids []string
+	for _, e := range entries {
+		ids = append(ids, e.ID)
+	}
+	done, err := c.l.Commit(table, ids)
+	if err != nil {
+		return err
+	}
+	for _, e := range done {
+		for _, f := range e.Files {
+			c.committed[table] = append(c.committed[table], c.files[f.Path]...)
+		}
+		for _, f := range e.DLQFiles {
+			c.committed[table+"_dlq"] = append(c.committed[table+"_dlq"], c.files[f.Path]...)
+		}
+	}
+	c.notify()
+	return nil
+}
+
+// rows returns committed rows of a table as "partition/offset" -> count.
+func (c *fakeCluster) rows(key string) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int{}
+	for _, r := range c.committed[key] {
+		out[fmt.Sprintf("%d/%d", r.Partition, r.Offset)]++
+	}
+	return out
+}

@@ -1,0 +1,233 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const key = "db\x1forders"
+
+type harness struct {
+	k      *fakeKafka
+	c      *fakeCluster
+	w      *Worker
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func start(t *testing.T, mode string, prep func(*harness)) *harness {
+	t.Helper()
+	h := &harness{k: newFakeKafka(), c: newFakeCluster("n1")}
+	if prep != nil {
+		prep(h)
+	}
+	w, err := New(Config{
+		NodeID: "n1", CommitInterval: 50 * time.Millisecond, TargetFileSize: 1 << 20, MemoryBudget: 64 << 20,
+		DiscoveryInterval: 50 * time.Millisecond,
+		Tables:            []config.Table{{Topic: "orders", Namespace: "db", Name: "orders", Format: "json", ErrorMode: mode, StartOffset: "earliest"}},
+	}, h.k, h.c, h.c, h.c, NewStatus(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.w = w
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel, h.done = cancel, make(chan error, 1)
+	go func() { h.done <- w.Run(ctx) }()
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *harness) stop() {
+	if h.cancel != nil {
+		h.cancel()
+		<-h.done
+		h.cancel = nil
+	}
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func values(n int, bad func(i int) bool) []string {
+	var out []string
+	for i := range n {
+		if bad != nil && bad(i) {
+			out = append(out, fmt.Sprintf("garbage %d", i))
+		} else {
+			out = append(out, fmt.Sprintf(`{"i":%d}`, i))
+		}
+	}
+	return out
+}
+
+// exactlyOnce checks that tables hold every offset of n records over
+// `parts` partitions, once, across the given tables.
+func exactlyOnce(t *testing.T, h *harness, n, parts int, tables ...string) {
+	t.Helper()
+	all := map[string]int{}
+	for _, tb := range tables {
+		for k, c := range h.c.rows(tb) {
+			all[k] += c
+		}
+	}
+	if len(all) != n {
+		t.Fatalf("%d distinct offsets committed, want %d", len(all), n)
+	}
+	for p := range parts {
+		for o := range n / parts {
+			if c := all[fmt.Sprintf("%d/%d", p, o)]; c != 1 {
+				t.Fatalf("offset %d/%d committed %d times", p, o, c)
+			}
+		}
+	}
+}
+
+func committedCount(h *harness, tables ...string) int {
+	n := 0
+	for _, tb := range tables {
+		for _, c := range h.c.rows(tb) {
+			n += c
+		}
+	}
+	return n
+}
+
+func TestDeadLetterMode(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) { h.k.produce("orders", 4, values(400, func(i int) bool { return i%10 == 3 })...) })
+	eventually(t, "all committed", func() bool { return committedCount(h, key, key+"_dlq") == 400 })
+	if got := len(h.c.rows(key + "_dlq")); got != 40 {
+		t.Fatalf("dead letters = %d, want 40", got)
+	}
+	exactlyOnce(t, h, 400, 4, key, key+"_dlq")
+	ts, _ := h.w.Status().Snapshot()
+	if ts[key].DeadLettered != 40 || ts[key].Consumed != 400 {
+		t.Fatalf("status %+v", ts[key])
+	}
+}
+
+func TestSkipMode(t *testing.T) {
+	h := start(t, "skip", func(h *harness) { h.k.produce("orders", 2, values(100, func(i int) bool { return i%4 == 0 })...) })
+	eventually(t, "offsets committed", func() bool {
+		o0, _ := h.c.Position(key, ledger.TopicPartition{Topic: "orders", Partition: 0})
+		o1, _ := h.c.Position(key, ledger.TopicPartition{Topic: "orders", Partition: 1})
+		return o0.Committed == 50 && o1.Committed == 50
+	})
+	if got := committedCount(h, key); got != 75 {
+		t.Fatalf("rows = %d, want 75", got)
+	}
+	ts, _ := h.w.Status().Snapshot()
+	if ts[key].Skipped != 25 {
+		t.Fatalf("skipped = %d", ts[key].Skipped)
+	}
+}
+
+func TestSuspendMode(t *testing.T) {
+	h := start(t, "suspend", func(h *harness) { h.k.produce("orders", 1, values(20, func(i int) bool { return i == 12 })...) })
+	eventually(t, "suspended", func() bool {
+		ts, _ := h.w.Status().Snapshot()
+		return ts[key].State == StateSuspended
+	})
+	ts, _ := h.w.Status().Snapshot()
+	if !strings.Contains(ts[key].Reason, "orders/0 offset 12") || !strings.Contains(ts[key].Reason, "not a JSON object") && !strings.Contains(ts[key].Reason, "invalid JSON") {
+		t.Fatalf("reason %q", ts[key].Reason)
+	}
+	eventually(t, "prefix committed", func() bool { return committedCount(h, key) == 12 })
+	time.Sleep(200 * time.Millisecond)
+	o, _ := h.c.Position(key, ledger.TopicPartition{Topic: "orders", Partition: 0})
+	if o.End != 12 || committedCount(h, key) != 12 {
+		t.Fatalf("went past the bad record: %+v, %d rows", o, committedCount(h, key))
+	}
+}
+
+func TestStorageFailureIsRetriedAndShown(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) {
+		h.c.failWrite = 1 << 30
+		h.k.produce("orders", 2, values(50, nil)...)
+	})
+	eventually(t, "degraded", func() bool {
+		ts, _ := h.w.Status().Snapshot()
+		return ts[key].State == StateDegraded && strings.Contains(ts[key].Reason, "bucket unreachable")
+	})
+	h.c.mu.Lock()
+	h.c.failWrite = 0
+	h.c.mu.Unlock()
+	eventually(t, "caught up", func() bool { return committedCount(h, key) == 50 })
+	eventually(t, "running", func() bool {
+		ts, _ := h.w.Status().Snapshot()
+		return ts[key].State == StateRunning
+	})
+	exactlyOnce(t, h, 50, 2, key)
+}
+
+func TestRefusedEntryResumesFromLedger(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) {
+		h.c.refuseOne = true
+		h.k.produce("orders", 2, values(60, nil)...)
+	})
+	eventually(t, "committed", func() bool { return committedCount(h, key) == 60 })
+	h.k.produce("orders", 2, values(60, nil)...)
+	eventually(t, "committed more", func() bool { return committedCount(h, key) == 120 })
+	exactlyOnce(t, h, 120, 2, key)
+}
+
+func TestMovedPartitionStopsFetching(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) { h.k.produce("orders", 2, values(20, nil)...) })
+	eventually(t, "committed", func() bool { return committedCount(h, key) == 20 })
+	tp := ledger.TopicPartition{Topic: "orders", Partition: 1}
+	h.c.reassign(tp, "n2")
+	eventually(t, "partition released", func() bool {
+		ts, _ := h.w.Status().Snapshot()
+		_, ok := ts[key].Partitions[tp.String()]
+		return !ok
+	})
+	h.k.produce("orders", 2, values(20, nil)...)
+	eventually(t, "partition 0 committed", func() bool {
+		o, _ := h.c.Position(key, ledger.TopicPartition{Topic: "orders", Partition: 0})
+		return o.Committed == 20
+	})
+	time.Sleep(200 * time.Millisecond)
+	if o, _ := h.c.Position(key, tp); o.End != 10 {
+		t.Fatalf("moved partition still recorded by n1: %+v", o)
+	}
+}
+
+func TestUnreachableKafkaShown(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) { h.k.down = true })
+	eventually(t, "degraded", func() bool {
+		ts, global := h.w.Status().Snapshot()
+		return strings.Contains(global["kafka"], "connection refused") && ts[key].State == StateDegraded
+	})
+	h.k.mu.Lock()
+	h.k.down = false
+	h.k.mu.Unlock()
+	h.k.produce("orders", 1, values(5, nil)...)
+	eventually(t, "recovered", func() bool { return committedCount(h, key) == 5 })
+}
+
+func TestMissingTopicShown(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) { h.k.produce("other", 1, "{}") })
+	eventually(t, "topic missing shown", func() bool {
+		ts, _ := h.w.Status().Snapshot()
+		return ts[key].State == StateDegraded && strings.Contains(ts[key].Reason, "topic orders not found")
+	})
+	h.k.produce("orders", 1, values(3, nil)...)
+	eventually(t, "recovered", func() bool { return committedCount(h, key) == 3 })
+}
