@@ -12,7 +12,7 @@ func TestDecodeJSON(t *testing.T) {
 	cases := []struct {
 		name    string
 		records []string
-		shape   string // after all records
+		shape   string   // after all records
 		bad     []string // error substrings per record ("" = accepted)
 	}{
 		{"infers types", []string{`{"i":1,"f":1.5,"s":"x","b":true,"n":null,"o":{"a":1},"l":[1,2]}`},

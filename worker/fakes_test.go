@@ -208,7 +208,7 @@ func (c *fakeCluster) reassign(tp ledger.TopicPartition, node string) {
 }
 
 func (c *fakeCluster) Shape(context.Context, TableSpec) (*records.Shape, error) { return nil, nil }
-func (c *fakeCluster) Prepare(context.Context, TableSpec, *records.Shape) error  { return nil }
+func (c *fakeCluster) Prepare(context.Context, TableSpec, *records.Shape) error { return nil }
 
 func (c *fakeCluster) Write(_ context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
 	return c.write(t.Key, id, recs)

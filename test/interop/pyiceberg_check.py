@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""Independent PyIceberg reader for the Floe interop suite.
+
+Takes the same arguments as the Java checker (java/.../Check.java):
+
+  --metadata-location URL   s3://... or file:///... metadata.json of the table
+  --expect FILE             JSON: table, columns, ranges {"topic/partition": [start, end]},
+                            key_field, header_key, append_delta_equals_records
+  --mode table|metadata-dir table: scan the table to Arrow and check every offset is there
+                            exactly once; metadata-dir: parse every *.metadata.json beside it
+  --s3-endpoint URL --s3-access-key K --s3-secret-key S --s3-region R
+
+Prints one OK line and exits 0 when every check passes; otherwise prints each problem and
+exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from urllib.parse import urlparse
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyiceberg.io import load_file_io
+from pyiceberg.serializers import FromInputFile
+from pyiceberg.table import StaticTable
+from pyiceberg.types import (
+    BinaryType,
+    IntegerType,
+    ListType,
+    LongType,
+    StringType,
+    StructType,
+    TimestamptzType,
+)
+
+MAX_PROBLEMS = 20
+METADATA_COLUMNS = {
+    "_kafka_topic": StringType,
+    "_kafka_partition": IntegerType,
+    "_kafka_offset": LongType,
+    "_kafka_timestamp": TimestamptzType,
+    "_kafka_key": BinaryType,
+}
+
+
+class Checker:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.location: str = args.metadata_location
+        self.mode: str = args.mode
+        with open(args.expect) as f:
+            self.expect: dict = json.load(f)
+        self.props: dict[str, str] = {"py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO"}
+        if args.s3_endpoint:
+            self.props["s3.endpoint"] = args.s3_endpoint
+        if args.s3_access_key:
+            self.props["s3.access-key-id"] = args.s3_access_key
+        if args.s3_secret_key:
+            self.props["s3.secret-access-key"] = args.s3_secret_key
+        if args.s3_region:
+            self.props["s3.region"] = args.s3_region
+        self.args = args
+        self.problems: list[str] = []
+
+    def problem(self, msg: str) -> None:
+        self.problems.append(msg)
+
+    def ranges(self) -> dict[str, tuple[int, int]]:
+        return {k: (int(v[0]), int(v[1])) for k, v in sorted(self.expect.get("ranges", {}).items())}
+
+    # ------------------------------------------------------------ table mode
+
+    def check_table(self) -> str:
+        tbl = StaticTable.from_metadata(self.location, properties=self.props)
+        schema = tbl.schema()
+        self.check_schema(schema)
+        if self.problems:
+            return ""
+        ranges = self.ranges()
+        data = tbl.scan().to_arrow()
+        rows = data.num_rows
+
+        tp = pc.binary_join_element_wise(
+            data["_kafka_topic"].cast(pa.string()), data["_kafka_partition"].cast(pa.string()), "/"
+        )
+        if tp.null_count or data["_kafka_offset"].null_count:
+            self.problem(f"{max(tp.null_count, data['_kafka_offset'].null_count)} rows have a null topic, partition or offset")
+        tp_enc = tp.combine_chunks().dictionary_encode()
+        codes = tp_enc.indices.to_numpy(zero_copy_only=False)
+        names = tp_enc.dictionary.to_pylist()
+        offsets = data["_kafka_offset"].combine_chunks().to_numpy(zero_copy_only=False)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+        by_tp: dict[str, np.ndarray] = {}
+        for i, name in enumerate(names):
+            by_tp[name] = np.sort(offsets[order[bounds[i] : bounds[i + 1]]])
+
+        for name, offs in by_tp.items():
+            if name not in ranges:
+                self.problem(f"{len(offs)} rows from partition {name}, which was not produced to this table")
+        for name, (start, end) in ranges.items():
+            offs = by_tp.get(name, np.array([], dtype=np.int64))
+            outside = offs[(offs < start) | (offs >= end)]
+            if len(outside):
+                self.problem(f"{name}: {len(outside)} offsets outside the produced range [{start},{end}), e.g. {outside[:5].tolist()}")
+            inside = offs[(offs >= start) & (offs < end)]
+            uniq, counts = np.unique(inside, return_counts=True)
+            dups = uniq[counts > 1]
+            if len(dups):
+                self.problem(f"{name}: {int((counts[counts > 1] - 1).sum())} duplicate rows, e.g. offsets {dups[:5].tolist()} appear more than once")
+            want = end - start
+            if len(uniq) != want:
+                present = np.zeros(want, dtype=bool)
+                present[uniq - start] = True
+                first_missing = int(np.argmin(present)) + start
+                self.problem(f"{name}: {len(uniq)} of {want} offsets in [{start},{end}) present; first missing {first_missing}")
+
+        expected = sum(e - s for s, e in ranges.values())
+        if rows != expected:
+            self.problem(f"table has {rows} rows, expected {expected}")
+
+        key_field = self.expect.get("key_field") or ""
+        keys = data["_kafka_key"].combine_chunks()
+        if key_field:
+            payload = data[key_field].combine_chunks().cast(pa.string()).cast(pa.binary())
+            eq = pc.fill_null(pc.equal(keys.cast(pa.binary()), payload), False)
+            bad = len(eq) - pc.sum(eq).as_py() if len(eq) else 0
+            if bad:
+                self.problem(f"{bad} rows whose _kafka_key does not match payload field {key_field}")
+        header_key = self.expect.get("header_key") or ""
+        if header_key:
+            headers = data["_kafka_headers"].combine_chunks()
+            flat = pc.list_flatten(headers)
+            parents = pc.list_parent_indices(headers).to_numpy(zero_copy_only=False)
+            hk = pc.struct_field(flat, "key")
+            hv = pc.struct_field(flat, "value")
+            sel = pc.fill_null(pc.equal(hk, header_key), False).to_numpy(zero_copy_only=False)
+            sel_parents = parents[sel]
+            sel_values = pc.filter(hv, pa.array(sel)).cast(pa.binary())
+            matched = pc.fill_null(pc.equal(sel_values, pc.take(keys.cast(pa.binary()), pa.array(sel_parents))), False)
+            good_rows = np.unique(sel_parents[matched.to_numpy(zero_copy_only=False)])
+            bad = rows - len(good_rows)
+            if bad:
+                self.problem(f"{bad} rows whose header {header_key} does not equal the key")
+
+        snap = tbl.current_snapshot()
+        if snap is None:
+            if expected:
+                self.problem("table has no current snapshot")
+        else:
+            self.check_offsets_summary(snap, ranges)
+            total = snap.summary.get("total-records") if snap.summary else None
+            if total is not None and int(total) != expected:
+                self.problem(f"snapshot summary total-records={total}, expected {expected}")
+        return (
+            f"rows={rows} partitions={len(ranges)} snapshot={snap.snapshot_id if snap else 'none'} "
+            f"columns={len(schema.fields)}"
+        )
+
+    def check_schema(self, schema) -> None:
+        names = {f.name: f for f in schema.fields}
+        for c in self.expect.get("columns", []):
+            if c not in names:
+                self.problem(f"schema lacks column {c}; schema is {schema}")
+        for col, typ in METADATA_COLUMNS.items():
+            f = names.get(col)
+            if f is None:
+                self.problem(f"schema lacks metadata column {col}")
+            elif not isinstance(f.field_type, typ):
+                self.problem(f"metadata column {col} is {f.field_type}, expected {typ.__name__}")
+        h = names.get("_kafka_headers")
+        if h is None:
+            self.problem("schema lacks metadata column _kafka_headers")
+        else:
+            t = h.field_type
+            ok = isinstance(t, ListType) and isinstance(t.element_type, StructType)
+            if ok:
+                fields = {f.name: f.field_type for f in t.element_type.fields}
+                ok = isinstance(fields.get("key"), StringType) and isinstance(fields.get("value"), BinaryType)
+            if not ok:
+                self.problem(f"metadata column _kafka_headers is {t}, expected list<struct<key: string, value: binary>>")
+
+    def floe_offsets(self, snap, where: str) -> dict[str, int] | None:
+        summary = snap.summary
+        raw = summary.get("floe.offsets") if summary else None
+        if raw is None:
+            self.problem(f"{where}: snapshot {snap.snapshot_id} summary lacks floe.offsets")
+            return None
+        if not (summary.get("floe.commit-id") or ""):
+            self.problem(f"{where}: snapshot {snap.snapshot_id} summary lacks floe.commit-id")
+        try:
+            obj = json.loads(raw)
+            if not isinstance(obj, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in obj.values()):
+                raise ValueError("not a JSON object of integer offsets")
+            return dict(sorted(obj.items()))
+        except ValueError as e:
+            self.problem(f"{where}: snapshot {snap.snapshot_id} floe.offsets {raw} is not a JSON object of offsets: {e}")
+            return None
+
+    def check_offsets_summary(self, snap, ranges: dict[str, tuple[int, int]]) -> None:
+        offs = self.floe_offsets(snap, "current snapshot")
+        if offs is None:
+            return
+        for name, (start, end) in ranges.items():
+            got = offs.get(name)
+            if (got is None and end != start) or (got is not None and got != end):
+                self.problem(f"floe.offsets[{name}]={got}, expected {end}")
+        for name in offs:
+            if name not in ranges:
+                self.problem(f"floe.offsets has unexpected partition {name}")
+
+    # ------------------------------------------------------------ metadata-dir mode
+
+    def list_metadata(self, directory: str) -> list[str]:
+        from pyarrow import fs
+
+        u = urlparse(directory)
+        if u.scheme == "file":
+            filesystem, base = fs.LocalFileSystem(), u.path
+        elif u.scheme in ("s3", "s3a"):
+            kw = {}
+            if self.args.s3_endpoint:
+                ep = urlparse(self.args.s3_endpoint)
+                kw["endpoint_override"] = ep.netloc
+                kw["scheme"] = ep.scheme or "http"
+            filesystem = fs.S3FileSystem(
+                access_key=self.args.s3_access_key,
+                secret_key=self.args.s3_secret_key,
+                region=self.args.s3_region or "us-east-1",
+                **kw,
+            )
+            base = u.netloc + u.path
+        else:
+            raise ValueError(f"cannot list {directory}: unknown scheme")
+        infos = filesystem.get_file_info(fs.FileSelector(base.rstrip("/"), recursive=False))
+        out = []
+        for i in infos:
+            if i.path.endswith(".metadata.json"):
+                out.append(f"{u.scheme}://{i.path}" if u.scheme != "file" else f"file://{i.path}")
+        return sorted(out)
+
+    def check_metadata_dir(self) -> str:
+        directory = self.location[: self.location.rfind("/") + 1]
+        files = self.list_metadata(directory)
+        if not files:
+            self.problem(f"no *.metadata.json under {directory}")
+            return ""
+        if self.location not in files:
+            self.problem(f"the current metadata {self.location} is not among the files listed under {directory}")
+        io = load_file_io(properties=self.props, location=self.location)
+        by_snapshot: dict[int, dict] = {}
+        snapshots = 0
+        current = None
+        for f in files:
+            try:
+                md = FromInputFile.table_metadata(io.new_input(f))
+            except Exception as e:  # noqa: BLE001 - any rejection is the finding
+                self.problem(f"{f}: PyIceberg rejects it: {e}")
+                continue
+            if f == self.location:
+                current = md
+            where = f.rsplit("/", 1)[-1]
+            commit_ids: set[str] = set()
+            for s in md.snapshots:
+                snapshots += 1
+                offs = self.floe_offsets(s, where)
+                if offs is None:
+                    continue
+                cid = s.summary.get("floe.commit-id")
+                if cid and cid in commit_ids:
+                    self.problem(f"{where}: floe.commit-id {cid} is on more than one snapshot")
+                commit_ids.add(cid)
+                prev = by_snapshot.setdefault(s.snapshot_id, offs)
+                if prev != offs:
+                    self.problem(f"snapshot {s.snapshot_id} has floe.offsets {prev} in one metadata file and {offs} in {where}")
+        if current is not None:
+            self.check_history(current)
+        return f"{len(files)} metadata files parsed, {snapshots} snapshot entries carry floe.offsets"
+
+    def check_history(self, md) -> None:
+        strict = bool(self.expect.get("append_delta_equals_records"))
+        prev = {k: s for k, (s, _) in self.ranges().items()}
+        for s in sorted(md.snapshots, key=lambda s: s.sequence_number or 0):
+            offs = self.floe_offsets(s, "history")
+            if offs is None:
+                continue
+            delta = 0
+            for k, v in offs.items():
+                p = prev.get(k, 0)
+                if v < p:
+                    self.problem(f"snapshot {s.snapshot_id} moves {k} back from {p} to {v}")
+                delta += v - p
+                prev[k] = v
+            op = s.summary.operation.value if s.summary and s.summary.operation else None
+            if strict and op == "append":
+                added = s.summary.get("added-records")
+                if added is None or int(added) != delta:
+                    self.problem(f"append snapshot {s.snapshot_id} added {added} records but its floe.offsets advance by {delta}")
+
+    def run(self) -> int:
+        name = self.expect.get("table", "table")
+        try:
+            if self.mode == "table":
+                summary = self.check_table()
+            elif self.mode == "metadata-dir":
+                summary = self.check_metadata_dir()
+            else:
+                print(f"pyiceberg: unknown --mode {self.mode}", file=sys.stderr)
+                return 2
+        except Exception as e:  # noqa: BLE001 - report any reader failure as a failed check
+            import traceback
+
+            traceback.print_exc()
+            self.problem(f"PyIceberg failed: {type(e).__name__}: {e}")
+            summary = ""
+        if self.problems:
+            print(f"FAIL pyiceberg {self.mode} {name} ({self.location}): {len(self.problems)} problem(s)")
+            for p in self.problems[:MAX_PROBLEMS]:
+                print(f"  - {p}")
+            if len(self.problems) > MAX_PROBLEMS:
+                print(f"  ... and {len(self.problems) - MAX_PROBLEMS} more")
+            return 1
+        print(f"OK pyiceberg {self.mode} {name}: {summary}")
+        return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--metadata-location", required=True)
+    ap.add_argument("--expect", required=True)
+    ap.add_argument("--mode", default="table", choices=["table", "metadata-dir"])
+    ap.add_argument("--s3-endpoint")
+    ap.add_argument("--s3-access-key")
+    ap.add_argument("--s3-secret-key")
+    ap.add_argument("--s3-region")
+    return Checker(ap.parse_args()).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
