@@ -125,6 +125,15 @@ func TestUnknownYAMLFieldRefused(t *testing.T) {
 }
 
 func TestEnvVarsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range EnvVars() {
+		if !strings.Contains(string(doc), "`"+v.Name+"`") {
+			t.Errorf("docs/configuration.md does not document %s (%s)", v.Name, v.Field)
+		}
+	}
 	vars := EnvVars()
 	want := map[string]bool{"FLOE_NODE_ID": false, "FLOE_KAFKA_SASL_PASSWORD": false, "FLOE_TABLES": false, "FLOE_WAREHOUSE_S3_ENDPOINT": false}
 	for _, v := range vars {

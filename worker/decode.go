@@ -21,42 +21,9 @@ const MetadataPrefix = "_kafka_"
 // table's error mode says.
 var ErrBadRecord = errors.New("bad record")
 
-// decodeJSON parses a record value as a JSON object and conforms it to shape,
-// the table's payload Struct shape. Types are inferred for fields the shape
-// does not have yet, and shape grows by them, but only when the whole record
-// is accepted: a rejected record leaves shape untouched.
-//
-// Numbers without fraction or exponent are longs, others doubles. A field not
-// yet in the table may widen from long to double; once committed it may not
-// (Iceberg cannot promote long to double), so a fractional number in a long
-// column is a bad record naming the field rather than a silent truncation.
-func decodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: invalid JSON: %v", ErrBadRecord, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: invalid JSON: trailing data after the value", ErrBadRecord)
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("%w: value is %s, not a JSON object", ErrBadRecord, jsonKind(v))
-	}
-	for k := range obj {
-		if strings.HasPrefix(k, MetadataPrefix) {
-			return nil, fmt.Errorf("%w: field %s collides with Floe's metadata columns (%s*)", ErrBadRecord, k, MetadataPrefix)
-		}
-	}
-	if _, err := conform(shape, obj, false, "", false); err != nil {
-		return nil, err
-	}
-	out, err := conform(shape, obj, false, "", true)
-	if err != nil {
-		return nil, err
-	}
-	return out.(map[string]any), nil
+// DecodeJSON is decodeJSON for benchmarks and tools outside the package.
+func DecodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {
+	return decodeJSON(shape, data)
 }
 
 func jsonKind(v any) string {
@@ -79,6 +46,8 @@ func jsonKind(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
 func isIntegral(n json.Number) bool { return !strings.ContainsAny(string(n), ".eE") }
 

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestDecodeJSON(t *testing.T) {
 		bad     []string // error substrings per record ("" = accepted)
 	}{
 		{"infers types", []string{`{"i":1,"f":1.5,"s":"x","b":true,"n":null,"o":{"a":1},"l":[1,2]}`},
-			"struct<b: boolean, f: double, i: long, l: list<long>, o: struct<a: long>, s: string>", []string{""}},
+			"struct<i: long, f: double, s: string, b: boolean, o: struct<a: long>, l: list<long>>", []string{""}},
 		{"new field adds column", []string{`{"a":1}`, `{"a":2,"b":"x"}`}, "struct<a: long, b: string>", []string{"", ""}},
 		{"uncommitted long widens", []string{`{"a":1}`, `{"a":1.5}`}, "struct<a: double>", []string{"", ""}},
 		{"mixed list widens", []string{`{"l":[1,2.5]}`}, "struct<l: list<double>>", []string{""}},
@@ -88,5 +89,81 @@ func TestDecodedValuesAreNormalized(t *testing.T) {
 	inner := v["l"].([]any)[0].(map[string]any)
 	if _, ok := inner["k"].(int64); !ok {
 		t.Fatalf("l[].k is %T", inner["k"])
+	}
+}
+
+func TestParserEdgeCases(t *testing.T) {
+	cases := []struct {
+		in   string
+		want string // fmt of decoded value, or error substring prefixed with "!"
+	}{
+		{`{"s":"a\"b\\c\u00e9\n"}`, "map[s:a\"b\\cé\n]"},
+		{` { "a" : 1 , "b" : [ ] } `, "map[a:1]"},
+		{`{"a":1,"a":2}`, "map[a:2]"},
+		{`{"a":-1.5e3}`, "map[a:-1500]"},
+		{`{"a":01}`, "!invalid JSON in field a"},
+		{`{"a":1,}`, "!expected a field name"},
+		{`{"a" 1}`, "!expected :"},
+		{`{"a":tru}`, "!invalid JSON in field a"},
+		{`{"a":"x`, "!unterminated string"},
+		{`{"a":[1,2}`, "!invalid JSON in field a"},
+		{`{"a":1}`, "map[a:1]"},
+		{`"just a string"`, "!value is a string, not a JSON object"},
+		{`42`, "!value is an integer, not a JSON object"},
+		{`nul`, "!invalid JSON"},
+		{"{\"a\":\"\x01\"}", "!control character"},
+	}
+	for _, c := range cases {
+		shape := &records.Shape{Kind: records.Struct}
+		v, err := decodeJSON(shape, []byte(c.in))
+		if strings.HasPrefix(c.want, "!") {
+			if err == nil || !strings.Contains(err.Error(), c.want[1:]) {
+				t.Errorf("%s: err %v, want %q", c.in, err, c.want[1:])
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if got := fmt.Sprint(v); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestParserOnKnownShape exercises the fast path (fields already known),
+// where the new parser does the work without encoding/json.
+func TestParserOnKnownShape(t *testing.T) {
+	shape := &records.Shape{Kind: records.Struct}
+	if _, err := decodeJSON(shape, []byte(`{"a":1,"l":[true],"o":{"s":"x"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		`{"a":01}`:                   "bad number",
+		`{"l":[tru]}`:                "expected true",
+		`{"l":[true,false}`:          "expected , or ]",
+		`{"o":{"s":"x"`:              "unterminated object",
+		`{"a":"str"}`:                "field a: column is long, value is a string",
+		`{"o":{"s":5}}`:              "field o.s: column is string, value is an integer",
+		`{"l":{"x":1}}`:              "field l: column is list<boolean>, value is an object",
+		`{"a":99999999999999999999}`: "does not fit a long",
+	} {
+		if _, err := decodeJSON(shape, []byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestValidNumber(t *testing.T) {
+	for _, n := range []string{"0", "-0", "1", "-12", "1.5", "0.25", "1e5", "1E-5", "-2.5e+10"} {
+		if !validNumber([]byte(n)) {
+			t.Errorf("%s refused", n)
+		}
+	}
+	for _, n := range []string{"", "-", "01", "1.", ".5", "1e", "1e+", "--1", "1-", "+1", "0x1"} {
+		if validNumber([]byte(n)) {
+			t.Errorf("%s accepted", n)
+		}
 	}
 }

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/records"
+	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/worker"
+)
+
+// benchCmd is `floe bench`, run by `make bench`: end-to-end throughput
+// against the raw limit of the same decode and Parquet work, in one run.
+func benchCmd() *cobra.Command {
+	var n, partitions int
+	cmd := &cobra.Command{
+		Use:    "bench",
+		Short:  "Measure end-to-end throughput against the raw decode+Parquet limit",
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd.Context(), cmd.OutOrStdout(), n, partitions)
+		},
+	}
+	cmd.Flags().IntVar(&n, "records", 1_000_000, "records")
+	cmd.Flags().IntVar(&partitions, "partitions", 8, "partitions")
+	return cmd
+}
+
+// benchRecord is a JSON object of about 500 bytes.
+func benchRecord(i int) string {
+	return fmt.Sprintf(`{"order_id":%d,"customer_id":"cust-%08d","status":"%s","amount":%d.%02d,"currency":"EUR",`+
+		`"items":[{"sku":"sku-%06d","qty":%d,"price":%d.99},{"sku":"sku-%06d","qty":%d,"price":%d.49}],`+
+		`"shipping":{"name":"Customer %d","street":"%d Long Street Name","city":"Berlin","zip":"%05d","country":"DE","express":%t},`+
+		`"created_at":"2026-11-29T12:%02d:%02d.%03dZ","note":"%s"}`,
+		i, i%100000, []string{"new", "paid", "shipped", "delivered"}[i%4], i%1000, i%100, i%999999, 1+i%5, i%200, (i*7)%999999, 1+i%3, i%50,
+		i, i%999, i%99999, i%2 == 0, i%60, i%60, i%1000, strings.Repeat("x", 60+i%20))
+}
+
+func runBench(ctx context.Context, out io.Writer, n, partitions int) error {
+	dir, err := os.MkdirTemp("", "floe-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	values := make([][]byte, n)
+	var bytes int64
+	for i := range n {
+		values[i] = []byte(benchRecord(i))
+		bytes += int64(len(values[i]))
+	}
+	fmt.Fprintf(out, "floe bench: %d JSON records, %.0f bytes each on average, %d partitions, GOMAXPROCS=%d\n\n", n, float64(bytes)/float64(n), partitions, runtime.GOMAXPROCS(0))
+
+	// 1. The raw limit: decode and Parquet-encode the same records in a
+	// tight loop through the same code, no Kafka, no Raft, no commits.
+	rawDur, err := benchRaw(ctx, dir, log, values)
+	if err != nil {
+		return fmt.Errorf("raw limit: %w", err)
+	}
+
+	// 2. End to end: records already in Kafka, one node from start until
+	// every record is committed.
+	e2eDur, files, err := benchEndToEnd(ctx, dir, log, values, partitions)
+	if err != nil {
+		return fmt.Errorf("end to end: %w", err)
+	}
+	mb := float64(bytes) / 1e6
+	fmt.Fprintf(out, "%-44s %12s %10s %8s\n", "", "records/s", "MB/s", "seconds")
+	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "raw limit (decode + Parquet encode, 1 loop)", float64(n)/rawDur.Seconds(), mb/rawDur.Seconds(), rawDur.Seconds())
+	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "end to end (kfake -> floe -> Iceberg)", float64(n)/e2eDur.Seconds(), mb/e2eDur.Seconds(), e2eDur.Seconds())
+	fmt.Fprintf(out, "\nratio end-to-end / raw limit: %.2f   (data files committed: %d)\n", rawDur.Seconds()/e2eDur.Seconds(), files)
+	return nil
+}
+
+func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte) (time.Duration, error) {
+	raftAddr, err := freeAddr()
+	if err != nil {
+		return 0, err
+	}
+	node, err := cluster.Open(cluster.NodeConfig{ID: "raw", RaftAddr: raftAddr, DataDir: filepath.Join(dir, "raw-node"), Bootstrap: true, NoSync: true, Logger: log})
+	if err != nil {
+		return 0, err
+	}
+	defer node.Close()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := node.WaitLeader(wctx); err != nil {
+		return 0, err
+	}
+	for !node.IsLeader() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cat := cluster.NewCatalog(node, "file://"+filepath.Join(dir, "raw-wh"), iceberg.Properties{})
+	sink := icebergsink.New(cat, 128<<20, log)
+	spec := worker.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "json"}
+	shape := &records.Shape{Kind: records.Struct}
+	// Create the table with its columns first, outside the timing.
+	if _, err := worker.DecodeJSON(shape, values[0]); err != nil {
+		return 0, err
+	}
+	if err := sink.Prepare(ctx, spec, shape); err != nil {
+		return 0, err
+	}
+	shape.MarkCommitted()
+	const batch = 100_000
+	start := time.Now()
+	for i := 0; i < len(values); i += batch {
+		recs := make([]*records.Record, 0, batch)
+		for j := i; j < min(i+batch, len(values)); j++ {
+			v, err := worker.DecodeJSON(shape, values[j])
+			if err != nil {
+				return 0, err
+			}
+			recs = append(recs, &records.Record{Topic: "raw", Partition: int32(j % 8), Offset: int64(j), Timestamp: start, Key: values[j][:12], Value: v})
+		}
+		if _, err := sink.Write(ctx, spec, uuid.NewString(), recs); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][]byte, partitions int) (time.Duration, int64, error) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), "bench"))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cl.Close()
+	const batch = 5000
+	for i := 0; i < len(values); i += batch {
+		var recs []*kgo.Record
+		for j := i; j < min(i+batch, len(values)); j++ {
+			recs = append(recs, &kgo.Record{Partition: int32(j % partitions), Key: values[j][:12], Value: values[j]})
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			return 0, 0, err
+		}
+	}
+	raftAddr, err := freeAddr()
+	if err != nil {
+		return 0, 0, err
+	}
+	cfg := config.Defaults()
+	cfg.Node.ID, cfg.Node.DataDir, cfg.Node.RaftAddr, cfg.Node.AdminAddr = "bench", filepath.Join(dir, "e2e-node"), raftAddr, "127.0.0.1:0"
+	cfg.Kafka.BootstrapServers = kc.ListenAddrs()
+	cfg.Warehouse.Location = "file://" + filepath.Join(dir, "e2e-wh")
+	cfg.Tables = []config.Table{{Topic: "bench", Namespace: "bench", Name: "e2e", Format: "json", ErrorMode: "dlq", StartOffset: "earliest"}}
+	start := time.Now()
+	n, err := startNode(ctx, cfg, log, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer n.Stop()
+	for {
+		rep, err := n.Report(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(rep.Tables) > 0 && rep.Tables[0].Rows == int64(len(values)) {
+			return time.Since(start), rep.Tables[0].DataFiles, nil
+		}
+		if time.Since(start) > 10*time.Minute {
+			return 0, 0, fmt.Errorf("not done after 10 minutes: %+v", rep)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,119 @@
+# shellcheck shell=bash
+# Interop scenarios. Each is a function scenario_<id> built from lib.sh calls,
+# run against the services run.sh started (Kafka, MinIO, moto, schema
+# registry). Every scenario uses its own topics, Floe node and warehouse
+# prefix (s3://interop/<node>), and ends with verify_tables: PyIceberg and
+# Iceberg Java both confirm each produced (partition, offset) is in its table
+# exactly once. To add one: write scenario_<id>, add <id> and a title to
+# SCENARIO_TITLES, and it runs with the others (or alone: run.sh <id>).
+
+declare -A SCENARIO_TITLES=(
+	[1]="three topics x 6 partitions, 300,000 records into three tables"
+	[2]="Kafka broker stopped for 20s mid-stream"
+	[3]="Floe node SIGKILLed mid-stream and restarted"
+	[4]="MinIO stopped for 20s mid-stream: DEGRADED, then catch up"
+	[5]="every metadata.json parses with Iceberg Java; summaries carry floe.offsets"
+)
+SCENARIO_ORDER=(1 2 3 4 5)
+
+# Sizes of the fault scenarios: records per topic and production rate (records/s).
+FAULT_RECORDS=${FLOE_INTEROP_FAULT_RECORDS:-40000}
+FAULT_RATE=${FLOE_INTEROP_FAULT_RATE:-1000}
+OUTAGE_SECS=${FLOE_INTEROP_OUTAGE_SECS:-20}
+
+# wait_committed NAME MIN TIMEOUT: waits until node NAME committed at least MIN rows.
+wait_committed() {
+	local name=$1 min=$2 timeout=$3 i rows=0
+	for ((i = 0; i < timeout * 2; i++)); do
+		rows=$("$PY" "$INTEROP_DIR/interop.py" committed-rows --admin "$(floe_admin "$name")" 2>/dev/null || echo 0)
+		((rows >= min)) && { log "floe $name committed $rows rows"; return 0; }
+		sleep 0.5
+	done
+	die "floe $name committed only $rows rows within ${timeout}s (wanted $min)"
+}
+
+scenario_1() {
+	local n=s1 topics=(s1_orders s1_payments s1_clicks)
+	create_topics 6 "${topics[@]}"
+	floe_config $n "${topics[@]}"
+	start_floe $n
+	produce 100000 0 0 "${topics[@]}"
+	expect_tables "${topics[@]}"
+	wait_caught_up $n 600 "${topics[@]}"
+	verify_tables $n "${topics[@]}"
+	stop_floe $n
+}
+
+scenario_2() {
+	local n=s2 topics=(s2_events)
+	create_topics 6 "${topics[@]}"
+	floe_config $n "${topics[@]}"
+	start_floe $n
+	produce_bg "$FAULT_RECORDS" "$FAULT_RATE" 0 "${topics[@]}"
+	wait_committed $n 1 60
+	log "stopping Kafka for ${OUTAGE_SECS}s"
+	stop_kafka
+	sleep "$OUTAGE_SECS"
+	start_kafka
+	wait_producer
+	expect_tables "${topics[@]}"
+	wait_caught_up $n 300 "${topics[@]}"
+	verify_tables $n "${topics[@]}"
+	stop_floe $n
+}
+
+scenario_3() {
+	local n=s3 topics=(s3_events)
+	create_topics 6 "${topics[@]}"
+	floe_config $n "${topics[@]}"
+	start_floe $n
+	produce_bg "$FAULT_RECORDS" "$FAULT_RATE" 0 "${topics[@]}"
+	wait_committed $n $((FAULT_RECORDS / 4)) 120
+	kill_floe $n
+	sleep 3
+	start_floe $n
+	wait_producer
+	expect_tables "${topics[@]}"
+	wait_caught_up $n 300 "${topics[@]}"
+	verify_tables $n "${topics[@]}"
+	stop_floe $n
+}
+
+scenario_4() {
+	local n=s4 topics=(s4_events) rc=0 t0
+	create_topics 6 "${topics[@]}"
+	floe_config $n "${topics[@]}"
+	start_floe $n
+	produce_bg "$FAULT_RECORDS" "$FAULT_RATE" 0 "${topics[@]}"
+	wait_committed $n 1 60
+	log "stopping MinIO for ${OUTAGE_SECS}s"
+	t0=$(date +%s)
+	stop_minio
+	# The assertion reads `floe status -o json`, as an operator would.
+	"$PY" "$INTEROP_DIR/interop.py" watch-state --floe-bin "$FLOE_BIN" --admin "$(floe_admin $n)" \
+		--state DEGRADED --duration "$OUTAGE_SECS" "${topics[@]/#/interop.}" || rc=$?
+	sleep $((OUTAGE_SECS - ($(date +%s) - t0) > 0 ? OUTAGE_SECS - ($(date +%s) - t0) : 0))
+	start_minio
+	((rc == 0)) || die "floe $n did not report DEGRADED with a reason while MinIO was down"
+	wait_producer
+	expect_tables "${topics[@]}"
+	wait_caught_up $n 300 "${topics[@]}"
+	verify_tables $n "${topics[@]}"
+	stop_floe $n
+}
+
+scenario_5() {
+	if [[ ! -s $RUN_DIR/tables.tsv ]]; then
+		# Run alone: make a small table to check.
+		local n=s5 topics=(s5_events)
+		create_topics 6 "${topics[@]}"
+		floe_config $n "${topics[@]}"
+		start_floe $n
+		produce 10000 0 0 "${topics[@]}"
+		expect_tables "${topics[@]}"
+		wait_caught_up $n 300 "${topics[@]}"
+		verify_tables $n "${topics[@]}"
+		stop_floe $n
+	fi
+	verify_metadata_dirs
+}
