@@ -19,6 +19,22 @@ type parser struct {
 	pos   int
 	adds  []pendingAdd
 	widen []*records.Shape
+	path  []string // field names down to the current value, joined only for errors
+}
+
+func (p *parser) where() string {
+	out := ""
+	for _, n := range p.path {
+		switch {
+		case n == "[]":
+			out += n
+		case out == "":
+			out = n
+		default:
+			out += "." + n
+		}
+	}
+	return out
 }
 
 type pendingAdd struct {
@@ -84,7 +100,7 @@ func (p *parser) literal(word string) error {
 }
 
 // value parses the value at the current position, conformed to s.
-func (p *parser) value(s *records.Shape, frozen bool, path string) (any, error) {
+func (p *parser) value(s *records.Shape, frozen bool) (any, error) {
 	p.ws()
 	if p.pos >= len(p.data) {
 		return nil, p.fail("unexpected end of input")
@@ -95,7 +111,7 @@ func (p *parser) value(s *records.Shape, frozen bool, path string) (any, error) 
 	}
 	kindOK := func(k records.Kind) error {
 		if s.Kind != k {
-			return fmt.Errorf("%w: field %s: column is %s, value is %s", ErrBadRecord, path, s, p.describe())
+			return fmt.Errorf("%w: field %s: column is %s, value is %s", ErrBadRecord, p.where(), s, p.describe())
 		}
 		return nil
 	}
@@ -117,7 +133,7 @@ func (p *parser) value(s *records.Shape, frozen bool, path string) (any, error) 
 		if s.Kind != records.Long && s.Kind != records.Double {
 			return nil, kindOK(records.Long)
 		}
-		return p.number(s, frozen, path)
+		return p.number(s, frozen)
 	case c == '[':
 		if err := kindOK(records.List); err != nil {
 			return nil, err
@@ -129,8 +145,10 @@ func (p *parser) value(s *records.Shape, frozen bool, path string) (any, error) 
 			p.pos++
 			return out, nil
 		}
+		p.path = append(p.path, "[]")
+		defer func() { p.path = p.path[:len(p.path)-1] }()
 		for {
-			v, err := p.value(s.Elem, frozen, path+"[]")
+			v, err := p.value(s.Elem, frozen)
 			if err != nil {
 				return nil, err
 			}
@@ -153,12 +171,12 @@ func (p *parser) value(s *records.Shape, frozen bool, path string) (any, error) 
 		if err := kindOK(records.Struct); err != nil {
 			return nil, err
 		}
-		return p.object(s, frozen, path)
+		return p.object(s, frozen)
 	}
 	return nil, p.fail("unexpected character %q", c)
 }
 
-func (p *parser) object(s *records.Shape, frozen bool, path string) (map[string]any, error) {
+func (p *parser) object(s *records.Shape, frozen bool) (map[string]any, error) {
 	p.pos++ // {
 	out := make(map[string]any, len(s.Fields))
 	p.ws()
@@ -180,16 +198,17 @@ func (p *parser) object(s *records.Shape, frozen bool, path string) (map[string]
 			return nil, p.fail("expected : after field name")
 		}
 		p.pos++
-		fp := fieldPath(path, k)
-		if path == "" && len(k) >= len(MetadataPrefix) && k[:len(MetadataPrefix)] == MetadataPrefix {
+		if len(p.path) == 0 && len(k) >= len(MetadataPrefix) && k[:len(MetadataPrefix)] == MetadataPrefix {
 			return nil, fmt.Errorf("%w: field %s collides with Floe's metadata columns (%s*)", ErrBadRecord, k, MetadataPrefix)
 		}
 		var v any
+		p.path = append(p.path, k)
 		if f := p.lookup(s, k); f != nil {
-			v, err = p.value(f.Shape, frozen || f.Committed, fp)
+			v, err = p.value(f.Shape, frozen || f.Committed)
 		} else {
-			v, err = p.newField(s, k, fp)
+			v, err = p.newField(s, k, p.where())
 		}
+		p.path = p.path[:len(p.path)-1]
 		if err != nil {
 			return nil, err
 		}
@@ -337,7 +356,7 @@ func (p *parser) escapedStr(start int) (string, error) {
 	return "", p.fail("unterminated string")
 }
 
-func (p *parser) number(s *records.Shape, frozen bool, path string) (any, error) {
+func (p *parser) number(s *records.Shape, frozen bool) (any, error) {
 	start := p.pos
 	for p.pos < len(p.data) && isNumberByte(p.data[p.pos]) {
 		p.pos++
@@ -349,17 +368,17 @@ func (p *parser) number(s *records.Shape, frozen bool, path string) (any, error)
 	if isIntegral(n) && s.Kind == records.Long {
 		i, err := strconv.ParseInt(string(n), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w: field %s: %s does not fit a long", ErrBadRecord, path, n)
+			return nil, fmt.Errorf("%w: field %s: %s does not fit a long", ErrBadRecord, p.where(), n)
 		}
 		return i, nil
 	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
-		return nil, fmt.Errorf("%w: field %s: %v", ErrBadRecord, path, err)
+		return nil, fmt.Errorf("%w: field %s: %v", ErrBadRecord, p.where(), err)
 	}
 	if s.Kind == records.Long { // fractional into long
 		if frozen {
-			return nil, fmt.Errorf("%w: field %s: column is long, value %s has a fraction", ErrBadRecord, path, n)
+			return nil, fmt.Errorf("%w: field %s: column is long, value %s has a fraction", ErrBadRecord, p.where(), n)
 		}
 		p.widen = append(p.widen, s) // not in the table yet: widen to double
 	}
@@ -387,7 +406,7 @@ func decodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {
 		}
 		return nil, fmt.Errorf("%w: value is %s, not a JSON object", ErrBadRecord, p.describe())
 	}
-	out, err := p.object(shape, false, "")
+	out, err := p.object(shape, false)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -27,17 +28,32 @@ import (
 // benchCmd is `floe bench`, run by `make bench`: end-to-end throughput
 // against the raw limit of the same decode and Parquet work, in one run.
 func benchCmd() *cobra.Command {
-	var n, partitions int
+	var (
+		n, partitions int
+		profile       string
+	)
 	cmd := &cobra.Command{
 		Use:    "bench",
 		Short:  "Measure end-to-end throughput against the raw decode+Parquet limit",
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if profile != "" {
+				f, err := os.Create(profile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			return runBench(cmd.Context(), cmd.OutOrStdout(), n, partitions)
 		},
 	}
 	cmd.Flags().IntVar(&n, "records", 1_000_000, "records")
 	cmd.Flags().IntVar(&partitions, "partitions", 8, "partitions")
+	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	return cmd
 }
 

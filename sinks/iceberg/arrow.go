@@ -100,13 +100,17 @@ func appendColumn(b array.Builder, f iceberg.NestedField, r *records.Record, dlq
 			}
 			return nil
 		}
-		return appendValue(b, f.Type, r.Value[f.Name], f.Name)
+		if err := appendValue(b, f.Type, r.Value[f.Name]); err != nil {
+			return fmt.Errorf("column %s%w", f.Name, err)
+		}
 	}
 	return nil
 }
 
 // appendValue appends one decoded JSON value to a builder of type t.
-func appendValue(b array.Builder, t iceberg.Type, v any, path string) error {
+// Errors start with the rest of the column path (".field", "[]") so the
+// caller can prefix the column name without building paths on the hot path.
+func appendValue(b array.Builder, t iceberg.Type, v any) error {
 	if v == nil {
 		b.AppendNull()
 		return nil
@@ -115,19 +119,19 @@ func appendValue(b array.Builder, t iceberg.Type, v any, path string) error {
 	case iceberg.BooleanType:
 		x, ok := v.(bool)
 		if !ok {
-			return typeErr(path, t, v)
+			return typeErr(t, v)
 		}
 		b.(*array.BooleanBuilder).Append(x)
 	case iceberg.Int64Type:
 		x, ok := v.(int64)
 		if !ok {
-			return typeErr(path, t, v)
+			return typeErr(t, v)
 		}
 		b.(*array.Int64Builder).Append(x)
 	case iceberg.Int32Type:
 		x, ok := v.(int64)
 		if !ok || int64(int32(x)) != x {
-			return typeErr(path, t, v)
+			return typeErr(t, v)
 		}
 		b.(*array.Int32Builder).Append(int32(x))
 	case iceberg.Float64Type:
@@ -137,7 +141,7 @@ func appendValue(b array.Builder, t iceberg.Type, v any, path string) error {
 		case int64: // decoded before the column widened from long
 			b.(*array.Float64Builder).Append(float64(x))
 		default:
-			return typeErr(path, t, v)
+			return typeErr(t, v)
 		}
 	case iceberg.Float32Type:
 		switch x := v.(type) {
@@ -146,50 +150,50 @@ func appendValue(b array.Builder, t iceberg.Type, v any, path string) error {
 		case int64:
 			b.(*array.Float32Builder).Append(float32(x))
 		default:
-			return typeErr(path, t, v)
+			return typeErr(t, v)
 		}
 	case iceberg.StringType:
 		x, ok := v.(string)
 		if !ok {
-			return typeErr(path, t, v)
+			return typeErr(t, v)
 		}
 		b.(*array.StringBuilder).Append(x)
 	case iceberg.TimestampTzType:
 		x, ok := v.(time.Time)
 		if !ok {
-			return typeErr(path, t, v)
+			return typeErr(t, v)
 		}
 		b.(*array.TimestampBuilder).Append(arrow.Timestamp(x.UnixMicro()))
 	case *iceberg.ListType:
 		xs, ok := v.([]any)
 		if !ok {
-			return typeErr(path, t, v)
+			return typeErr(t, v)
 		}
 		lb := b.(*array.ListBuilder)
 		lb.Append(true)
 		for _, e := range xs {
-			if err := appendValue(lb.ValueBuilder(), t.Element, e, path+"[]"); err != nil {
-				return err
+			if err := appendValue(lb.ValueBuilder(), t.Element, e); err != nil {
+				return fmt.Errorf("[]%w", err)
 			}
 		}
 	case *iceberg.StructType:
 		m, ok := v.(map[string]any)
 		if !ok {
-			return typeErr(path, t, v)
+			return typeErr(t, v)
 		}
 		sb := b.(*array.StructBuilder)
 		sb.Append(true)
 		for i, f := range t.FieldList {
-			if err := appendValue(sb.FieldBuilder(i), f.Type, m[f.Name], path+"."+f.Name); err != nil {
-				return err
+			if err := appendValue(sb.FieldBuilder(i), f.Type, m[f.Name]); err != nil {
+				return fmt.Errorf(".%s%w", f.Name, err)
 			}
 		}
 	default:
-		return fmt.Errorf("column %s: type %s is not supported for json tables", path, t)
+		return fmt.Errorf(": type %s is not supported for json tables", t)
 	}
 	return nil
 }
 
-func typeErr(path string, t iceberg.Type, v any) error {
-	return fmt.Errorf("column %s is %s, value is %T", path, t, v)
+func typeErr(t iceberg.Type, v any) error {
+	return fmt.Errorf(" is %s, value is %T", t, v)
 }

@@ -148,7 +148,7 @@ install_kafka() {
 	log "fetching the Kafka broker jars from Maven Central"
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	(cd "$INTEROP_DIR/kafka" && mvn -q -B -Dmaven.repo.local="$M2" dependency:copy-dependencies \
+	(cd "$INTEROP_DIR/kafka" && mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$M2" dependency:copy-dependencies \
 		-DincludeScope=runtime -DoutputDirectory="$dir/jars") ||
 		die "kafka: mvn dependency:copy-dependencies of org.apache.kafka:kafka_2.13 failed"
 	echo "$stamp" >"$dir/.stamp"
@@ -190,7 +190,7 @@ install_registry() {
 	log "fetching Apicurio Registry $APICURIO_VERSION from Maven Central"
 	local tmp="$CACHE/apicurio-download"
 	rm -rf "$tmp" "$dir"
-	mvn -q -B -Dmaven.repo.local="$M2" dependency:copy \
+	mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$M2" dependency:copy \
 		-Dartifact="io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all" -DoutputDirectory="$tmp" ||
 		die "schema registry: fetching io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all failed"
 	mkdir -p "$dir"
@@ -229,7 +229,7 @@ install_java_check() {
 	mkdir -p "$JAVA_CHECK_DIR"
 	# Build outside the source tree so the repo stays clean.
 	cp -r "$INTEROP_DIR/java/pom.xml" "$INTEROP_DIR/java/src" "$JAVA_CHECK_DIR/"
-	(cd "$JAVA_CHECK_DIR" && mvn -q -B -Dmaven.repo.local="$M2" package dependency:build-classpath \
+	(cd "$JAVA_CHECK_DIR" && mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$M2" package dependency:build-classpath \
 		-Dmdep.outputFile="$JAVA_CHECK_DIR/classpath.txt") ||
 		die "iceberg java checker: mvn package in $JAVA_CHECK_DIR failed"
 	echo "$stamp" >"$JAVA_CHECK_DIR/.stamp"
