@@ -53,6 +53,7 @@ type pipeline struct {
 	maxTS    int64
 
 	suspended bool
+	inflight  chan flushResult // the flush in flight, nil when none
 }
 
 func newPipeline(w *Worker, spec TableSpec, m config.Table) *pipeline {
@@ -86,7 +87,13 @@ func (p *pipeline) status(fn func(*TableStatus)) {
 }
 
 func (p *pipeline) run(ctx context.Context) {
-	defer p.stopAll()
+	defer func() {
+		if p.inflight != nil {
+			<-p.inflight // ctx is done: the flush goroutine returns promptly
+			p.inflight = nil
+		}
+		p.stopAll()
+	}()
 	if !p.loadShape(ctx) {
 		return
 	}
@@ -103,8 +110,10 @@ func (p *pipeline) run(ctx context.Context) {
 			p.reconcile(ctx)
 		case f := <-p.in:
 			p.handle(ctx, f)
+		case res := <-p.inflight:
+			p.finish(ctx, res)
 		case <-tick.C:
-			p.flush(ctx)
+			p.flush(ctx, false)
 		case <-retry.C:
 			// Partitions whose start offset could not be resolved yet.
 			if len(p.parts) != len(p.want) {
@@ -336,14 +345,14 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 		}
 	})
 	if p.bytes >= int64(p.w.cfg.TargetFileSize) || p.w.mem.Load() > int64(p.w.cfg.MemoryBudget) {
-		p.flush(ctx)
+		p.flush(ctx, false)
 	}
 }
 
 // suspend stops the table at a bad record: what came before it is flushed,
 // nothing after it is consumed until an operator intervenes.
 func (p *pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset int64, err error) {
-	p.flush(ctx)
+	p.flush(ctx, true)
 	p.suspended = true
 	p.stopAll()
 	reason := fmt.Sprintf("bad record at %s offset %d: %v", tp, offset, err)
@@ -351,10 +360,35 @@ func (p *pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset
 	p.status(func(t *TableStatus) { t.State, t.Reason = StateSuspended, reason })
 }
 
-// flush writes the buffered records as one data file (plus one dead-letter
-// file when needed) and records them in the ledger. It retries failures with
-// backoff until it succeeds, the ledger refuses the entry, or ctx ends.
-func (p *pipeline) flush(ctx context.Context) {
+// flushJob is one flush: the buffered records and the offset ranges they
+// cover, handed from the pipeline goroutine to a flush goroutine.
+type flushJob struct {
+	id       string
+	ranges   []ledger.Range
+	buf, dlq []*records.Record
+	bytes    int64
+	maxTS    int64
+	// prepare is a copy of the shape when it has columns the table lacks.
+	prepare *records.Shape
+}
+
+type flushResult struct {
+	job     *flushJob
+	files   int64
+	refused error // the ledger refused the entry for good
+	aborted bool  // ctx ended before the entry was recorded
+}
+
+// flush hands the buffered records to a flush goroutine: one data file for
+// the table (and one for its dead-letter table) and one ledger entry. While
+// it runs, the pipeline keeps decoding into a fresh buffer, so decoding and
+// Parquet encoding overlap on separate cores. At most one flush is in
+// flight; a flush that changes the schema, and any flush with wait set,
+// completes before flush returns.
+func (p *pipeline) flush(ctx context.Context, wait bool) {
+	if p.inflight != nil {
+		p.await(ctx)
+	}
 	var ranges []ledger.Range
 	for _, ps := range p.parts {
 		if ps.next > ps.from {
@@ -373,7 +407,78 @@ func (p *pipeline) flush(ctx context.Context) {
 		}
 		return int(a.Partition - b.Partition)
 	})
-	id := uuid.NewString()
+	job := &flushJob{id: uuid.NewString(), ranges: ranges, buf: p.buf, dlq: p.dlq, bytes: p.bytes, maxTS: p.maxTS}
+	if p.shape.HasUncommitted() {
+		job.prepare = p.shape.Clone()
+		wait = true // later records may depend on the new columns
+	}
+	// Ranges chain: the next flush starts where this one ends. If this one
+	// is refused, resetAll drops everything and restarts from the ledger.
+	for _, ps := range p.parts {
+		ps.from = ps.next
+	}
+	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0
+	done := make(chan flushResult, 1)
+	p.inflight = done
+	go func() { done <- p.runJob(ctx, job) }()
+	if wait {
+		p.await(ctx)
+	}
+}
+
+// await waits for the flush in flight and applies its result.
+func (p *pipeline) await(ctx context.Context) {
+	res := <-p.inflight
+	p.finish(ctx, res)
+}
+
+// finish applies a flush result in the pipeline goroutine.
+func (p *pipeline) finish(ctx context.Context, res flushResult) {
+	p.inflight = nil
+	job := res.job
+	p.w.mem.Add(-job.bytes)
+	switch {
+	case res.aborted:
+		return
+	case res.refused != nil:
+		// Fenced or out of step: the job's files are orphans now. Start
+		// over from what the ledger holds.
+		p.log.Warn("ledger refused flush; resuming from the ledger", "err", res.refused)
+		p.resetAll(ctx)
+		return
+	}
+	if job.prepare != nil {
+		commitFields(p.shape, job.prepare)
+	}
+	p.status(func(t *TableStatus) {
+		t.Flushes++
+		t.FilesWritten += res.files
+		t.LastFlush = time.Now()
+		t.problem("ledger", "")
+	})
+}
+
+// commitFields marks committed every field of live that the table now has
+// (those in prepared, which was created or evolved into the table).
+func commitFields(live, prepared *records.Shape) {
+	if live == nil || prepared == nil {
+		return
+	}
+	for _, pf := range prepared.Fields {
+		if lf := live.Lookup(pf.Name); lf != nil {
+			lf.Committed = true
+			commitFields(lf.Shape, pf.Shape)
+		}
+	}
+	if live.Elem != nil && prepared.Elem != nil {
+		commitFields(live.Elem, prepared.Elem)
+	}
+}
+
+// runJob writes and records one flush, retrying failures with backoff until
+// it succeeds, the ledger refuses the entry, or ctx ends. It runs on its own
+// goroutine and touches no pipeline state.
+func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 	var files, dlqFiles []ledger.FileDescriptor
 	b := newBackoff()
 	fail := func(component string, err error) bool {
@@ -382,31 +487,33 @@ func (p *pipeline) flush(ctx context.Context) {
 		return sleep(ctx, b.next())
 	}
 	for {
-		if p.shape.HasUncommitted() {
-			if err := p.w.sink.Prepare(ctx, p.spec, p.shape); err != nil {
+		if ctx.Err() != nil {
+			return flushResult{job: job, aborted: true}
+		}
+		if job.prepare != nil {
+			if err := p.w.sink.Prepare(ctx, p.spec, job.prepare); err != nil {
 				if !fail("schema", err) {
-					return
+					return flushResult{job: job, aborted: true}
 				}
 				continue
 			}
-			p.shape.MarkCommitted()
 			p.status(func(t *TableStatus) { t.problem("schema", "") })
 		}
-		if len(p.buf) > 0 && files == nil {
-			fs, err := p.w.sink.Write(ctx, p.spec, id, p.buf)
+		if len(job.buf) > 0 && files == nil {
+			fs, err := p.w.sink.Write(ctx, p.spec, job.id, job.buf)
 			if err != nil {
 				if !fail("storage", err) {
-					return
+					return flushResult{job: job, aborted: true}
 				}
 				continue
 			}
 			files = fs
 		}
-		if len(p.dlq) > 0 && dlqFiles == nil {
-			fs, err := p.w.sink.WriteDLQ(ctx, p.spec, id, p.dlq)
+		if len(job.dlq) > 0 && dlqFiles == nil {
+			fs, err := p.w.sink.WriteDLQ(ctx, p.spec, job.id, job.dlq)
 			if err != nil {
 				if !fail("storage", err) {
-					return
+					return flushResult{job: job, aborted: true}
 				}
 				continue
 			}
@@ -414,43 +521,34 @@ func (p *pipeline) flush(ctx context.Context) {
 		}
 		p.status(func(t *TableStatus) { t.problem("storage", "") })
 		entry := ledger.Entry{
-			ID: id, Node: p.w.cfg.NodeID, Files: files, DLQFiles: dlqFiles, Ranges: ranges,
-			Records: int64(len(p.buf)), DLQ: int64(len(p.dlq)), Bytes: p.bytes,
-			WrittenAt: time.Now().UnixMilli(), MaxTimestamp: p.maxTS,
+			ID: job.id, Node: p.w.cfg.NodeID, Files: files, DLQFiles: dlqFiles, Ranges: job.ranges,
+			Records: int64(len(job.buf)), DLQ: int64(len(job.dlq)), Bytes: job.bytes,
+			WrittenAt: time.Now().UnixMilli(), MaxTimestamp: job.maxTS,
 		}
 		err := p.w.prop.RecordFiles(ctx, p.spec.Key, entry)
 		if err != nil && ledger.Refused(err) {
-			// Fenced or out of step: these files are orphans now. Start
-			// over from what the ledger holds.
-			p.log.Warn("ledger refused flush; resuming from the ledger", "err", err)
-			p.resetAll(ctx)
-			return
+			return flushResult{job: job, refused: err}
 		}
 		if err != nil {
 			if !fail("ledger", err) {
-				return
+				return flushResult{job: job, aborted: true}
 			}
 			continue
 		}
-		break
+		return flushResult{job: job, files: int64(len(files) + len(dlqFiles))}
 	}
-	for _, ps := range p.parts {
-		ps.from = ps.next
-	}
-	p.w.mem.Add(-p.bytes)
-	nfiles := int64(len(files) + len(dlqFiles))
-	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0
-	p.status(func(t *TableStatus) {
-		t.Flushes++
-		t.FilesWritten += nfiles
-		t.LastFlush = time.Now()
-		t.problem("ledger", "")
-	})
 }
 
 // resetAll drops everything buffered and restarts every partition from the
 // ledger's end.
 func (p *pipeline) resetAll(ctx context.Context) {
+	if p.inflight != nil {
+		// A later flush chained on the refused one: wait for it (it will
+		// be refused too, or its files become orphans) before resetting.
+		res := <-p.inflight
+		p.inflight = nil
+		p.w.mem.Add(-res.job.bytes)
+	}
 	p.stopAll()
 	p.w.mem.Add(-p.bytes)
 	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0

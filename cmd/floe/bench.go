@@ -20,6 +20,7 @@ import (
 
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	"github.com/floe-io/floe/worker"
@@ -91,13 +92,14 @@ func runBench(ctx context.Context, out io.Writer, n, partitions int) error {
 
 	// 2. End to end: records already in Kafka, one node from start until
 	// every record is committed.
-	e2eDur, files, err := benchEndToEnd(ctx, dir, log, values, partitions)
+	e2eDur, fetchDur, files, err := benchEndToEnd(ctx, dir, log, values, partitions)
 	if err != nil {
 		return fmt.Errorf("end to end: %w", err)
 	}
 	mb := float64(bytes) / 1e6
 	fmt.Fprintf(out, "%-44s %12s %10s %8s\n", "", "records/s", "MB/s", "seconds")
 	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "raw limit (decode + Parquet encode, 1 loop)", float64(n)/rawDur.Seconds(), mb/rawDur.Seconds(), rawDur.Seconds())
+	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "fetch only (kafka-go from in-process kfake)", float64(n)/fetchDur.Seconds(), mb/fetchDur.Seconds(), fetchDur.Seconds())
 	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "end to end (kfake -> floe -> Iceberg)", float64(n)/e2eDur.Seconds(), mb/e2eDur.Seconds(), e2eDur.Seconds())
 	fmt.Fprintf(out, "\nratio end-to-end / raw limit: %.2f   (data files committed: %d)\n", rawDur.Seconds()/e2eDur.Seconds(), files)
 	return nil
@@ -151,15 +153,15 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 	return time.Since(start), nil
 }
 
-func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][]byte, partitions int) (time.Duration, int64, error) {
+func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][]byte, partitions int) (time.Duration, time.Duration, int64, error) {
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), "bench"))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer kc.Close()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer cl.Close()
 	const batch = 5000
@@ -169,35 +171,73 @@ func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][
 			recs = append(recs, &kgo.Record{Partition: int32(j % partitions), Key: values[j][:12], Value: values[j]})
 		}
 		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
+	}
+	fetchDur, err := benchFetch(ctx, kc.ListenAddrs(), len(values), partitions)
+	if err != nil {
+		return 0, 0, 0, err
 	}
 	raftAddr, err := freeAddr()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	cfg := config.Defaults()
 	cfg.Node.ID, cfg.Node.DataDir, cfg.Node.RaftAddr, cfg.Node.AdminAddr = "bench", filepath.Join(dir, "e2e-node"), raftAddr, "127.0.0.1:0"
 	cfg.Kafka.BootstrapServers = kc.ListenAddrs()
 	cfg.Warehouse.Location = "file://" + filepath.Join(dir, "e2e-wh")
 	cfg.Tables = []config.Table{{Topic: "bench", Namespace: "bench", Name: "e2e", Format: "json", ErrorMode: "dlq", StartOffset: "earliest"}}
+	// A 1 s commit interval bounds the idle tail after the last record;
+	// flushes during the run are triggered by the target file size.
+	cfg.CommitInterval = config.Duration(time.Second)
 	start := time.Now()
 	n, err := startNode(ctx, cfg, log, false)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer n.Stop()
 	for {
 		rep, err := n.Report(ctx)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if len(rep.Tables) > 0 && rep.Tables[0].Rows == int64(len(values)) {
-			return time.Since(start), rep.Tables[0].DataFiles, nil
+			return time.Since(start), fetchDur, rep.Tables[0].DataFiles, nil
 		}
 		if time.Since(start) > 10*time.Minute {
-			return 0, 0, fmt.Errorf("not done after 10 minutes: %+v", rep)
+			return 0, 0, 0, fmt.Errorf("not done after 10 minutes: %+v", rep)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// benchFetch reads every record once with the same kafka-go readers Floe
+// uses, and nothing else: the cost of the Kafka side alone.
+func benchFetch(ctx context.Context, brokers []string, n, partitions int) (time.Duration, error) {
+	kc, err := worker.NewKafkaClient(config.Kafka{BootstrapServers: brokers, ClientID: "floe-bench"})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	errc := make(chan error, partitions)
+	per := n / partitions
+	for p := range partitions {
+		go func() {
+			r := kc.NewReader(ledger.TopicPartition{Topic: "bench", Partition: int32(p)}, 0, nil)
+			defer r.Close()
+			for range per {
+				if _, err := r.Read(ctx); err != nil {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range partitions {
+		if err := <-errc; err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
 }

@@ -486,6 +486,7 @@ wait_caught_up() {
 # Both readers take the same arguments:
 #   --metadata-location URL --expect FILE [--mode table|metadata-dir] + S3 options
 reader_s3_args() {
+	[[ -n $S3_ENDPOINT ]] || return 0
 	echo --s3-endpoint "$S3_ENDPOINT" --s3-access-key "$S3_ACCESS_KEY" --s3-secret-key "$S3_SECRET_KEY" --s3-region "$S3_REGION"
 }
 run_pyiceberg_check() {
@@ -527,4 +528,25 @@ verify_metadata_dirs() {
 		run_pyiceberg_check --mode metadata-dir --metadata-location "$loc" --expect "$exp" || failed=1
 	done <"$RUN_DIR/tables.tsv"
 	((failed == 0)) || die "a reader rejected table metadata (see above)"
+}
+
+# selftest_readers: both readers must accept a correct file:// table and reject
+# each broken one that reader_selftest.py makes (duplicates, a gap, a wrong
+# key, stale or missing floe.offsets).
+selftest_readers() {
+	local dir="$RUN_DIR/reader-selftest" cases name mode want loc exp out reader rc bad=0
+	cases=$("$PY" "$INTEROP_DIR/reader_selftest.py" --dir "$dir") || die "reader self-test: making the tables failed"
+	while IFS=$'\t' read -r name mode want loc exp; do
+		for reader in run_pyiceberg_check run_java_check; do
+			rc=0
+			out=$("$reader" --mode "$mode" --metadata-location "$loc" --expect "$exp" 2>&1) || rc=$?
+			if [[ $want == ok && $rc -ne 0 ]] || [[ $want == fail && $rc -ne 1 ]]; then
+				printf '%s\n' "$out" | head -n 20 >&2
+				log "reader self-test: ${reader#run_} $mode on '$name' exited $rc, wanted $want"
+				bad=1
+			fi
+		done
+	done <<<"$cases"
+	((bad == 0)) || die "reader self-test: a reader accepted a broken table or rejected a good one"
+	log "reader self-test: both readers accept the good table and reject $(($(wc -l <<<"$cases") - 2)) broken cases"
 }
