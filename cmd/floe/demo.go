@@ -113,6 +113,13 @@ func runDemo(ctx context.Context, out io.Writer, dir string, total, partitions, 
 	start := time.Now()
 	go func() { prodErr <- produceOrders(ctx, cl, total, rate, &produced, &bad) }()
 
+	// On a terminal the progress line rewrites itself; in a log it repeats.
+	tty := false
+	if f, ok := out.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	deadline := time.Now().Add(time.Duration(total/max(rate, 1))*time.Second + 90*time.Second)
@@ -142,7 +149,12 @@ func runDemo(ctx context.Context, out io.Writer, dir string, total, partitions, 
 				lag += p.Lag
 			}
 		}
-		fmt.Fprintf(out, "\r[%5.1fs] produced %6d  committed rows %6d  dead-lettered %3d  lag %6d  %-9s", time.Since(start).Seconds(), produced.Load(), rows, dlq, lag, state)
+		line := fmt.Sprintf("[%5.1fs] produced %6d  committed rows %6d  dead-lettered %3d  lag %6d  %-9s", time.Since(start).Seconds(), produced.Load(), rows, dlq, lag, state)
+		if tty {
+			fmt.Fprint(out, "\r"+line)
+		} else {
+			fmt.Fprintln(out, line)
+		}
 		if !producing && rows+dlq == produced.Load() {
 			break
 		}

@@ -6,7 +6,8 @@ and reject each fault (a checker that passes everything proves nothing).
   reader_selftest.py --dir DIR
 
 writes the tables under DIR and prints one line per check:
-  case <TAB> mode <TAB> want (ok|fail) <TAB> metadata location <TAB> expect file
+  case <TAB> mode <TAB> want (ok|fail) <TAB> metadata location <TAB> expect file <TAB> text
+where text is what the reader's output must contain (its finding).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 from datetime import datetime, timezone
 
 import pyarrow as pa
@@ -61,7 +63,8 @@ def main() -> None:
     ap.add_argument("--dir", required=True)
     a = ap.parse_args()
     d = os.path.abspath(a.dir)
-    os.makedirs(d, exist_ok=True)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
     cat = SqlCatalog("selftest", uri=f"sqlite:///{d}/catalog.db", warehouse=f"file://{d}/warehouse")
     cat.create_namespace_if_not_exists("selftest")
 
@@ -96,25 +99,30 @@ def main() -> None:
 
     cases = []
     loc = make("good", [(good1, first), (good2, full)])
-    cases += [("good", "table", "ok", loc), ("good", "metadata-dir", "ok", loc)]
+    cases += [("good", "table", "ok", loc, "OK"), ("good", "metadata-dir", "ok", loc, "OK")]
     # Offsets 20..29 of partition 1 written twice (a replay after a lost commit).
     loc = make("duplicate", [(good1, first), (pa.concat_tables([good2, batch(rng(1, 20, 30))]), full)])
-    cases += [("duplicate", "table", "fail", loc), ("duplicate", "metadata-dir", "fail", loc)]
+    cases += [("duplicate", "table", "fail", loc, "more than once"),
+              ("duplicate", "metadata-dir", "fail", loc, "added 70 records but its floe.offsets advance by 60")]
     # Offset 70 of partition 0 never written.
     loc = make("gap", [(good1, first), (batch(rng(0, 60, 70) + rng(0, 71, 100) + rng(1, 30, 50)), full)])
-    cases += [("gap", "table", "fail", loc), ("gap", "metadata-dir", "fail", loc)]
+    cases += [("gap", "table", "fail", loc, "first missing 70"),
+              ("gap", "metadata-dir", "fail", loc, "added 59 records but its floe.offsets advance by 60")]
     # A row whose key is not the record's (columns shuffled between rows).
     loc = make("wrong-key", [(good1, first), (batch(rng(0, 60, 100) + rng(1, 30, 50), bad_key_at=75), full)])
-    cases += [("wrong-key", "table", "fail", loc)]
+    cases += [("wrong-key", "table", "fail", loc, "does not match payload field k")]
     # The summary claims fewer offsets than the table holds.
     loc = make("stale-offsets", [(good1, first), (good2, {f"{TOPIC}/0": 99, f"{TOPIC}/1": 50})])
-    cases += [("stale-offsets", "table", "fail", loc), ("stale-offsets", "metadata-dir", "fail", loc)]
+    cases += [("stale-offsets", "table", "fail", loc, "floe.offsets[t/0]=99, expected 100"),
+              ("stale-offsets", "metadata-dir", "fail", loc, "added 60 records but its floe.offsets advance by 59")]
     # A snapshot without floe.offsets.
     loc = make("no-offsets", [(good1, first), (good2, None)])
-    cases += [("no-offsets", "table", "fail", loc), ("no-offsets", "metadata-dir", "fail", loc)]
+    cases += [("no-offsets", "table", "fail", loc, "lacks floe.offsets"),
+              ("no-offsets", "metadata-dir", "fail", loc, "lacks floe.offsets")]
 
-    for name, mode, want, loc in cases:
-        print(f"{name}\t{mode}\t{want}\t{loc}")
+    for name, mode, want, loc, text in cases:
+        print(f"{name}\t{mode}\t{want}\t{loc}\t{text}")
+
 
 
 if __name__ == "__main__":
