@@ -443,9 +443,10 @@ produce() {
 }
 
 # produce_bg ...: as produce, in the background; sets PRODUCER_PID. wait_producer waits and checks it.
-PRODUCER_PID=""
+PRODUCER_PID="" PRODUCER_LOG=""
 produce_bg() {
-	produce "$@" >>"$RUN_DIR/logs/producer.log" 2>&1 &
+	PRODUCER_LOG=$(mktemp "$RUN_DIR/logs/producer.XXXX.log")
+	produce "$@" >"$PRODUCER_LOG" 2>&1 &
 	PRODUCER_PID=$!
 	track producer "$PRODUCER_PID"
 }
@@ -453,8 +454,8 @@ wait_producer() {
 	local rc=0
 	wait "$PRODUCER_PID" || rc=$?
 	unset "PIDS[producer]"
-	tail -n 3 "$RUN_DIR/logs/producer.log"
-	((rc == 0)) || die "producer failed (exit $rc, log $RUN_DIR/logs/producer.log)"
+	grep -v '^%' "$PRODUCER_LOG" | tail -n 5 # librdkafka's own lines (%N|...) stay in the log
+	((rc == 0)) || die "producer failed (exit $rc, log $PRODUCER_LOG)"
 }
 
 # expect_tables TOPIC...: writes $RUN_DIR/expect/TOPIC.json for each topic from

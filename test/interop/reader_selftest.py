@@ -124,6 +124,5 @@ def main() -> None:
         print(f"{name}\t{mode}\t{want}\t{loc}\t{text}")
 
 
-
 if __name__ == "__main__":
     main()

@@ -61,6 +61,8 @@ for tool in go java mvn python3 curl; do
 	command -v "$tool" >/dev/null || die "$tool is not on PATH"
 done
 
+init_run_dir
+
 phase "install (cache $CACHE)"
 install_python
 install_minio background # the slow one (go install) builds while the rest installs
@@ -70,8 +72,10 @@ install_java_check
 build_floe
 wait_minio_install
 
+phase "reader self-test (file:// tables, no services)"
+selftest_readers
+
 phase "start services"
-init_run_dir
 start_minio
 start_kafka
 start_moto

@@ -32,6 +32,13 @@ wait_committed() {
 	die "floe $name committed only $rows rows within ${timeout}s (wanted $min)"
 }
 
+# sleep_until EPOCH_SECONDS
+sleep_until() {
+	local left=$(($1 - $(date +%s)))
+	((left > 0)) && sleep "$left"
+	return 0
+}
+
 scenario_1() {
 	local n=s1 topics=(s1_orders s1_payments s1_clicks)
 	create_topics 6 "${topics[@]}"
@@ -52,8 +59,14 @@ scenario_2() {
 	produce_bg "$FAULT_RECORDS" "$FAULT_RATE" 0 "${topics[@]}"
 	wait_committed $n 1 60
 	log "stopping Kafka for ${OUTAGE_SECS}s"
+	local t0
+	t0=$(date +%s)
 	stop_kafka
-	sleep "$OUTAGE_SECS"
+	# Not asserted (issue 3 asks it for storage only): does the status show the outage?
+	"$PY" "$INTEROP_DIR/interop.py" watch-state --floe-bin "$FLOE_BIN" --admin "$(floe_admin $n)" \
+		--state DEGRADED --duration "$OUTAGE_SECS" "${topics[@]/#/interop.}" ||
+		log "note: floe $n did not report DEGRADED while Kafka was down"
+	sleep_until $((t0 + OUTAGE_SECS))
 	start_kafka
 	wait_producer
 	expect_tables "${topics[@]}"
@@ -92,7 +105,7 @@ scenario_4() {
 	# The assertion reads `floe status -o json`, as an operator would.
 	"$PY" "$INTEROP_DIR/interop.py" watch-state --floe-bin "$FLOE_BIN" --admin "$(floe_admin $n)" \
 		--state DEGRADED --duration "$OUTAGE_SECS" "${topics[@]/#/interop.}" || rc=$?
-	sleep $((OUTAGE_SECS - ($(date +%s) - t0) > 0 ? OUTAGE_SECS - ($(date +%s) - t0) : 0))
+	sleep_until $((t0 + OUTAGE_SECS))
 	start_minio
 	((rc == 0)) || die "floe $n did not report DEGRADED with a reason while MinIO was down"
 	wait_producer
