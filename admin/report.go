@@ -39,6 +39,8 @@ type TableReport struct {
 	Skipped          int64             `json:"records_skipped"`
 	CommitFailures   int64             `json:"commit_failures"`
 	Committer        string            `json:"committer,omitempty"`
+	SnapshotsExpired int64             `json:"snapshots_expired"`
+	LastExpiry       time.Time         `json:"last_expiry,omitzero"`
 	Partitions       []PartitionReport `json:"partitions"`
 }
 

@@ -97,6 +97,10 @@ type Table struct {
 	// StartOffset is where a partition never seen before starts: earliest
 	// (default) or latest.
 	StartOffset string `yaml:"start_offset"`
+	// SnapshotMaxAge and SnapshotMaxCount bound the table's snapshot
+	// history, whichever is stricter (defaults 7 days and 500).
+	SnapshotMaxAge   Duration `yaml:"snapshot_max_age"`
+	SnapshotMaxCount int      `yaml:"snapshot_max_count"`
 }
 
 // Log configures logging.
@@ -140,6 +144,12 @@ func (t *Table) applyDefaults() {
 	}
 	if t.StartOffset == "" {
 		t.StartOffset = "earliest"
+	}
+	if t.SnapshotMaxAge == 0 {
+		t.SnapshotMaxAge = Duration(7 * 24 * time.Hour)
+	}
+	if t.SnapshotMaxCount == 0 {
+		t.SnapshotMaxCount = 500
 	}
 	if t.Name == "" {
 		if t.TopicRegex != "" {

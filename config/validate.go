@@ -18,9 +18,12 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return "config: " + e.Field + ": " + e.Msg }
 
-// Validate checks every field and returns all problems joined, each a
-// *FieldError naming its field.
+// Validate fills the defaults of table mappings, then checks every field and
+// returns all problems joined, each a *FieldError naming its field.
 func (c *Config) Validate() error {
+	for i := range c.Tables {
+		c.Tables[i].applyDefaults()
+	}
 	var errs []error
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
@@ -127,6 +130,12 @@ func (c *Config) Validate() error {
 		case "earliest", "latest":
 		default:
 			bad(f("start_offset"), "%q: use earliest or latest", t.StartOffset)
+		}
+		if t.SnapshotMaxAge.D() < time.Minute {
+			bad(f("snapshot_max_age"), "%s is below the 1m minimum", t.SnapshotMaxAge.D())
+		}
+		if t.SnapshotMaxCount < 1 {
+			bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
 		}
 		if t.Topic != "" {
 			key := t.Namespace + "." + t.Name

@@ -19,7 +19,12 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 	b := newBackoff()
 	tick := time.NewTicker(w.cfg.CommitInterval)
 	defer tick.Stop()
+	var lastExpire time.Time
 	for {
+		if a, ok := w.state.Committer(table); ok && a.Node == w.cfg.NodeID && time.Since(lastExpire) >= w.cfg.ExpireInterval {
+			lastExpire = time.Now()
+			w.expire(ctx, table, log)
+		}
 		changed := w.state.Watch()
 		a, ok := w.state.Committer(table)
 		entries := w.state.Pending(table)
@@ -58,4 +63,34 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		case <-tick.C:
 		}
 	}
+}
+
+// expire trims a table's snapshot history per its mapping. A failure is
+// shown in status and retried at the next interval; it never blocks commits.
+func (w *Worker) expire(ctx context.Context, table string, log interface {
+	Warn(string, ...any)
+	Info(string, ...any)
+}) {
+	m, ok := w.mappingOf(table)
+	if !ok {
+		return
+	}
+	n, err := w.sink.Expire(ctx, table, m.SnapshotMaxAge.D(), m.SnapshotMaxCount, time.Now())
+	if ctx.Err() != nil {
+		return
+	}
+	msg := ""
+	if err != nil {
+		log.Warn("expiring snapshots", "err", err)
+		msg = err.Error()
+	} else if n > 0 {
+		log.Info("expired snapshots", "count", n)
+	}
+	w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
+		t.problem("expiry", msg)
+		if n > 0 {
+			t.SnapshotsExpired += int64(n)
+			t.LastExpiry = time.Now()
+		}
+	})
 }

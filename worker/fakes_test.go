@@ -266,3 +266,7 @@ func (c *fakeCluster) rows(key string) map[string]int {
 	}
 	return out
 }
+
+func (c *fakeCluster) Expire(context.Context, string, time.Duration, int, time.Time) (int, error) {
+	return 0, nil
+}

@@ -59,6 +59,10 @@ type Sink interface {
 	// Commit commits ledger entries (oldest first) into the table and its
 	// dead-letter table as one catalog commit, fenced by committer.
 	Commit(ctx context.Context, table string, entries []ledger.Entry, committer ledger.Assignment, at time.Time) error
+	// Expire removes snapshots older than maxAge or beyond the newest
+	// maxCount, whichever is stricter, never the current one; it returns
+	// how many went.
+	Expire(ctx context.Context, table string, maxAge time.Duration, maxCount int, now time.Time) (int, error)
 }
 
 // Kafka is what the worker needs from the brokers besides fetching.

@@ -25,6 +25,9 @@ type Config struct {
 	MemoryBudget   config.ByteSize
 	// DiscoveryInterval is how often topics are listed (default 10 s).
 	DiscoveryInterval time.Duration
+	// ExpireInterval is how often a committer expires old snapshots of its
+	// tables (default 1 min).
+	ExpireInterval time.Duration
 }
 
 // Worker runs the pipelines and committers of one node.
@@ -55,6 +58,9 @@ type route struct {
 func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status, log *slog.Logger) (*Worker, error) {
 	if cfg.DiscoveryInterval == 0 {
 		cfg.DiscoveryInterval = 10 * time.Second
+	}
+	if cfg.ExpireInterval == 0 {
+		cfg.ExpireInterval = time.Minute
 	}
 	if log == nil {
 		log = slog.Default()
@@ -145,6 +151,18 @@ func (w *Worker) reconcile(ctx context.Context) {
 	for key, p := range w.pipelines {
 		p.setAssignment(perTable[key])
 	}
+}
+
+// mappingOf returns the mapping that routes into a table.
+func (w *Worker) mappingOf(table string) (config.Table, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.routes {
+		if r.spec.Key == table {
+			return r.mapping, true
+		}
+	}
+	return config.Table{}, false
 }
 
 // resolve maps a topic to its table through the first matching mapping.

@@ -200,7 +200,7 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 			Rows: ti.t.Rows, DataFiles: ti.t.Files, DeadLetterRows: ti.dlqRows, Commits: ti.t.Commits,
 			MetadataLocation: ti.t.MetadataLocation, PendingEntries: ti.pending,
 			Consumed: rt.Consumed, DeadLettered: rt.DeadLettered, Skipped: rt.Skipped, CommitFailures: rt.CommitFailures,
-			Committer: ti.commit.Node,
+			Committer: ti.commit.Node, SnapshotsExpired: rt.SnapshotsExpired, LastExpiry: rt.LastExpiry,
 		}
 		if tr.State == "" {
 			tr.State = worker.StatePending

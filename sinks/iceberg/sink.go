@@ -119,7 +119,10 @@ func (s *Sink) ensureTable(ctx context.Context, ident []string, schema func() (*
 	if err != nil {
 		return nil, err
 	}
-	tbl, err = s.cat.CreateTable(ctx, ident, sc)
+	tbl, err = s.cat.CreateTable(ctx, ident, sc, catalog.WithProperties(iceberg.Properties{
+		table.MetadataDeleteAfterCommitEnabledKey: "true",
+		table.MetadataPreviousVersionsMaxKey:      keptMetadataFiles,
+	}))
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		return s.cat.LoadTable(ctx, ident)
 	}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,5 +140,56 @@ func TestShapeSchemaRoundTrip(t *testing.T) {
 	bad := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date})
 	if _, err := shapeOf(bad); err == nil {
 		t.Fatal("date column accepted for a json table")
+	}
+}
+
+func TestExpireAndMetadataFilesBounded(t *testing.T) {
+	ctx := context.Background()
+	s, cat := newSink(t)
+	spec := worker.TableSpec{Key: ledger.TableKey([]string{"db", "x"}), Ident: []string{"db", "x"}, Format: "raw"}
+	if err := s.Prepare(ctx, spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		tbl, err := cat.LoadTable(ctx, spec.Ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx := tbl.NewTransaction()
+		if err := tx.AddFiles(ctx, nil, iceberg.Properties{PropOffsets: `{"t/0":` + string(rune('0'+i%10)) + `}`}, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // distinct snapshot timestamps
+	}
+	tbl, _ := cat.LoadTable(ctx, spec.Ident)
+	if n := len(tbl.Metadata().Snapshots()); n != 60 {
+		t.Fatalf("snapshots before expiry: %d", n)
+	}
+	cur := tbl.CurrentSnapshot().SnapshotID
+	n, err := s.Expire(ctx, spec.Key, 7*24*time.Hour, 10, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = cat.LoadTable(ctx, spec.Ident)
+	if n != 50 || len(tbl.Metadata().Snapshots()) != 10 || tbl.CurrentSnapshot().SnapshotID != cur {
+		t.Fatalf("expired %d, %d left, current %d (was %d)", n, len(tbl.Metadata().Snapshots()), tbl.CurrentSnapshot().SnapshotID, cur)
+	}
+	// Age is the stricter bound now: everything but the current snapshot goes.
+	time.Sleep(5 * time.Millisecond)
+	if n, err = s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now()); err != nil || n != 9 {
+		t.Fatalf("age expiry: %d, %v", n, err)
+	}
+	tbl, _ = cat.LoadTable(ctx, spec.Ident)
+	if tbl.CurrentSnapshot().SnapshotID != cur || len(tbl.Metadata().Snapshots()) != 1 {
+		t.Fatal("current snapshot expired")
+	}
+	// Old metadata files are deleted after commit: about 50 stay.
+	dir := strings.TrimPrefix(tbl.Location(), "file://") + "/metadata"
+	files, _ := filepath.Glob(filepath.Join(dir, "*.metadata.json"))
+	if len(files) > 53 {
+		t.Fatalf("%d metadata files kept", len(files))
 	}
 }

@@ -1,0 +1,67 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/ledger"
+)
+
+// Table properties Floe sets on the tables it creates so that old metadata
+// files do not pile up: iceberg-go deletes metadata files that fall out of
+// the metadata log after each commit, keeping the newest 50.
+const keptMetadataFiles = "50"
+
+// Expire removes snapshots older than maxAge, and beyond the newest
+// maxCount, whichever is stricter. The current snapshot, which carries the
+// latest committed offsets, is always kept. It commits through the catalog
+// like any other change of the table, and returns how many snapshots went.
+func (s *Sink) Expire(ctx context.Context, key string, maxAge time.Duration, maxCount int, now time.Time) (int, error) {
+	name := ledger.DisplayName(key)
+	tbl, err := s.cat.LoadTable(ctx, ledger.TableIdent(key))
+	if err != nil {
+		return 0, fmt.Errorf("expiring snapshots of %s: %w", name, err)
+	}
+	snaps := tbl.Metadata().Snapshots()
+	cur := tbl.CurrentSnapshot()
+	if len(snaps) <= 1 || cur == nil {
+		return 0, nil
+	}
+	cutoff := now.Add(-maxAge).UnixMilli()
+	if maxCount > 0 && len(snaps) > maxCount {
+		ts := make([]int64, len(snaps))
+		for i, sn := range snaps {
+			ts[i] = sn.TimestampMs
+		}
+		slices.Sort(ts)
+		// Keep the newest maxCount: everything strictly older than the
+		// maxCount-th newest goes.
+		cutoff = max(cutoff, ts[len(ts)-maxCount])
+	}
+	cutoff = min(cutoff, cur.TimestampMs) // never the current one
+	expired := 0
+	for _, sn := range snaps {
+		if sn.TimestampMs < cutoff && sn.SnapshotID != cur.SnapshotID {
+			expired++
+		}
+	}
+	if expired == 0 {
+		return 0, nil
+	}
+	// ExpireSnapshots measures age from its own clock: express the cutoff
+	// as an age, rounded so that it never expires more than planned.
+	age := time.Since(time.UnixMilli(cutoff)) + time.Millisecond
+	tx := tbl.NewTransaction()
+	if err := tx.ExpireSnapshots(table.WithOlderThan(age), table.WithRetainLast(1)); err != nil {
+		return 0, fmt.Errorf("expiring snapshots of %s: %w", name, err)
+	}
+	after, err := tx.Commit(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("expiring snapshots of %s: %w", name, err)
+	}
+	return len(snaps) - len(after.Metadata().Snapshots()), nil
+}
