@@ -41,6 +41,8 @@ type TableReport struct {
 	Committer        string            `json:"committer,omitempty"`
 	SnapshotsExpired int64             `json:"snapshots_expired"`
 	LastExpiry       time.Time         `json:"last_expiry,omitzero"`
+	OrphansDeleted   int64             `json:"orphan_files_deleted"`
+	LastOrphanClean  time.Time         `json:"last_orphan_cleanup,omitzero"`
 	Partitions       []PartitionReport `json:"partitions"`
 }
 

@@ -101,6 +101,9 @@ type Table struct {
 	// history, whichever is stricter (defaults 7 days and 500).
 	SnapshotMaxAge   Duration `yaml:"snapshot_max_age"`
 	SnapshotMaxCount int      `yaml:"snapshot_max_count"`
+	// OrphanMinAge is the safety age of orphan cleanup: unreferenced files
+	// younger than this are left alone (default 24h, at least 1h).
+	OrphanMinAge Duration `yaml:"orphan_min_age"`
 }
 
 // Log configures logging.
@@ -150,6 +153,9 @@ func (t *Table) applyDefaults() {
 	}
 	if t.SnapshotMaxCount == 0 {
 		t.SnapshotMaxCount = 500
+	}
+	if t.OrphanMinAge == 0 {
+		t.OrphanMinAge = Duration(24 * time.Hour)
 	}
 	if t.Name == "" {
 		if t.TopicRegex != "" {

@@ -100,6 +100,9 @@ func TestEveryInvalidFieldIsNamed(t *testing.T) {
 		{"tables[0].format", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "format": "avro"}]`}},
 		{"tables[0].error_mode", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "error_mode": "ignore"}]`}},
 		{"tables[0].start_offset", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "start_offset": "middle"}]`}},
+		{"tables[0].orphan_min_age", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "orphan_min_age": "5m"}]`}},
+		{"tables[0].snapshot_max_count", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "snapshot_max_count": -1}]`}},
+		{"tables[0].snapshot_max_age", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "snapshot_max_age": "1s"}]`}},
 		{"tables[1].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a"}, {"topic": "b", "name": "a"}]`}},
 	}
 	for _, c := range cases {

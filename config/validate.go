@@ -134,6 +134,9 @@ func (c *Config) Validate() error {
 		if t.SnapshotMaxAge.D() < time.Minute {
 			bad(f("snapshot_max_age"), "%s is below the 1m minimum", t.SnapshotMaxAge.D())
 		}
+		if t.OrphanMinAge.D() < time.Hour {
+			bad(f("orphan_min_age"), "%s is below the 1h minimum: younger files may belong to a flush in flight", t.OrphanMinAge.D())
+		}
 		if t.SnapshotMaxCount < 1 {
 			bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
 		}

@@ -20,10 +20,17 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 	tick := time.NewTicker(w.cfg.CommitInterval)
 	defer tick.Stop()
 	var lastExpire time.Time
+	lastOrphans := time.Now()
 	for {
-		if a, ok := w.state.Committer(table); ok && a.Node == w.cfg.NodeID && time.Since(lastExpire) >= w.cfg.ExpireInterval {
-			lastExpire = time.Now()
-			w.expire(ctx, table, log)
+		if a, ok := w.state.Committer(table); ok && a.Node == w.cfg.NodeID {
+			if time.Since(lastExpire) >= w.cfg.ExpireInterval {
+				lastExpire = time.Now()
+				w.expire(ctx, table, log)
+			}
+			if time.Since(lastOrphans) >= w.cfg.OrphanInterval {
+				lastOrphans = time.Now()
+				w.cleanOrphans(ctx, table, log)
+			}
 		}
 		changed := w.state.Watch()
 		a, ok := w.state.Committer(table)
@@ -91,6 +98,45 @@ func (w *Worker) expire(ctx context.Context, table string, log interface {
 		if n > 0 {
 			t.SnapshotsExpired += int64(n)
 			t.LastExpiry = time.Now()
+		}
+	})
+}
+
+// cleanOrphans deletes a table's orphan files, sparing every file the ledger
+// has recorded. Like expiry it never blocks commits.
+func (w *Worker) cleanOrphans(ctx context.Context, table string, log interface {
+	Warn(string, ...any)
+	Info(string, ...any)
+}) {
+	m, ok := w.mappingOf(table)
+	if !ok {
+		return
+	}
+	keep := map[string]bool{}
+	for _, e := range w.state.Pending(table) {
+		for _, f := range e.Files {
+			keep[f.Path] = true
+		}
+		for _, f := range e.DLQFiles {
+			keep[f.Path] = true
+		}
+	}
+	n, bytes, err := w.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), keep)
+	if ctx.Err() != nil {
+		return
+	}
+	msg := ""
+	if err != nil {
+		log.Warn("cleaning orphan files", "err", err)
+		msg = err.Error()
+	} else if n > 0 {
+		log.Info("deleted orphan files", "files", n, "bytes", bytes)
+	}
+	w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
+		t.problem("orphan cleanup", msg)
+		t.OrphansDeleted += int64(n)
+		if err == nil {
+			t.LastOrphanCleanup = time.Now()
 		}
 	})
 }

@@ -270,3 +270,7 @@ func (c *fakeCluster) rows(key string) map[string]int {
 func (c *fakeCluster) Expire(context.Context, string, time.Duration, int, time.Time) (int, error) {
 	return 0, nil
 }
+
+func (c *fakeCluster) CleanOrphans(context.Context, string, time.Duration, map[string]bool) (int, int64, error) {
+	return 0, 0, nil
+}

@@ -63,6 +63,9 @@ type Sink interface {
 	// maxCount, whichever is stricter, never the current one; it returns
 	// how many went.
 	Expire(ctx context.Context, table string, maxAge time.Duration, maxCount int, now time.Time) (int, error)
+	// CleanOrphans deletes unreferenced files older than minAge under the
+	// table (and its dead-letter table), sparing those keep names.
+	CleanOrphans(ctx context.Context, table string, minAge time.Duration, keep map[string]bool) (int, int64, error)
 }
 
 // Kafka is what the worker needs from the brokers besides fetching.

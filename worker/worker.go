@@ -28,6 +28,9 @@ type Config struct {
 	// ExpireInterval is how often a committer expires old snapshots of its
 	// tables (default 1 min).
 	ExpireInterval time.Duration
+	// OrphanInterval is how often a committer deletes orphan files of its
+	// tables (default 1 h; the first run is one interval after start).
+	OrphanInterval time.Duration
 }
 
 // Worker runs the pipelines and committers of one node.
@@ -61,6 +64,9 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status
 	}
 	if cfg.ExpireInterval == 0 {
 		cfg.ExpireInterval = time.Minute
+	}
+	if cfg.OrphanInterval == 0 {
+		cfg.OrphanInterval = time.Hour
 	}
 	if log == nil {
 		log = slog.Default()

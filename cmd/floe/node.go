@@ -25,6 +25,12 @@ import (
 // version is stamped at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
+// Maintenance cadence; tests shorten them.
+var (
+	expireInterval time.Duration // 0: the worker's default (1 min)
+	orphanInterval time.Duration // 0: the worker's default (1 h)
+)
+
 // floeNode is one running Floe node: every component wired together.
 type floeNode struct {
 	cfg     config.Config
@@ -87,6 +93,7 @@ func startNode(ctx context.Context, cfg config.Config, log *slog.Logger, noSync 
 	n.worker, err = worker.New(worker.Config{
 		NodeID: cfg.Node.ID, Tables: cfg.Tables, CommitInterval: cfg.CommitInterval.D(),
 		TargetFileSize: cfg.TargetFileSize, MemoryBudget: cfg.MemoryBudget,
+		ExpireInterval: expireInterval, OrphanInterval: orphanInterval,
 	}, kc, n.state, n.state, sink, worker.NewStatus(), log)
 	if err != nil {
 		rn.Close()
@@ -201,6 +208,7 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 			MetadataLocation: ti.t.MetadataLocation, PendingEntries: ti.pending,
 			Consumed: rt.Consumed, DeadLettered: rt.DeadLettered, Skipped: rt.Skipped, CommitFailures: rt.CommitFailures,
 			Committer: ti.commit.Node, SnapshotsExpired: rt.SnapshotsExpired, LastExpiry: rt.LastExpiry,
+			OrphansDeleted: rt.OrphansDeleted, LastOrphanClean: rt.LastOrphanCleanup,
 		}
 		if tr.State == "" {
 			tr.State = worker.StatePending

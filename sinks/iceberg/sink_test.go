@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"path/filepath"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -193,3 +194,61 @@ func TestExpireAndMetadataFilesBounded(t *testing.T) {
 		t.Fatalf("%d metadata files kept", len(files))
 	}
 }
+
+func TestCleanOrphans(t *testing.T) {
+	ctx := context.Background()
+	s, cat := newSink(t)
+	spec := worker.TableSpec{Key: ledger.TableKey([]string{"db", "o"}), Ident: []string{"db", "o"}, Format: "raw"}
+	rec := func(off int64) []*records.Record {
+		return []*records.Record{{Topic: "t", Partition: 0, Offset: off, Raw: []byte("v")}}
+	}
+	committed, err := s.Write(ctx, spec, "11111111-1111-4111-8111-111111111111", rec(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := commitForTest(ctx, s, cat, spec, committed, ledger.TopicPartition{Topic: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := s.Write(ctx, spec, "22222222-2222-4222-8222-222222222222", rec(1)) // recorded, not yet committed
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, err := s.Write(ctx, spec, "33333333-3333-4333-8333-333333333333", rec(2)) // a crashed writer's file
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := func(p string) bool {
+		_, err := filepath.Glob(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, statErr := osStat(strings.TrimPrefix(p, "file://"))
+		return statErr == nil
+	}
+	keep := map[string]bool{pending[0].Path: true}
+	// Younger than the safety age: nothing goes.
+	if n, _, err := s.CleanOrphans(ctx, spec.Key, time.Hour, keep); err != nil || n != 0 {
+		t.Fatalf("young files deleted: %d, %v", n, err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	n, b, err := s.CleanOrphans(ctx, spec.Key, 10*time.Millisecond, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || b == 0 || exists(orphan[0].Path) {
+		t.Fatalf("deleted %d files (%d bytes); orphan still there: %v", n, b, exists(orphan[0].Path))
+	}
+	if !exists(committed[0].Path) || !exists(pending[0].Path) {
+		t.Fatal("a referenced or recorded file was deleted")
+	}
+	tbl, _ := cat.LoadTable(ctx, spec.Ident)
+	arr, err := tbl.Scan().ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer arr.Release()
+	if arr.NumRows() != 1 {
+		t.Fatalf("rows after cleanup: %d", arr.NumRows())
+	}
+}
+var osStat = os.Stat

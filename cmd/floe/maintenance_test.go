@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/config"
+)
+
+// TestMaintenanceOnTheCommitter: with short intervals, the committer deletes
+// an orphan data file and an orphan metadata file once they pass the safety
+// age, never a referenced file, and expires snapshots beyond the count bound
+// while the table keeps every row exactly once.
+func TestMaintenanceOnTheCommitter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	expireInterval, orphanInterval = 300*time.Millisecond, 300*time.Millisecond
+	defer func() { expireInterval, orphanInterval = 0, 0 }()
+
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "m", Namespace: "e2e", Name: "m"}})
+	cfg.CommitInterval = config.Duration(200 * time.Millisecond)
+	cfg.Tables[0].SnapshotMaxCount = 3
+	cfg.Tables[0].OrphanMinAge = config.Duration(time.Second) // below the 1h floor: tests only
+	n, err := startNode(context.Background(), cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+
+	per := map[int32]int64{}
+	for round := range 8 {
+		var vals []string
+		for i := range 20 {
+			vals = append(vals, fmt.Sprintf(`{"r":%d,"i":%d}`, round, i))
+		}
+		produce(t, cl, "m", vals, 2)
+		per[0] += 10
+		per[1] += 10
+		waitRows(t, n, "e2e.m", per[0]+per[1], time.Minute)
+	}
+	tbl, err := n.catalog.LoadTable(context.Background(), []string{"e2e", "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := strings.TrimPrefix(tbl.Location(), "file://") + "/data"
+	metaDir := strings.TrimPrefix(tbl.Location(), "file://") + "/metadata"
+	orphanData := filepath.Join(dataDir, "00000-0-deadbeef-dead-4bee-8eef-deadbeefdead-00001.parquet")
+	orphanMeta := filepath.Join(metaDir, "99999-deadbeef-dead-4bee-8eef-deadbeefdead.metadata.json")
+	for _, p := range []string{orphanData, orphanMeta} {
+		if err := os.WriteFile(p, []byte("left by a crashed writer"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitReport(t, n, "orphans deleted and snapshots expired", func(r admin.Report) bool {
+		tr, _ := tableReport(r, "e2e.m")
+		_, e1 := os.Stat(orphanData)
+		_, e2 := os.Stat(orphanMeta)
+		return os.IsNotExist(e1) && os.IsNotExist(e2) && tr.OrphansDeleted >= 2 && tr.SnapshotsExpired > 0 && tr.Snapshots <= 3
+	})
+	tbl, err = n.catalog.LoadTable(context.Background(), []string{"e2e", "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, []*table.Table{tbl}, "m", per)
+	if len(tbl.Metadata().Snapshots()) > 3 {
+		t.Fatalf("%d snapshots retained", len(tbl.Metadata().Snapshots()))
+	}
+}
