@@ -3,8 +3,8 @@ package iceberg
 import (
 	"context"
 	"net"
-	"path/filepath"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -251,4 +251,5 @@ func TestCleanOrphans(t *testing.T) {
 		t.Fatalf("rows after cleanup: %d", arr.NumRows())
 	}
 }
+
 var osStat = os.Stat
