@@ -32,6 +32,9 @@ func Listen(addr string, src Source, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening for admin on %s: %w", addr, err)
 	}
+	if log == nil {
+		log = slog.Default()
+	}
 	s := &Server{src: src, log: log, ln: ln}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })

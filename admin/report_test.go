@@ -1,0 +1,74 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sample() Report {
+	return Report{Node: "n1", Leader: "n1", RaftState: "Leader", Problems: map[string]string{"kafka": "dial tcp: refused"},
+		Tables: []TableReport{{Table: "db.orders", State: "DEGRADED", Reason: "storage: bucket gone", Rows: 42, DataFiles: 2, Snapshots: 2,
+			LastCommit: time.Now().Add(-3 * time.Second), LastCommitAgeSec: 3, FreshnessSec: 4.2,
+			Partitions: []PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Recorded: 30, HighWatermark: 40, Lag: 19, Node: "n1", Epoch: 1}}}}}
+}
+
+func TestWriteText(t *testing.T) {
+	var b bytes.Buffer
+	if err := sample().WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"problem: kafka: dial tcp: refused", "db.orders", "DEGRADED", "42", "3s ago", "4.2s", "storage: bucket gone", "orders/0", "19"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+type src struct {
+	rep   Report
+	ready error
+}
+
+func (s src) Report(context.Context) (Report, error) { return s.rep, nil }
+func (s src) Ready() error                           { return s.ready }
+
+func TestServerEndpoints(t *testing.T) {
+	srv, err := Listen("127.0.0.1:0", src{rep: sample(), ready: errors.New("no raft leader")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Shutdown(context.Background())
+	rep, err := Fetch(context.Background(), srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tables) != 1 || rep.Tables[0].Partitions[0].Lag != 19 {
+		t.Fatalf("report over HTTP: %+v", rep)
+	}
+	resp, err := http.Get("http://" + srv.Addr() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("readyz without leader = %d", resp.StatusCode)
+	}
+	resp, err = http.Get("http://" + srv.Addr() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz = %d", resp.StatusCode)
+	}
+	if _, err := Fetch(context.Background(), "127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "reaching floe") {
+		t.Fatalf("unreachable node: %v", err)
+	}
+}
