@@ -2,10 +2,12 @@ package iceberg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/ledger"
@@ -23,6 +25,9 @@ const keptMetadataFiles = "50"
 func (s *Sink) Expire(ctx context.Context, key string, maxAge time.Duration, maxCount int, now time.Time) (int, error) {
 	name := ledger.DisplayName(key)
 	tbl, err := s.cat.LoadTable(ctx, ledger.TableIdent(key))
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return 0, nil // created on first data; nothing to expire yet
+	}
 	if err != nil {
 		return 0, fmt.Errorf("expiring snapshots of %s: %w", name, err)
 	}

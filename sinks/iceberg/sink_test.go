@@ -148,6 +148,13 @@ func TestExpireAndMetadataFilesBounded(t *testing.T) {
 	ctx := context.Background()
 	s, cat := newSink(t)
 	spec := worker.TableSpec{Key: ledger.TableKey([]string{"db", "x"}), Ident: []string{"db", "x"}, Format: "raw"}
+	// Before the first data the table does not exist: nothing to do, no error.
+	if n, err := s.Expire(ctx, spec.Key, time.Hour, 1, time.Now()); n != 0 || err != nil {
+		t.Fatalf("expiry of a table not created yet: %d, %v", n, err)
+	}
+	if n, _, err := s.CleanOrphans(ctx, spec.Key, time.Hour, nil); n != 0 || err != nil {
+		t.Fatalf("orphan cleanup of a table not created yet: %d, %v", n, err)
+	}
 	if err := s.Prepare(ctx, spec, nil); err != nil {
 		t.Fatal(err)
 	}

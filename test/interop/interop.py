@@ -11,6 +11,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -46,17 +47,6 @@ def cmd_free_ports(a: argparse.Namespace) -> None:
     print(" ".join(str(s.getsockname()[1]) for s in socks))
     for s in socks:
         s.close()
-
-
-def cmd_wait_port(a: argparse.Namespace) -> None:
-    deadline = time.time() + a.timeout
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", a.port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    fail(f"nothing listens on 127.0.0.1:{a.port} after {a.timeout}s")
 
 
 # ------------------------------------------------------------------ kafka
@@ -408,8 +398,11 @@ def cmd_committed_rows(a: argparse.Namespace) -> None:
 
 
 def cmd_watch_state(a: argparse.Namespace) -> None:
-    """Polls Floe's status for --duration seconds and succeeds once any of the
-    named tables reports --state with a non-empty reason (printing it)."""
+    """Polls Floe's status for up to --duration seconds and succeeds once any
+    (with --all: every) named table shows --state. DEGRADED and SUSPENDED also
+    need a reason, matching --reason-regex when given."""
+    rx = re.compile(a.reason_regex) if a.reason_regex else None
+    need_reason = a.state in ("DEGRADED", "SUSPENDED")
     start = time.time()
     seen: dict[str, str] = {}
     st: dict = {}
@@ -421,15 +414,33 @@ def cmd_watch_state(a: argparse.Namespace) -> None:
             time.sleep(1)
             continue
         for t in st.get("tables", []):
-            if t["table"] in a.tables and t.get("state") == a.state and t.get("reason"):
-                seen.setdefault(t["table"], t["reason"])
+            if t["table"] not in a.tables or t.get("state") != a.state:
+                continue
+            reason = t.get("reason") or ""
+            if need_reason and not reason:
+                continue
+            if rx and not rx.search(reason):
+                continue
+            seen.setdefault(t["table"], reason)
         if seen and (not a.all or len(seen) == len(a.tables)):
             for k, v in seen.items():
-                print(f"{k} is {a.state} after {time.time() - start:.1f}s: {v}")
+                print(f"{k} is {a.state} after {time.time() - start:.1f}s{': ' + v if v else ''}")
             return
         time.sleep(0.5)
-    fail(f"no table of {a.tables} reported {a.state} with a reason within {a.duration}s "
-         f"(last states: {[(t['table'], t.get('state'), t.get('reason')) for t in st.get('tables', [])]})")
+    last = [(t["table"], t.get("state"), t.get("reason")) for t in st.get("tables", [])]
+    fail(f"{'not every' if a.all else 'no'} table of {a.tables} reported {a.state}"
+         f"{' with a reason' if need_reason else ''}{' matching ' + repr(a.reason_regex) if rx else ''}"
+         f" within {a.duration}s (last states: {last})")
+
+
+def cmd_assert_no_reason(a: argparse.Namespace) -> None:
+    """Fails if a named table's reason already matches --reason-regex (taken
+    before a fault, so that what watch-state sees afterwards is the fault's)."""
+    rx = re.compile(a.reason_regex)
+    st = fetch_status(a.admin)
+    for t in st.get("tables", []):
+        if t["table"] in a.tables and rx.search(t.get("reason") or ""):
+            fail(f"{t['table']} already reports {t.get('state')} before the fault: {t.get('reason')}")
 
 
 def main() -> None:
@@ -437,8 +448,6 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     s = sub.add_parser("free-ports"); s.add_argument("n", type=int); s.set_defaults(fn=cmd_free_ports)
-    s = sub.add_parser("wait-port"); s.add_argument("port", type=int); s.add_argument("--timeout", type=float, default=60)
-    s.set_defaults(fn=cmd_wait_port)
 
     s = sub.add_parser("kafka-ready"); s.add_argument("--bootstrap", required=True)
     s.add_argument("--timeout", type=float, default=60); s.set_defaults(fn=cmd_kafka_ready)
@@ -476,8 +485,13 @@ def main() -> None:
     s = sub.add_parser("watch-state"); s.add_argument("--admin", required=True)
     s.add_argument("--state", required=True); s.add_argument("--duration", type=float, default=20)
     s.add_argument("--floe-bin", help="read the status with `FLOE_BIN status -o json`")
+    s.add_argument("--reason-regex", help="the reason must match this (Python) regex")
     s.add_argument("--all", action="store_true", help="wait until every named table shows the state")
     s.add_argument("tables", nargs="+"); s.set_defaults(fn=cmd_watch_state)
+
+    s = sub.add_parser("assert-no-reason"); s.add_argument("--admin", required=True)
+    s.add_argument("--reason-regex", required=True); s.add_argument("tables", nargs="+")
+    s.set_defaults(fn=cmd_assert_no_reason)
 
     a = ap.parse_args()
     a.fn(a)

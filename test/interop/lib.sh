@@ -54,6 +54,12 @@ phase_end() {
 		PHASE_NAME=""
 	fi
 }
+phase_failed() {
+	if [[ -n $PHASE_NAME ]]; then
+		PHASE_NAME="$PHASE_NAME (FAILED)"
+		phase_end
+	fi
+}
 print_timings() {
 	local i
 	echo "phase timings:"
@@ -66,6 +72,9 @@ print_timings() {
 
 # RUN_DIR holds this run's logs, service data and generated configs.
 init_run_dir() {
+	if [[ -n ${FLOE_INTEROP_WORK:-} && -e $FLOE_INTEROP_WORK && -n $(ls -A "$FLOE_INTEROP_WORK") ]]; then
+		die "FLOE_INTEROP_WORK=$FLOE_INTEROP_WORK is not empty (services would find old data)"
+	fi
 	RUN_DIR=${FLOE_INTEROP_WORK:-$(mktemp -d /tmp/floe-interop.XXXXXX)}
 	mkdir -p "$RUN_DIR/logs" "$RUN_DIR/expect" "$RUN_DIR/produced"
 	: >"$RUN_DIR/tables.tsv"
@@ -110,15 +119,41 @@ alive() {
 	die "$1 is not running (log: $RUN_DIR/logs/$1.log)"
 }
 
+# fg_run CMD...: runs CMD in the background and waits for it, so that a TERM
+# or INT reaches run.sh's trap at once (bash defers traps while a foreground
+# child runs); the trap's stop_all then stops CMD too.
+fg_run() {
+	local pid rc=0
+	"$@" &
+	pid=$!
+	track fg "$pid"
+	wait "$pid" || rc=$?
+	unset "PIDS[fg]"
+	return "$rc"
+}
+
 free_ports() { "$PY" "$INTEROP_DIR/interop.py" free-ports "$1"; }
 
-# wait_port NAME PORT TIMEOUT: waits for a listener, failing with the service's log.
+# wait_port NAME PORT TIMEOUT: waits for a listener on 127.0.0.1:PORT, failing
+# with the service's log if its process exits or the time runs out.
 wait_port() {
-	local name=$1 port=$2 timeout=$3
-	if ! "$PY" "$INTEROP_DIR/interop.py" wait-port "$port" --timeout "$timeout"; then
-		tail -n 30 "$RUN_DIR/logs/$name.log" >&2 || true
-		die "$name did not listen on 127.0.0.1:$port within ${timeout}s (log: $RUN_DIR/logs/$name.log)"
-	fi
+	local name=$1 port=$2 timeout=$3 pid=${PIDS[$1]:-} deadline=$((SECONDS + $3))
+	while ((SECONDS < deadline)); do
+		(: </dev/tcp/127.0.0.1/"$port") 2>/dev/null && return 0
+		if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+			tail -n 30 "$RUN_DIR/logs/$name.log" >&2 || true
+			die "$name exited before listening on 127.0.0.1:$port (log: $RUN_DIR/logs/$name.log)"
+		fi
+		sleep 0.2
+	done
+	tail -n 30 "$RUN_DIR/logs/$name.log" >&2 || true
+	die "$name did not listen on 127.0.0.1:$port within ${timeout}s (log: $RUN_DIR/logs/$name.log)"
+}
+
+# mvn_q ARGS: quiet batch Maven without the ANSI codes Maven 3.8 prints anyway.
+mvn_q() {
+	mvn -q -B "$@" 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
+	return "${PIPESTATUS[0]}"
 }
 
 stamp_of() { cat "$@" | sha256sum | cut -c1-16; }
@@ -148,7 +183,7 @@ install_kafka() {
 	log "fetching the Kafka broker jars from Maven Central"
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	(cd "$INTEROP_DIR/kafka" && mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$M2" dependency:copy-dependencies \
+	(cd "$INTEROP_DIR/kafka" && mvn_q -Dmaven.repo.local="$M2" dependency:copy-dependencies \
 		-DincludeScope=runtime -DoutputDirectory="$dir/jars") ||
 		die "kafka: mvn dependency:copy-dependencies of org.apache.kafka:kafka_2.13 failed"
 	echo "$stamp" >"$dir/.stamp"
@@ -165,14 +200,21 @@ install_minio() {
 	local gobin="$CACHE/bin/.minio-build"
 	rm -rf "$gobin"
 	mkdir -p "$gobin"
-	local cmd="GOBIN='$gobin' GOFLAGS=-trimpath go install github.com/minio/minio@$MINIO_VERSION && mv '$gobin/minio' '$MINIO_BIN'"
+	local cmd="GOBIN='$gobin' go install -trimpath github.com/minio/minio@$MINIO_VERSION && mv '$gobin/minio' '$MINIO_BIN'"
 	if [[ ${1:-} == background ]]; then
-		bash -c "$cmd" >"$CACHE/logs/minio-build.log" 2>&1 &
+		# Its own process group, so that stop_minio_install ends go and its compilers too.
+		setsid bash -c "$cmd" >"$CACHE/logs/minio-build.log" 2>&1 &
 		MINIO_INSTALL_PID=$!
 	else
 		bash -c "$cmd" >"$CACHE/logs/minio-build.log" 2>&1 ||
 			{ tail -n 20 "$CACHE/logs/minio-build.log" >&2; die "minio: go install github.com/minio/minio@$MINIO_VERSION failed"; }
 	fi
+}
+stop_minio_install() {
+	[[ -n $MINIO_INSTALL_PID ]] || return 0
+	kill -- "-$MINIO_INSTALL_PID" 2>/dev/null || kill "$MINIO_INSTALL_PID" 2>/dev/null || true
+	wait "$MINIO_INSTALL_PID" 2>/dev/null || true
+	MINIO_INSTALL_PID=""
 }
 wait_minio_install() {
 	[[ -n $MINIO_INSTALL_PID ]] || return 0
@@ -190,7 +232,7 @@ install_registry() {
 	log "fetching Apicurio Registry $APICURIO_VERSION from Maven Central"
 	local tmp="$CACHE/apicurio-download"
 	rm -rf "$tmp" "$dir"
-	mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$M2" dependency:copy \
+	mvn_q -Dmaven.repo.local="$M2" dependency:copy \
 		-Dartifact="io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all" -DoutputDirectory="$tmp" ||
 		die "schema registry: fetching io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all failed"
 	mkdir -p "$dir"
@@ -229,7 +271,7 @@ install_java_check() {
 	mkdir -p "$JAVA_CHECK_DIR"
 	# Build outside the source tree so the repo stays clean.
 	cp -r "$INTEROP_DIR/java/pom.xml" "$INTEROP_DIR/java/src" "$JAVA_CHECK_DIR/"
-	(cd "$JAVA_CHECK_DIR" && mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$M2" package dependency:build-classpath \
+	(cd "$JAVA_CHECK_DIR" && mvn_q -Dmaven.repo.local="$M2" package dependency:build-classpath \
 		-Dmdep.outputFile="$JAVA_CHECK_DIR/classpath.txt") ||
 		die "iceberg java checker: mvn package in $JAVA_CHECK_DIR failed"
 	echo "$stamp" >"$JAVA_CHECK_DIR/.stamp"
@@ -290,7 +332,7 @@ EOF
 		kafka.Kafka "$KAFKA_DIR/server.properties" >>"$RUN_DIR/logs/kafka.log" 2>&1 &
 	track kafka $!
 	wait_port kafka "$KAFKA_PORT" 90
-	"$PY" "$INTEROP_DIR/interop.py" kafka-ready --bootstrap "$KAFKA_BOOTSTRAP" --timeout 60 || die "kafka: broker at $KAFKA_BOOTSTRAP does not answer metadata requests"
+	fg_run "$PY" "$INTEROP_DIR/interop.py" kafka-ready --bootstrap "$KAFKA_BOOTSTRAP" --timeout 60 || die "kafka: broker at $KAFKA_BOOTSTRAP does not answer metadata requests"
 	alive kafka
 	log "kafka up at $KAFKA_BOOTSTRAP"
 }
@@ -355,14 +397,14 @@ start_registry() {
 			QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_HTTP_PORT="$REGISTRY_PORT" \
 			QUARKUS_MANAGEMENT_HOST=127.0.0.1 QUARKUS_MANAGEMENT_PORT="$REGISTRY_MGMT_PORT" \
 			QUARKUS_HTTP_ACCESS_LOG_ENABLED=false \
-			exec "$java" -Xms128m -Xmx512m -XX:TieredStopAtLevel=1 -jar quarkus-run.jar) >>"$RUN_DIR/logs/registry.log" 2>&1 &
-	track registry $!
-	wait_port registry "$REGISTRY_PORT" 180
-	"$PY" "$INTEROP_DIR/interop.py" registry-health --url "$REGISTRY_URL" --timeout 120 ||
-		{ tail -n 30 "$RUN_DIR/logs/registry.log" >&2; die "schema registry: Apicurio at $REGISTRY_URL failed its health check"; }
+			exec "$java" -Xms128m -Xmx512m -XX:TieredStopAtLevel=1 -jar quarkus-run.jar) >>"$RUN_DIR/logs/schema-registry.log" 2>&1 &
+	track schema-registry $!
+	wait_port schema-registry "$REGISTRY_PORT" 180
+	fg_run "$PY" "$INTEROP_DIR/interop.py" registry-health --url "$REGISTRY_URL" --timeout 120 ||
+		{ tail -n 30 "$RUN_DIR/logs/schema-registry.log" >&2; die "schema registry: Apicurio at $REGISTRY_URL failed its health check"; }
 	log "schema registry (Apicurio $APICURIO_VERSION, kafkasql storage) up at $REGISTRY_URL"
 }
-stop_registry() { stop_proc registry; }
+stop_registry() { stop_proc schema-registry; }
 
 # ------------------------------------------------------------------ Floe
 
@@ -435,18 +477,24 @@ create_topics() { "$PY" "$INTEROP_DIR/interop.py" create-topics --bootstrap "$KA
 
 # produce COUNT_PER_TOPIC RATE START_ID TOPIC...: produces (foreground).
 # RATE is records/s over all topics (0: as fast as possible).
-produce() {
+PRODUCE_ARGS=()
+produce_args() {
 	local count=$1 rate=$2 start=$3
 	shift 3
-	"$PY" "$INTEROP_DIR/interop.py" produce --bootstrap "$KAFKA_BOOTSTRAP" --count "$count" --rate "$rate" \
-		--start-id "$start" --report-dir "$RUN_DIR/produced" "$@"
+	PRODUCE_ARGS=("$INTEROP_DIR/interop.py" produce --bootstrap "$KAFKA_BOOTSTRAP" --count "$count" --rate "$rate"
+		--start-id "$start" --report-dir "$RUN_DIR/produced" "$@")
+}
+produce() {
+	produce_args "$@"
+	fg_run "$PY" "${PRODUCE_ARGS[@]}"
 }
 
 # produce_bg ...: as produce, in the background; sets PRODUCER_PID. wait_producer waits and checks it.
 PRODUCER_PID="" PRODUCER_LOG=""
 produce_bg() {
+	produce_args "$@"
 	PRODUCER_LOG=$(mktemp "$RUN_DIR/logs/producer.XXXX.log")
-	produce "$@" >"$PRODUCER_LOG" 2>&1 &
+	"$PY" "${PRODUCE_ARGS[@]}" >"$PRODUCER_LOG" 2>&1 &
 	PRODUCER_PID=$!
 	track producer "$PRODUCER_PID"
 }
@@ -475,7 +523,7 @@ wait_caught_up() {
 	shift 2
 	local files=() t
 	for t in "$@"; do files+=("$RUN_DIR/expect/$t.json"); done
-	"$PY" "$INTEROP_DIR/interop.py" wait-caught-up --admin "$(floe_admin "$name")" --timeout "$timeout" "${files[@]}" || {
+	fg_run "$PY" "$INTEROP_DIR/interop.py" wait-caught-up --admin "$(floe_admin "$name")" --timeout "$timeout" "${files[@]}" || {
 		floe_status "$name" | head -c 6000 >&2 || true
 		tail -n 20 "$RUN_DIR/logs/floe-$name.log" >&2
 		die "floe $name did not catch up"
@@ -549,5 +597,5 @@ selftest_readers() {
 		done
 	done <<<"$cases"
 	((bad == 0)) || die "reader self-test: a reader accepted a broken table or rejected a good one"
-	log "reader self-test: both readers accept the good table and reject $(($(wc -l <<<"$cases") - 2)) broken cases"
+	log "reader self-test: both readers accept the good tables and reject $(grep -c $'\tfail\t' <<<"$cases") broken cases"
 }

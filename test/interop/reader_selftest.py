@@ -78,7 +78,7 @@ def main() -> None:
         "append_delta_equals_records": True,
     }
 
-    def make(name: str, commits: list[tuple[pa.Table, dict | None]]) -> str:
+    def make(name: str, commits: list[tuple[pa.Table, dict | None]], expire_first: bool = False) -> str:
         ident = f"selftest.{name}"
         if cat.table_exists(ident):
             cat.drop_table(ident)
@@ -86,6 +86,8 @@ def main() -> None:
         for i, (data, offsets) in enumerate(commits):
             props = {} if offsets is None else {"floe.offsets": json.dumps(offsets), "floe.commit-id": f"c{i}"}
             tbl.append(data, snapshot_properties=props)
+        if expire_first:
+            tbl.maintenance.expire_snapshots().by_id(tbl.metadata.snapshots[0].snapshot_id).commit()
         tbl = cat.load_table(ident)
         path = os.path.join(d, f"{name}.expect.json")
         with open(path, "w") as f:
@@ -100,6 +102,11 @@ def main() -> None:
     cases = []
     loc = make("good", [(good1, first), (good2, full)])
     cases += [("good", "table", "ok", loc, "OK"), ("good", "metadata-dir", "ok", loc, "OK")]
+    # Three commits, the first snapshot expired (as Floe's snapshot expiry does).
+    mid = {f"{TOPIC}/0": 80, f"{TOPIC}/1": 40}
+    loc = make("expired", [(good1, first), (batch(rng(0, 60, 80) + rng(1, 30, 40)), mid),
+                           (batch(rng(0, 80, 100) + rng(1, 40, 50)), full)], expire_first=True)
+    cases += [("expired", "table", "ok", loc, "OK"), ("expired", "metadata-dir", "ok", loc, "OK")]
     # Offsets 20..29 of partition 1 written twice (a replay after a lost commit).
     loc = make("duplicate", [(good1, first), (pa.concat_tables([good2, batch(rng(1, 20, 30))]), full)])
     cases += [("duplicate", "table", "fail", loc, "more than once"),

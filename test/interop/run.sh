@@ -22,11 +22,8 @@ RUN_DIR=""
 on_exit() {
 	local rc=$?
 	set +e
-	phase_end
-	if [[ -n $MINIO_INSTALL_PID ]]; then
-		kill "$MINIO_INSTALL_PID" 2>/dev/null
-		wait "$MINIO_INSTALL_PID" 2>/dev/null
-	fi
+	((rc == 0)) || phase_failed
+	stop_minio_install
 	log "stopping services"
 	local n
 	for n in "${!PIDS[@]}"; do [[ $n == floe-* || $n == producer ]] && stop_proc "$n"; done
@@ -64,8 +61,8 @@ done
 init_run_dir
 
 phase "install (cache $CACHE)"
-install_python
 install_minio background # the slow one (go install) builds while the rest installs
+install_python
 install_kafka
 install_registry
 install_java_check
