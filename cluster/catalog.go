@@ -350,9 +350,10 @@ func (c *Catalog) CreateNamespace(ctx context.Context, ns table.Identifier, prop
 	return err
 }
 
-// EnsureNamespace creates a namespace unless it exists.
-func (c *Catalog) EnsureNamespace(ctx context.Context, ns table.Identifier) error {
-	_, err := c.node.Apply(ctx, CreateNamespace{Parts: slices.Clone(ns), IfNotExists: true})
+// EnsureNamespace creates a namespace with props unless it exists (an
+// existing namespace keeps its properties).
+func (c *Catalog) EnsureNamespace(ctx context.Context, ns table.Identifier, props iceberg.Properties) error {
+	_, err := c.node.Apply(ctx, CreateNamespace{Parts: slices.Clone(ns), Props: props, IfNotExists: true})
 	return err
 }
 

@@ -63,10 +63,21 @@ func TestCatalogCommitsThroughRaft(t *testing.T) {
 	if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
 		t.Fatalf("second create = %v", err)
 	}
-	if err := cat.EnsureNamespace(ctx, table.Identifier{"db"}); err != nil {
+	if err := cat.EnsureNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
 		t.Fatalf("ensure existing namespace = %v", err)
 	}
 	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Int64})
+	// A namespace with a location puts its tables there.
+	if err := cat.EnsureNamespace(ctx, table.Identifier{"elsewhere"}, iceberg.Properties{"location": "file://" + filepath.Join(dir, "other")}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := cat.CreateTable(ctx, table.Identifier{"elsewhere", "t"}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "file://" + filepath.Join(dir, "other", "t"); other.Location() != want {
+		t.Fatalf("table location %s, want %s", other.Location(), want)
+	}
 	ident := table.Identifier{"db", "t"}
 	tbl, err := cat.CreateTable(ctx, ident, sc)
 	if err != nil {

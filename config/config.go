@@ -17,6 +17,8 @@ type Config struct {
 	Kafka     Kafka     `yaml:"kafka"`
 	Warehouse Warehouse `yaml:"warehouse"`
 	Tables    []Table   `yaml:"tables"`
+	// Namespaces sets per-namespace options, such as where its tables live.
+	Namespaces map[string]Namespace `yaml:"namespaces"`
 	// CommitInterval is how often each table's buffered records are flushed
 	// to a data file and committed.
 	CommitInterval Duration `yaml:"commit_interval"`
@@ -79,15 +81,23 @@ type S3 struct {
 	SessionToken    string `yaml:"session_token"`
 }
 
+// Namespace configures one catalog namespace.
+type Namespace struct {
+	// Location is where the namespace's tables live (file:// or s3://);
+	// default <warehouse>/<namespace>.
+	Location string `yaml:"location"`
+}
+
 // Table maps one topic, or every topic matching a regex, to a table.
 type Table struct {
 	Topic      string `yaml:"topic"`
 	TopicRegex string `yaml:"topic_regex"`
-	Namespace  string `yaml:"namespace"`
-	// Name is the table name; with topic_regex it may contain {topic}, the
-	// matched topic name with characters other than letters, digits and _
-	// replaced by _. Defaults to that sanitized topic name.
-	Name string `yaml:"name"`
+	// Namespace and Name are templates (see Target): {topic} is the topic
+	// name with characters other than letters, digits and _ replaced by _;
+	// with topic_regex, {1}..{n} and named groups are its capture groups.
+	// Name defaults to {topic}.
+	Namespace string `yaml:"namespace"`
+	Name      string `yaml:"name"`
 	// Format is json (schemaless JSON objects) or raw (key and value bytes).
 	Format string `yaml:"format"`
 	// ErrorMode says where a record that cannot be decoded goes: dlq (the
@@ -158,11 +168,7 @@ func (t *Table) applyDefaults() {
 		t.OrphanMinAge = Duration(24 * time.Hour)
 	}
 	if t.Name == "" {
-		if t.TopicRegex != "" {
-			t.Name = "{topic}"
-		} else {
-			t.Name = SanitizeName(t.Topic)
-		}
+		t.Name = "{topic}"
 	}
 }
 

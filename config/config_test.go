@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,8 @@ func TestLoadDefaultsAndEnv(t *testing.T) {
 		t.Fatalf("env overrides not applied: %+v", cfg.Kafka)
 	}
 	tb := cfg.Tables[0]
-	if tb.Namespace != "default" || tb.Name != "orders" || tb.Format != "json" || tb.ErrorMode != "dlq" || tb.StartOffset != "earliest" {
+	ns, name, err := tb.Target("orders", nil)
+	if err != nil || ns != "default" || name != "orders" || tb.Format != "json" || tb.ErrorMode != "dlq" || tb.StartOffset != "earliest" {
 		t.Fatalf("table defaults: %+v", tb)
 	}
 }
@@ -104,6 +106,11 @@ func TestEveryInvalidFieldIsNamed(t *testing.T) {
 		{"tables[0].snapshot_max_count", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "snapshot_max_count": -1}]`}},
 		{"tables[0].snapshot_max_age", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "snapshot_max_age": "1s"}]`}},
 		{"tables[1].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a"}, {"topic": "b", "name": "a"}]`}},
+		{"tables[1].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a.b"}, {"topic": "a_b"}]`}},
+		{"tables[0].name", validYAML, []string{`FLOE_TABLES=[{"topic_regex": "^(a)$", "name": "{2}"}]`}},
+		{"tables[0].namespace", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "namespace": "{team}"}]`}},
+		{"tables[0].name", validYAML, []string{`FLOE_TABLES=[{"topic_regex": "^a", "name": "{topic}_dlq"}]`}},
+		{"tables[0].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "name": "{topic"}]`}},
 	}
 	for _, c := range cases {
 		t.Run(c.field+"/"+strings.Join(c.env, " "), func(t *testing.T) {
@@ -148,5 +155,37 @@ func TestEnvVarsDocumented(t *testing.T) {
 		if !ok {
 			t.Errorf("%s missing from EnvVars", k)
 		}
+	}
+}
+
+func TestNameTemplates(t *testing.T) {
+	cfg, err := Load(write(t, validYAML), []string{`FLOE_TABLES=[{"topic_regex": "^(?P<team>[a-z]+)\\.events\\.(.+)$", "namespace": "{team}", "name": "{2}_events"}, {"topic": "web.clicks-v2"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(cfg.Tables[0].TopicRegex)
+	ns, name, err := cfg.Tables[0].Target("sales.events.order-created", re)
+	if err != nil || ns != "sales" || name != "order_created_events" {
+		t.Fatalf("regex template: %s.%s %v", ns, name, err)
+	}
+	ns, name, err = cfg.Tables[1].Target("web.clicks-v2", nil)
+	if err != nil || ns != "default" || name != "web_clicks_v2" {
+		t.Fatalf("topic template: %s.%s %v", ns, name, err)
+	}
+	if !cfg.Tables[0].UsesTopic() {
+		t.Fatal("template with groups does not use the topic")
+	}
+}
+
+func TestNamespaceLocations(t *testing.T) {
+	cfg, err := Load(write(t, validYAML+"namespaces:\n  sales: {location: s3://lake/sales}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Namespaces["sales"].Location != "s3://lake/sales" {
+		t.Fatalf("namespaces: %+v", cfg.Namespaces)
+	}
+	if _, err := Load(write(t, validYAML), []string{`FLOE_NAMESPACES={"sales": {"location": "ftp://x/y"}}`}); err == nil || !strings.Contains(err.Error(), "namespaces.sales.location") {
+		t.Fatalf("bad namespace location: %v", err)
 	}
 }

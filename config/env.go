@@ -125,10 +125,10 @@ func setField(v reflect.Value, typ reflect.Type, raw string) error {
 			}
 		}
 		v.Set(reflect.ValueOf(parts))
-	case typ.Kind() == reflect.Slice:
+	case typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map:
 		ptr := reflect.New(typ)
 		if err := yaml.Unmarshal([]byte(raw), ptr.Interface()); err != nil {
-			return fmt.Errorf("not a YAML or JSON list: %w", err)
+			return fmt.Errorf("not YAML or JSON of the field's shape: %w", err)
 		}
 		v.Set(ptr.Elem())
 	default:

@@ -106,16 +106,7 @@ func (c *Config) Validate() error {
 				bad(f("topic_regex"), "%v", err)
 			}
 		}
-		if !nameRe.MatchString(t.Namespace) {
-			bad(f("namespace"), "%q: use letters, digits, '_' and '-'", t.Namespace)
-		}
-		name := strings.ReplaceAll(t.Name, "{topic}", "x")
-		if !nameRe.MatchString(name) || strings.Contains(name, ".") {
-			bad(f("name"), "%q: use letters, digits, '_', '-' and {topic}", t.Name)
-		}
-		if strings.HasSuffix(t.Name, "_dlq") {
-			bad(f("name"), "%q: the _dlq suffix is reserved for dead-letter tables", t.Name)
-		}
+		t.checkTemplates(bad, f)
 		switch t.Format {
 		case "json", "raw":
 		default:
@@ -140,12 +131,22 @@ func (c *Config) Validate() error {
 		if t.SnapshotMaxCount < 1 {
 			bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
 		}
-		if t.Topic != "" {
-			key := t.Namespace + "." + t.Name
-			if j, ok := seen[key]; ok {
-				bad(f("name"), "table %s is already the target of tables[%d]", key, j)
+		if t.Topic != "" && t.TopicRegex == "" {
+			if ns, name, err := t.Target(t.Topic, nil); err == nil {
+				key := ns + "." + name
+				if j, ok := seen[key]; ok {
+					bad(f("name"), "table %s is already the target of tables[%d]", key, j)
+				}
+				seen[key] = i
 			}
-			seen[key] = i
+		}
+	}
+	for ns, n := range c.Namespaces {
+		if !tableNameRe.MatchString(ns) {
+			bad("namespaces."+ns, "%q is not a legal namespace name", ns)
+		}
+		if n.Location != "" {
+			c.validateLocation("namespaces."+ns+".location", n.Location, bad)
 		}
 	}
 	return errors.Join(errs...)
@@ -153,23 +154,39 @@ func (c *Config) Validate() error {
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.\-]*$`)
 
+func (c *Config) validateLocation(field, loc string, bad func(field, format string, args ...any)) bool {
+	u, err := url.Parse(loc)
+	if err != nil {
+		bad(field, "%q is not a URI: %v", loc, err)
+		return false
+	}
+	switch u.Scheme {
+	case "file":
+	case "s3", "s3a":
+		if u.Host == "" {
+			bad(field, "%q names no bucket", loc)
+			return false
+		}
+	default:
+		bad(field, "%q: use file:///path or s3://bucket/prefix", loc)
+		return false
+	}
+	return true
+}
+
 func (c *Config) validateWarehouse(bad func(field, format string, args ...any)) {
 	loc := c.Warehouse.Location
 	if loc == "" {
 		bad("warehouse.location", "must not be empty")
 		return
 	}
-	u, err := url.Parse(loc)
-	if err != nil {
-		bad("warehouse.location", "%q is not a URI: %v", loc, err)
+	if !c.validateLocation("warehouse.location", loc, bad) {
 		return
 	}
+	u, _ := url.Parse(loc)
 	switch u.Scheme {
 	case "file":
 	case "s3", "s3a":
-		if u.Host == "" {
-			bad("warehouse.location", "%q names no bucket", loc)
-		}
 		if c.Warehouse.S3.Endpoint != "" {
 			if e, err := url.Parse(c.Warehouse.S3.Endpoint); err != nil || e.Scheme == "" || e.Host == "" {
 				bad("warehouse.s3.endpoint", "%q is not a URL like http://127.0.0.1:9000", c.Warehouse.S3.Endpoint)
@@ -178,7 +195,5 @@ func (c *Config) validateWarehouse(bad func(field, format string, args ...any)) 
 		if (c.Warehouse.S3.AccessKeyID == "") != (c.Warehouse.S3.SecretAccessKey == "") {
 			bad("warehouse.s3.secret_access_key", "set both access_key_id and secret_access_key, or neither to use the AWS credential chain")
 		}
-	default:
-		bad("warehouse.location", "%q: use file:///path or s3://bucket/prefix", loc)
 	}
 }

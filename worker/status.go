@@ -13,6 +13,9 @@ const (
 	StateRunning   = "RUNNING"   // ingesting and committing
 	StateDegraded  = "DEGRADED"  // retrying a failing dependency
 	StateSuspended = "SUSPENDED" // stopped at a bad record (error mode suspend)
+	// StateConfigIssue: the configuration keeps part of the table from
+	// working (for example two topics named into one table); fix the config.
+	StateConfigIssue = "CONFIG_ISSUE"
 )
 
 // PartitionStatus is the runtime view of one assigned partition.
@@ -95,6 +98,9 @@ func (t *TableStatus) recompute() {
 	}
 	if len(t.problems) > 0 {
 		t.State = StateDegraded
+		if _, ok := t.problems["config"]; ok {
+			t.State = StateConfigIssue
+		}
 		var reasons []string
 		for _, k := range slices.Sorted(maps.Keys(t.problems)) {
 			reasons = append(reasons, k+": "+t.problems[k])

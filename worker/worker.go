@@ -174,19 +174,51 @@ func (w *Worker) mappingOf(table string) (config.Table, bool) {
 // resolve maps a topic to its table through the first matching mapping.
 func (w *Worker) resolve(topic string) (route, bool) {
 	for i, t := range w.cfg.Tables {
-		var name string
+		var re *regexp.Regexp
 		switch {
 		case t.Topic != "" && t.Topic == topic:
-			name = t.Name
 		case w.regexes[i] != nil && w.regexes[i].MatchString(topic):
-			name = strings.ReplaceAll(t.Name, "{topic}", config.SanitizeName(topic))
+			re = w.regexes[i]
 		default:
 			continue
 		}
-		ident := []string{t.Namespace, name}
+		ns, name, err := t.Target(topic, re)
+		if err != nil {
+			continue // validated at start; cannot happen for a matching topic
+		}
+		ident := []string{ns, name}
 		return route{spec: TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format}, mapping: t}, true
 	}
 	return route{}, false
+}
+
+// collisions finds tables that several topics would share although their
+// mapping names a table per topic (or that several mappings target), keeps
+// the first topic of each and reports the others as a configuration issue.
+func (w *Worker) collisions(routes map[string]route) {
+	byTable := map[string][]string{}
+	for _, topic := range slices.Sorted(maps.Keys(routes)) {
+		byTable[routes[topic].spec.Key] = append(byTable[routes[topic].spec.Key], topic)
+	}
+	for key, topics := range byTable {
+		msg := ""
+		if len(topics) > 1 {
+			first := routes[topics[0]].mapping
+			var clash []string
+			for _, tp := range topics[1:] {
+				m := routes[tp].mapping
+				if m.UsesTopic() || m != first {
+					clash = append(clash, tp)
+					delete(routes, tp)
+				}
+			}
+			if len(clash) > 0 {
+				msg = fmt.Sprintf("topics %s and %s both map to table %s; %s not ingested: change the name template",
+					topics[0], strings.Join(clash, ", "), ledger.DisplayName(key), strings.Join(clash, ", "))
+			}
+		}
+		w.status.update(key, ledger.DisplayName(key), func(t *TableStatus) { t.problem("config", msg) })
+	}
 }
 
 // discover lists topics periodically, routes them to tables and registers
@@ -227,7 +259,10 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 			continue
 		}
 		routes[topic] = r
-		sources = append(sources, Source{Topic: topic, Table: r.spec.Key, Partitions: topics[topic]})
+	}
+	w.collisions(routes)
+	for _, topic := range slices.Sorted(maps.Keys(routes)) {
+		sources = append(sources, Source{Topic: topic, Table: routes[topic].spec.Key, Partitions: topics[topic]})
 	}
 	// A mapping that names a topic that does not exist is shown, not fatal:
 	// the topic may be created later.

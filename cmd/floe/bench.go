@@ -124,7 +124,7 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 		time.Sleep(10 * time.Millisecond)
 	}
 	cat := cluster.NewCatalog(node, "file://"+filepath.Join(dir, "raw-wh"), iceberg.Properties{})
-	sink := icebergsink.New(cat, 128<<20, log)
+	sink := icebergsink.New(cat, 128<<20, log, nil)
 	spec := worker.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "json"}
 	shape := &records.Shape{Kind: records.Struct}
 	// Create the table with its columns first, outside the timing.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -84,7 +85,11 @@ func startNode(ctx context.Context, cfg config.Config, log *slog.Logger, noSync 
 		return nil, err
 	}
 	n.catalog = cluster.NewCatalog(rn, cfg.Warehouse.Location, ioProps(cfg.Warehouse))
-	sink := icebergsink.New(n.catalog, int64(cfg.TargetFileSize), log)
+	nsLocations := map[string]string{}
+	for ns, c := range cfg.Namespaces {
+		nsLocations[ns] = strings.TrimSuffix(c.Location, "/")
+	}
+	sink := icebergsink.New(n.catalog, int64(cfg.TargetFileSize), log, nsLocations)
 	kc, err := worker.NewKafkaClient(cfg.Kafka)
 	if err != nil {
 		rn.Close()

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -23,7 +24,7 @@ import (
 // Catalog is what the sink needs from the catalog of record.
 type Catalog interface {
 	catalog.Catalog
-	EnsureNamespace(ctx context.Context, ns table.Identifier) error
+	EnsureNamespace(ctx context.Context, ns table.Identifier, props iceberg.Properties) error
 }
 
 // Sink writes and commits Iceberg tables. It implements worker.Sink.
@@ -34,16 +35,19 @@ type Sink struct {
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per table: serializes schema changes
+
+	nsLocations map[string]string // namespace -> location of its tables
 }
 
 var _ worker.Sink = (*Sink)(nil)
 
 // New returns a sink writing data files of about targetSize bytes.
-func New(cat Catalog, targetSize int64, log *slog.Logger) *Sink {
+// nsLocations optionally places namespaces' tables (namespace -> location).
+func New(cat Catalog, targetSize int64, log *slog.Logger, nsLocations map[string]string) *Sink {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Sink{cat: cat, targetSize: targetSize, log: log, locks: map[string]*sync.Mutex{}}
+	return &Sink{cat: cat, targetSize: targetSize, log: log, locks: map[string]*sync.Mutex{}, nsLocations: nsLocations}
 }
 
 func (s *Sink) lock(key string) func() {
@@ -112,7 +116,11 @@ func (s *Sink) ensureTable(ctx context.Context, ident []string, schema func() (*
 	if !errors.Is(err, catalog.ErrNoSuchTable) {
 		return nil, fmt.Errorf("loading table %s: %w", name, err)
 	}
-	if err := s.cat.EnsureNamespace(ctx, ident[:len(ident)-1]); err != nil {
+	var props iceberg.Properties
+	if loc := s.nsLocations[strings.Join(ident[:len(ident)-1], ".")]; loc != "" {
+		props = iceberg.Properties{"location": loc}
+	}
+	if err := s.cat.EnsureNamespace(ctx, ident[:len(ident)-1], props); err != nil {
 		return nil, fmt.Errorf("creating namespace of %s: %w", name, err)
 	}
 	sc, err := schema()

@@ -37,7 +37,7 @@ func newSink(t *testing.T) (*Sink, *cluster.Catalog) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cat := cluster.NewCatalog(n, "file://"+filepath.Join(dir, "wh"), iceberg.Properties{})
-	return New(cat, 64<<20, nil), cat
+	return New(cat, 64<<20, nil, nil), cat
 }
 
 func TestRawRoundTripAndDescriptor(t *testing.T) {
