@@ -43,6 +43,13 @@ type TableReport struct {
 	LastExpiry       time.Time         `json:"last_expiry,omitzero"`
 	OrphansDeleted   int64             `json:"orphan_files_deleted"`
 	LastOrphanClean  time.Time         `json:"last_orphan_cleanup,omitzero"`
+	DataBytes        int64             `json:"data_bytes"`
+	AvgFileBytes     int64             `json:"avg_file_bytes"`
+	SmallFiles       int               `json:"small_files"` // as of the last compaction check
+	Compactions      int64             `json:"compactions"`
+	FilesRewritten   int64             `json:"files_rewritten"`
+	BytesRewritten   int64             `json:"bytes_rewritten"`
+	LastCompaction   time.Time         `json:"last_compaction,omitzero"`
 	Partitions       []PartitionReport `json:"partitions"`
 }
 

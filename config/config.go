@@ -114,6 +114,58 @@ type Table struct {
 	// OrphanMinAge is the safety age of orphan cleanup: unreferenced files
 	// younger than this are left alone (default 24h, at least 1h).
 	OrphanMinAge Duration `yaml:"orphan_min_age"`
+	// Compaction configures the table's background compaction.
+	Compaction Compaction `yaml:"compaction"`
+}
+
+// Compaction configures bin-packing compaction of a table's small files.
+type Compaction struct {
+	// Enabled switches compaction on (the default) or off.
+	Enabled *bool `yaml:"enabled"`
+	// TargetFileSize of compacted files; default: target_file_size.
+	TargetFileSize ByteSize `yaml:"target_file_size"`
+	// MinInputFiles small files in a cold partition trigger a rewrite
+	// (default 5).
+	MinInputFiles int `yaml:"min_input_files"`
+	// HotMinInputFiles small files trigger a rewrite even while the table
+	// is being written (default 16).
+	HotMinInputFiles int `yaml:"hot_min_input_files"`
+	// CoolDown: a table written within this is hot (default 5m).
+	CoolDown Duration `yaml:"cool_down"`
+	// MaxBytesPerHour caps the input bytes rewritten per hour (default 10GiB).
+	MaxBytesPerHour ByteSize `yaml:"max_bytes_per_hour"`
+	// Window limits compaction to a daily UTC window "HH:MM-HH:MM" (may
+	// wrap midnight); empty means any time.
+	Window string `yaml:"window"`
+	// Interval between compaction checks (default 1m).
+	Interval Duration `yaml:"interval"`
+}
+
+// On reports whether compaction is enabled.
+func (c Compaction) On() bool { return c.Enabled == nil || *c.Enabled }
+
+// InWindow reports whether t falls inside the compaction window.
+func (c Compaction) InWindow(t time.Time) bool {
+	if c.Window == "" {
+		return true
+	}
+	from, to, err := parseWindow(c.Window)
+	if err != nil {
+		return false
+	}
+	m := t.UTC().Hour()*60 + t.UTC().Minute()
+	if from <= to {
+		return m >= from && m < to
+	}
+	return m >= from || m < to
+}
+
+func parseWindow(w string) (int, int, error) {
+	var h1, m1, h2, m2 int
+	if _, err := fmt.Sscanf(w, "%d:%d-%d:%d", &h1, &m1, &h2, &m2); err != nil || h1 > 23 || h2 > 24 || m1 > 59 || m2 > 59 || h1 < 0 || h2 < 0 || m1 < 0 || m2 < 0 {
+		return 0, 0, fmt.Errorf("%q is not a window like 01:00-05:00", w)
+	}
+	return h1*60 + m1, h2*60 + m2, nil
 }
 
 // Log configures logging.
@@ -166,6 +218,22 @@ func (t *Table) applyDefaults() {
 	}
 	if t.OrphanMinAge == 0 {
 		t.OrphanMinAge = Duration(24 * time.Hour)
+	}
+	c := &t.Compaction
+	if c.MinInputFiles == 0 {
+		c.MinInputFiles = 5
+	}
+	if c.HotMinInputFiles == 0 {
+		c.HotMinInputFiles = 16
+	}
+	if c.CoolDown == 0 {
+		c.CoolDown = Duration(5 * time.Minute)
+	}
+	if c.MaxBytesPerHour == 0 {
+		c.MaxBytesPerHour = 10 << 30
+	}
+	if c.Interval == 0 {
+		c.Interval = Duration(time.Minute)
 	}
 	if t.Name == "" {
 		t.Name = "{topic}"

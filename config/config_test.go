@@ -106,6 +106,9 @@ func TestEveryInvalidFieldIsNamed(t *testing.T) {
 		{"tables[0].snapshot_max_count", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "snapshot_max_count": -1}]`}},
 		{"tables[0].snapshot_max_age", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "snapshot_max_age": "1s"}]`}},
 		{"tables[1].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a"}, {"topic": "b", "name": "a"}]`}},
+		{"tables[0].compaction.window", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "compaction": {"window": "25:00-26:00"}}]`}},
+		{"tables[0].compaction.min_input_files", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "compaction": {"min_input_files": 1}}]`}},
+		{"tables[0].compaction.hot_min_input_files", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "compaction": {"min_input_files": 9, "hot_min_input_files": 4}}]`}},
 		{"tables[1].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a.b"}, {"topic": "a_b"}]`}},
 		{"tables[0].name", validYAML, []string{`FLOE_TABLES=[{"topic_regex": "^(a)$", "name": "{2}"}]`}},
 		{"tables[0].namespace", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "namespace": "{team}"}]`}},
@@ -187,5 +190,25 @@ func TestNamespaceLocations(t *testing.T) {
 	}
 	if _, err := Load(write(t, validYAML), []string{`FLOE_NAMESPACES={"sales": {"location": "ftp://x/y"}}`}); err == nil || !strings.Contains(err.Error(), "namespaces.sales.location") {
 		t.Fatalf("bad namespace location: %v", err)
+	}
+}
+
+func TestCompactionWindow(t *testing.T) {
+	at := func(h, m int) time.Time { return time.Date(2026, 1, 1, h, m, 0, 0, time.UTC) }
+	night := Compaction{Window: "23:00-02:00"}
+	day := Compaction{Window: "01:00-05:00"}
+	for _, c := range []struct {
+		c    Compaction
+		t    time.Time
+		want bool
+	}{{night, at(23, 30), true}, {night, at(1, 59), true}, {night, at(2, 0), false}, {night, at(12, 0), false},
+		{day, at(1, 0), true}, {day, at(4, 59), true}, {day, at(5, 0), false}, {Compaction{}, at(12, 0), true}} {
+		if got := c.c.InWindow(c.t); got != c.want {
+			t.Errorf("%s at %s: %v", c.c.Window, c.t.Format("15:04"), got)
+		}
+	}
+	off := false
+	if (Compaction{Enabled: &off}).On() || !(Compaction{}).On() {
+		t.Fatal("enabled flag")
 	}
 }

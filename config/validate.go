@@ -128,6 +128,25 @@ func (c *Config) Validate() error {
 		if t.OrphanMinAge.D() < time.Hour {
 			bad(f("orphan_min_age"), "%s is below the 1h minimum: younger files may belong to a flush in flight", t.OrphanMinAge.D())
 		}
+		if c := t.Compaction; true {
+			if c.MinInputFiles < 2 {
+				bad(f("compaction.min_input_files"), "%d: at least 2 files make a rewrite", c.MinInputFiles)
+			}
+			if c.HotMinInputFiles < c.MinInputFiles {
+				bad(f("compaction.hot_min_input_files"), "%d is below min_input_files %d", c.HotMinInputFiles, c.MinInputFiles)
+			}
+			if c.TargetFileSize != 0 && c.TargetFileSize < 1<<20 {
+				bad(f("compaction.target_file_size"), "%d bytes is below the 1MiB minimum", c.TargetFileSize)
+			}
+			if c.Window != "" {
+				if _, _, err := parseWindow(c.Window); err != nil {
+					bad(f("compaction.window"), "%v", err)
+				}
+			}
+			if c.Interval.D() < 100*time.Millisecond {
+				bad(f("compaction.interval"), "%s is below the 100ms minimum", c.Interval.D())
+			}
+		}
 		if t.SnapshotMaxCount < 1 {
 			bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
 		}

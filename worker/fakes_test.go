@@ -274,3 +274,9 @@ func (c *fakeCluster) Expire(context.Context, string, time.Duration, int, time.T
 func (c *fakeCluster) CleanOrphans(context.Context, string, time.Duration, map[string]bool) (int, int64, error) {
 	return 0, 0, nil
 }
+
+func (c *fakeCluster) PlanRewrite(context.Context, string, CompactionPolicy) (Rewrite, error) {
+	return nil, nil
+}
+
+func (c *fakeCluster) CommitRewrite(context.Context, string, Rewrite) error { return nil }

@@ -66,6 +66,35 @@ type Sink interface {
 	// CleanOrphans deletes unreferenced files older than minAge under the
 	// table (and its dead-letter table), sparing those keep names.
 	CleanOrphans(ctx context.Context, table string, minAge time.Duration, keep map[string]bool) (int, int64, error)
+	// PlanRewrite plans compaction of small files and writes the compacted
+	// files, committing nothing; it may take long and runs in the background.
+	PlanRewrite(ctx context.Context, table string, p CompactionPolicy) (Rewrite, error)
+	// CommitRewrite commits a planned rewrite on top of the latest snapshot,
+	// in order with appends (the commit loop calls it).
+	CommitRewrite(ctx context.Context, table string, rw Rewrite) error
+}
+
+// CompactionPolicy says what one compaction run may do.
+type CompactionPolicy struct {
+	TargetFileSize   int64
+	MinInputFiles    int  // small files that trigger a rewrite of a cold table
+	HotMinInputFiles int  // ... of a table still being written
+	Hot              bool // written within the cool-down
+	MaxBytes         int64
+}
+
+// RewriteStats describes a planned rewrite and the table's layout when it
+// was planned.
+type RewriteStats struct {
+	FilesBefore, FilesAfter int
+	BytesBefore, BytesAfter int64
+	DataFiles, SmallFiles   int
+	Bytes                   int64
+}
+
+// Rewrite is a compaction written but not committed.
+type Rewrite interface {
+	Stats() RewriteStats
 }
 
 // Kafka is what the worker needs from the brokers besides fetching.

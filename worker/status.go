@@ -30,23 +30,31 @@ type PartitionStatus struct {
 
 // TableStatus is the runtime view of one table on this node.
 type TableStatus struct {
-	Table             string                      `json:"table"`
-	State             string                      `json:"state"`
-	Reason            string                      `json:"reason,omitempty"`
-	Consumed          int64                       `json:"records_consumed"`
-	BytesConsumed     int64                       `json:"bytes_consumed"`
-	DeadLettered      int64                       `json:"records_dead_lettered"`
-	Skipped           int64                       `json:"records_skipped"`
-	FilesWritten      int64                       `json:"files_written"`
-	Flushes           int64                       `json:"flushes"`
-	Commits           int64                       `json:"commits"`
-	CommitFailures    int64                       `json:"commit_failures"`
-	LastFlush         time.Time                   `json:"last_flush,omitzero"`
-	SnapshotsExpired  int64                       `json:"snapshots_expired"`
-	LastExpiry        time.Time                   `json:"last_expiry,omitzero"`
-	OrphansDeleted    int64                       `json:"orphan_files_deleted"`
-	LastOrphanCleanup time.Time                   `json:"last_orphan_cleanup,omitzero"`
-	Partitions        map[string]*PartitionStatus `json:"partitions,omitempty"`
+	Table             string    `json:"table"`
+	State             string    `json:"state"`
+	Reason            string    `json:"reason,omitempty"`
+	Consumed          int64     `json:"records_consumed"`
+	BytesConsumed     int64     `json:"bytes_consumed"`
+	DeadLettered      int64     `json:"records_dead_lettered"`
+	Skipped           int64     `json:"records_skipped"`
+	FilesWritten      int64     `json:"files_written"`
+	Flushes           int64     `json:"flushes"`
+	Commits           int64     `json:"commits"`
+	CommitFailures    int64     `json:"commit_failures"`
+	LastFlush         time.Time `json:"last_flush,omitzero"`
+	SnapshotsExpired  int64     `json:"snapshots_expired"`
+	LastExpiry        time.Time `json:"last_expiry,omitzero"`
+	OrphansDeleted    int64     `json:"orphan_files_deleted"`
+	LastOrphanCleanup time.Time `json:"last_orphan_cleanup,omitzero"`
+	// Layout as of the last compaction check, and compaction totals.
+	DataFiles      int                         `json:"data_files"`
+	SmallFiles     int                         `json:"small_files"`
+	DataBytes      int64                       `json:"data_bytes"`
+	Compactions    int64                       `json:"compactions"`
+	FilesRewritten int64                       `json:"files_rewritten"`
+	BytesRewritten int64                       `json:"bytes_rewritten"`
+	LastCompaction time.Time                   `json:"last_compaction,omitzero"`
+	Partitions     map[string]*PartitionStatus `json:"partitions,omitempty"`
 
 	// The reasons of each failing component, so one recovering does not hide
 	// another still failing.

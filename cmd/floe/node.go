@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -214,6 +215,8 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 			Consumed: rt.Consumed, DeadLettered: rt.DeadLettered, Skipped: rt.Skipped, CommitFailures: rt.CommitFailures,
 			Committer: ti.commit.Node, SnapshotsExpired: rt.SnapshotsExpired, LastExpiry: rt.LastExpiry,
 			OrphansDeleted: rt.OrphansDeleted, LastOrphanClean: rt.LastOrphanCleanup,
+			SmallFiles: rt.SmallFiles, Compactions: rt.Compactions, FilesRewritten: rt.FilesRewritten,
+			BytesRewritten: rt.BytesRewritten, LastCompaction: rt.LastCompaction,
 		}
 		if tr.State == "" {
 			tr.State = worker.StatePending
@@ -228,6 +231,20 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 		if ti.t.MetadataLocation != "" {
 			if tbl, err := n.catalog.LoadTable(ctx, ti.t.Ident); err == nil {
 				tr.Snapshots = len(tbl.Metadata().Snapshots())
+				// The current snapshot's totals reflect compaction, unlike
+				// the count of files ever appended.
+				if cur := tbl.CurrentSnapshot(); cur != nil && cur.Summary != nil {
+					p := cur.Summary.Properties
+					if v, err := strconv.ParseInt(p["total-data-files"], 10, 64); err == nil {
+						tr.DataFiles = v
+					}
+					if v, err := strconv.ParseInt(p["total-files-size"], 10, 64); err == nil {
+						tr.DataBytes = v
+					}
+					if tr.DataFiles > 0 {
+						tr.AvgFileBytes = tr.DataBytes / tr.DataFiles
+					}
+				}
 			}
 		}
 		tps := map[string]bool{}

@@ -130,6 +130,9 @@ func (s *Sink) ensureTable(ctx context.Context, ident []string, schema func() (*
 	tbl, err = s.cat.CreateTable(ctx, ident, sc, catalog.WithProperties(iceberg.Properties{
 		table.MetadataDeleteAfterCommitEnabledKey: "true",
 		table.MetadataPreviousVersionsMaxKey:      keptMetadataFiles,
+		// Appends merge manifests once 100 accumulate, so planning cost
+		// stays bounded however many commits a table takes.
+		table.ManifestMergeEnabledKey: "true",
 	}))
 	if errors.Is(err, catalog.ErrTableAlreadyExists) {
 		return s.cat.LoadTable(ctx, ident)

@@ -1,0 +1,154 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/apache/iceberg-go/table/compaction"
+	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/worker"
+)
+
+// ErrCompactionConflict: files a rewrite replaces are no longer live (a
+// real conflict, not just newer appends). The rewrite is abandoned; its new
+// files become orphans and the next run plans again.
+var ErrCompactionConflict = errors.New("compaction conflicts with the table's current files")
+
+// Rewrite is a compaction computed in the background: new files written,
+// nothing committed. It implements worker.Rewrite.
+type Rewrite struct {
+	Groups []table.CompactionGroupResult
+	stats  worker.RewriteStats
+}
+
+// Stats implements worker.Rewrite.
+func (r *Rewrite) Stats() worker.RewriteStats { return r.stats }
+
+// compactionConfig turns a policy into iceberg-go's planner config. A small
+// file is one below 75% of the target; a partition's small files are
+// rewritten once there are MinInputFiles of them (HotMinInputFiles while
+// the table is being written, so the newest data is not rewritten again and
+// again while it is still arriving).
+func compactionConfig(p worker.CompactionPolicy) compaction.Config {
+	cfg := compaction.DefaultConfig()
+	cfg.TargetFileSizeBytes = p.TargetFileSize
+	cfg.MinFileSizeBytes = p.TargetFileSize * 3 / 4
+	cfg.MaxFileSizeBytes = p.TargetFileSize * 9 / 5
+	min := p.MinInputFiles
+	if p.Hot {
+		min = p.HotMinInputFiles
+	}
+	cfg.MinInputFiles = uint(max(min, 2))
+	return cfg
+}
+
+// PlanRewrite plans bin-packing compaction of a table's small files per
+// partition and writes the compacted files. It commits nothing: the
+// committer commits the result with CommitRewrite, in order with appends.
+func (s *Sink) PlanRewrite(ctx context.Context, key string, p worker.CompactionPolicy) (worker.Rewrite, error) {
+	name := ledger.DisplayName(key)
+	tbl, err := s.cat.LoadTable(ctx, ledger.TableIdent(key))
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return &Rewrite{}, nil // created on first data
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compacting %s: %w", name, err)
+	}
+	if tbl.CurrentSnapshot() == nil {
+		return &Rewrite{}, nil
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("compacting %s: planning files: %w", name, err)
+	}
+	rw := &Rewrite{}
+	for _, t := range tasks {
+		rw.stats.DataFiles++
+		rw.stats.Bytes += t.File.FileSizeBytes()
+		if t.File.FileSizeBytes() < p.TargetFileSize*3/4 {
+			rw.stats.SmallFiles++
+		}
+	}
+	plan, err := compactionConfig(p).PlanCompaction(tasks)
+	if err != nil {
+		return nil, fmt.Errorf("compacting %s: %w", name, err)
+	}
+	budget := p.MaxBytes
+	for _, g := range plan.Groups {
+		if g.TotalSizeBytes > budget {
+			continue // the hourly cap; a later run takes it
+		}
+		gr, err := table.ExecuteCompactionGroup(ctx, tbl,
+			table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes},
+			table.WithCompactionTargetFileSize(p.TargetFileSize))
+		if err != nil {
+			return nil, fmt.Errorf("compacting %s: rewriting partition %q: %w", name, g.PartitionKey, err)
+		}
+		if len(gr.OldDataFiles) == 0 {
+			continue
+		}
+		budget -= g.TotalSizeBytes
+		rw.Groups = append(rw.Groups, gr)
+		rw.stats.FilesBefore += len(gr.OldDataFiles)
+		rw.stats.FilesAfter += len(gr.NewDataFiles)
+		rw.stats.BytesBefore += gr.BytesBefore
+		rw.stats.BytesAfter += gr.BytesAfter
+	}
+	return rw, nil
+}
+
+// CommitRewrite commits a rewrite on top of the table's latest snapshot:
+// appends committed since the rewrite was planned only add files, so the
+// rewrite rebases over them; if any file it replaces is gone, it is
+// abandoned with ErrCompactionConflict. The snapshot carries the current
+// floe.offsets, so the table still says where it stands.
+func (s *Sink) CommitRewrite(ctx context.Context, key string, w worker.Rewrite) error {
+	rw, ok := w.(*Rewrite)
+	if !ok || rw == nil || len(rw.Groups) == 0 {
+		return nil
+	}
+	name := ledger.DisplayName(key)
+	tbl, err := s.cat.LoadTable(ctx, ledger.TableIdent(key))
+	if err != nil {
+		return fmt.Errorf("committing compaction of %s: %w", name, err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return fmt.Errorf("committing compaction of %s: %w", name, err)
+	}
+	live := map[string]bool{}
+	for _, t := range tasks {
+		live[t.File.FilePath()] = true
+	}
+	for _, g := range rw.Groups {
+		for _, df := range g.OldDataFiles {
+			if !live[df.FilePath()] {
+				return fmt.Errorf("committing compaction of %s: %s: %w", name, df.FilePath(), ErrCompactionConflict)
+			}
+		}
+	}
+	props := iceberg.Properties{PropCommitID: uuid.NewString(), "floe.operation": "compaction"}
+	if cur := tbl.CurrentSnapshot(); cur != nil && cur.Summary != nil {
+		if off, ok := cur.Summary.Properties[PropOffsets]; ok {
+			props[PropOffsets] = off
+		}
+	}
+	tx := tbl.NewTransaction()
+	rf := tx.NewRewrite(props)
+	for _, g := range rw.Groups {
+		rf.ApplyResult(g)
+	}
+	if err := rf.Commit(ctx); err != nil {
+		return fmt.Errorf("committing compaction of %s: %w", name, err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("committing compaction of %s: %w", name, err)
+	}
+	return nil
+}
