@@ -116,6 +116,20 @@ type Table struct {
 	OrphanMinAge Duration `yaml:"orphan_min_age"`
 	// Compaction configures the table's background compaction.
 	Compaction Compaction `yaml:"compaction"`
+	// PartitionBy is the table's partition spec, in order. Changing it
+	// evolves the table's spec: new data takes the new spec, old data keeps
+	// its own and stays readable.
+	PartitionBy []PartitionField `yaml:"partition_by"`
+}
+
+// PartitionField partitions a table by a transform of one column.
+type PartitionField struct {
+	// Column is a top-level column: a metadata column such as
+	// _kafka_timestamp or _kafka_key, or a payload field.
+	Column string `yaml:"column"`
+	// Transform is identity, year, month, day, hour, bucket[N] or truncate[W].
+	// Time transforms need a date or timestamp column (_kafka_timestamp).
+	Transform string `yaml:"transform"`
 }
 
 // Compaction configures bin-packing compaction of a table's small files.

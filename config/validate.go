@@ -147,6 +147,21 @@ func (c *Config) Validate() error {
 				bad(f("compaction.interval"), "%s is below the 100ms minimum", c.Interval.D())
 			}
 		}
+		seenPart := map[string]bool{}
+		for j, pf := range t.PartitionBy {
+			pfield := func(n string) string { return f(fmt.Sprintf("partition_by[%d].%s", j, n)) }
+			if pf.Column == "" || strings.Contains(pf.Column, ".") {
+				bad(pfield("column"), "%q: name a top-level column", pf.Column)
+			}
+			if !transformRe.MatchString(pf.Transform) {
+				bad(pfield("transform"), "%q: use identity, year, month, day, hour, bucket[N] or truncate[W]", pf.Transform)
+			}
+			key := pf.Column + "/" + pf.Transform
+			if seenPart[key] {
+				bad(pfield("column"), "%s(%s) is listed twice", pf.Transform, pf.Column)
+			}
+			seenPart[key] = true
+		}
 		if t.SnapshotMaxCount < 1 {
 			bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
 		}
@@ -170,6 +185,8 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+var transformRe = regexp.MustCompile(`^(identity|year|month|day|hour|bucket\[[1-9][0-9]*\]|truncate\[[1-9][0-9]*\])$`)
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.\-]*$`)
 

@@ -21,6 +21,11 @@ const MetadataPrefix = "_kafka_"
 // table's error mode says.
 var ErrBadRecord = errors.New("bad record")
 
+// ErrConfig marks a failure that only a configuration change can fix (for
+// example a partition transform the column's type does not allow); the
+// table shows CONFIG_ISSUE with the reason.
+var ErrConfig = errors.New("configuration issue")
+
 // DecodeJSON is decodeJSON for benchmarks and tools outside the package.
 func DecodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {
 	return decodeJSON(shape, data)

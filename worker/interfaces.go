@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 )
@@ -36,11 +37,13 @@ type Source struct {
 	Partitions int32
 }
 
-// TableSpec identifies a target table and how its records are decoded.
+// TableSpec identifies a target table, how its records are decoded and how
+// it is partitioned.
 type TableSpec struct {
-	Key    string   // ledger.TableKey(Ident)
-	Ident  []string // namespace..., name
-	Format string   // json or raw
+	Key         string   // ledger.TableKey(Ident)
+	Ident       []string // namespace..., name
+	Format      string   // json or raw
+	PartitionBy []config.PartitionField
 }
 
 // Sink writes and commits one table format.
@@ -48,8 +51,9 @@ type Sink interface {
 	// Shape returns the payload shape of an existing table (all fields
 	// committed), or nil when the table does not exist yet.
 	Shape(ctx context.Context, t TableSpec) (*records.Shape, error)
-	// Prepare creates the table if needed and adds the shape's uncommitted
-	// fields as columns.
+	// Prepare creates the table if needed, adds the shape's uncommitted
+	// fields as columns and brings the partition spec in line with the
+	// mapping (fields on columns that do not exist yet wait for them).
 	Prepare(ctx context.Context, t TableSpec, shape *records.Shape) error
 	// Write writes records into one data file (more only past the target
 	// size) and describes them. Nothing is committed.

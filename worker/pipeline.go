@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -54,6 +55,9 @@ type pipeline struct {
 
 	suspended bool
 	inflight  chan flushResult // the flush in flight, nil when none
+	// prepared: the table has been created and its spec checked against
+	// the mapping since the pipeline started.
+	prepared bool
 }
 
 func newPipeline(w *Worker, spec TableSpec, m config.Table) *pipeline {
@@ -368,8 +372,10 @@ type flushJob struct {
 	buf, dlq []*records.Record
 	bytes    int64
 	maxTS    int64
-	// prepare is a copy of the shape when it has columns the table lacks.
-	prepare *records.Shape
+	// prepare is set when the table must be created, its columns grown or
+	// its partition spec checked; shape is then a copy of the live shape.
+	prepare bool
+	shape   *records.Shape
 }
 
 type flushResult struct {
@@ -408,8 +414,8 @@ func (p *pipeline) flush(ctx context.Context, wait bool) {
 		return int(a.Partition - b.Partition)
 	})
 	job := &flushJob{id: uuid.NewString(), ranges: ranges, buf: p.buf, dlq: p.dlq, bytes: p.bytes, maxTS: p.maxTS}
-	if p.shape.HasUncommitted() {
-		job.prepare = p.shape.Clone()
+	if !p.prepared || p.shape.HasUncommitted() {
+		job.prepare, job.shape = true, p.shape.Clone()
 		wait = true // later records may depend on the new columns
 	}
 	// Ranges chain: the next flush starts where this one ends. If this one
@@ -447,8 +453,9 @@ func (p *pipeline) finish(ctx context.Context, res flushResult) {
 		p.resetAll(ctx)
 		return
 	}
-	if job.prepare != nil {
-		commitFields(p.shape, job.prepare)
+	if job.prepare {
+		commitFields(p.shape, job.shape)
+		p.prepared = true
 	}
 	p.status(func(t *TableStatus) {
 		t.Flushes++
@@ -490,14 +497,21 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 		if ctx.Err() != nil {
 			return flushResult{job: job, aborted: true}
 		}
-		if job.prepare != nil {
-			if err := p.w.sink.Prepare(ctx, p.spec, job.prepare); err != nil {
-				if !fail("schema", err) {
+		if job.prepare {
+			if err := p.w.sink.Prepare(ctx, p.spec, job.shape); err != nil {
+				component := "schema"
+				if errors.Is(err, ErrConfig) {
+					component = "config partitioning"
+				}
+				if !fail(component, err) {
 					return flushResult{job: job, aborted: true}
 				}
 				continue
 			}
-			p.status(func(t *TableStatus) { t.problem("schema", "") })
+			p.status(func(t *TableStatus) {
+				t.problem("schema", "")
+				t.problem("config partitioning", "")
+			})
 		}
 		if len(job.buf) > 0 && files == nil {
 			fs, err := p.w.sink.Write(ctx, p.spec, job.id, job.buf)

@@ -3,6 +3,7 @@ package worker
 import (
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -106,8 +107,10 @@ func (t *TableStatus) recompute() {
 	}
 	if len(t.problems) > 0 {
 		t.State = StateDegraded
-		if _, ok := t.problems["config"]; ok {
-			t.State = StateConfigIssue
+		for k := range t.problems {
+			if strings.HasPrefix(k, "config") {
+				t.State = StateConfigIssue
+			}
 		}
 		var reasons []string
 		for _, k := range slices.Sorted(maps.Keys(t.problems)) {

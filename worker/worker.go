@@ -171,6 +171,16 @@ func (w *Worker) mappingOf(table string) (config.Table, bool) {
 	return config.Table{}, false
 }
 
+// mappingIndex identifies a mapping by its position in the configuration.
+func (w *Worker) mappingIndex(m config.Table) int {
+	for i, t := range w.cfg.Tables {
+		if t.Topic == m.Topic && t.TopicRegex == m.TopicRegex && t.Namespace == m.Namespace && t.Name == m.Name {
+			return i
+		}
+	}
+	return -1
+}
+
 // resolve maps a topic to its table through the first matching mapping.
 func (w *Worker) resolve(topic string) (route, bool) {
 	for i, t := range w.cfg.Tables {
@@ -187,7 +197,7 @@ func (w *Worker) resolve(topic string) (route, bool) {
 			continue // validated at start; cannot happen for a matching topic
 		}
 		ident := []string{ns, name}
-		return route{spec: TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format}, mapping: t}, true
+		return route{spec: TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format, PartitionBy: t.PartitionBy}, mapping: t}, true
 	}
 	return route{}, false
 }
@@ -203,11 +213,11 @@ func (w *Worker) collisions(routes map[string]route) {
 	for key, topics := range byTable {
 		msg := ""
 		if len(topics) > 1 {
-			first := routes[topics[0]].mapping
+			first := w.mappingIndex(routes[topics[0]].mapping)
 			var clash []string
 			for _, tp := range topics[1:] {
 				m := routes[tp].mapping
-				if m.UsesTopic() || m != first {
+				if m.UsesTopic() || w.mappingIndex(m) != first {
 					clash = append(clash, tp)
 					delete(routes, tp)
 				}
@@ -217,7 +227,7 @@ func (w *Worker) collisions(routes map[string]route) {
 					topics[0], strings.Join(clash, ", "), ledger.DisplayName(key), strings.Join(clash, ", "))
 			}
 		}
-		w.status.update(key, ledger.DisplayName(key), func(t *TableStatus) { t.problem("config", msg) })
+		w.status.update(key, ledger.DisplayName(key), func(t *TableStatus) { t.problem("config naming", msg) })
 	}
 }
 

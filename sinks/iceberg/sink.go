@@ -81,28 +81,95 @@ func (s *Sink) Shape(ctx context.Context, t worker.TableSpec) (*records.Shape, e
 	return shapeOf(tbl.Schema())
 }
 
-// Prepare implements worker.Sink: it creates the table on first data and
-// adds the shape's new columns (nested ones included) as optional columns.
+// Prepare implements worker.Sink: it creates the table on first data, adds
+// the shape's new columns (nested ones included) as optional columns, and
+// evolves the partition spec to the mapping's.
 func (s *Sink) Prepare(ctx context.Context, t worker.TableSpec, shape *records.Shape) error {
 	defer s.lock(t.Key)()
 	tbl, err := s.ensureTable(ctx, t.Ident, func() (*iceberg.Schema, error) { return tableSchema(t.Format, shape) })
 	if err != nil {
 		return err
 	}
-	if t.Format != "json" || shape == nil {
+	if t.Format == "json" && shape != nil && shape.HasUncommitted() {
+		want, err := tableSchema(t.Format, shape)
+		if err != nil {
+			return err
+		}
+		tx := tbl.NewTransaction()
+		if err := tx.UpdateSchema(true, false).UnionByNameWith(want).Commit(); err != nil {
+			return fmt.Errorf("evolving schema of %s to %s: %w", ledger.DisplayName(t.Key), shape, err)
+		}
+		if tbl, err = tx.Commit(ctx); err != nil {
+			return fmt.Errorf("committing schema of %s: %w", ledger.DisplayName(t.Key), err)
+		}
+	}
+	return s.evolveSpec(ctx, tbl, t)
+}
+
+// evolveSpec makes the table's partition spec the mapping's. Fields on
+// columns the table does not have yet wait until the column appears; new
+// data takes the new spec while old files keep theirs.
+func (s *Sink) evolveSpec(ctx context.Context, tbl *table.Table, t worker.TableSpec) error {
+	name := ledger.DisplayName(t.Key)
+	sc := tbl.Schema()
+	type pf struct {
+		col string
+		tr  iceberg.Transform
+	}
+	var want []pf
+	for _, f := range t.PartitionBy {
+		col, ok := sc.FindFieldByName(f.Column)
+		if !ok {
+			continue // a payload field not seen yet
+		}
+		tr, err := iceberg.ParseTransform(f.Transform)
+		if err != nil {
+			return fmt.Errorf("%w: partition_by %s(%s) of %s: %v", worker.ErrConfig, f.Transform, f.Column, name, err)
+		}
+		if !tr.CanTransform(col.Type) {
+			return fmt.Errorf("%w: partition_by %s(%s) of %s: column %s is %s, which %s cannot partition",
+				worker.ErrConfig, f.Transform, f.Column, name, f.Column, col.Type, tr)
+		}
+		want = append(want, pf{col: f.Column, tr: tr})
+	}
+	spec := tbl.Spec()
+	var have []pf
+	haveNames := map[string]string{}
+	for _, f := range spec.Fields() {
+		col, _ := sc.FindColumnName(f.SourceID())
+		have = append(have, pf{col: col, tr: f.Transform})
+		haveNames[col+"/"+f.Transform.String()] = f.Name
+	}
+	same := len(have) == len(want)
+	for i := 0; same && i < len(want); i++ {
+		same = have[i].col == want[i].col && have[i].tr.String() == want[i].tr.String()
+	}
+	if same {
 		return nil
 	}
-	want, err := tableSchema(t.Format, shape)
-	if err != nil {
-		return err
+	wanted := map[string]bool{}
+	for _, w := range want {
+		wanted[w.col+"/"+w.tr.String()] = true
 	}
 	tx := tbl.NewTransaction()
-	if err := tx.UpdateSchema(true, false).UnionByNameWith(want).Commit(); err != nil {
-		return fmt.Errorf("evolving schema of %s to %s: %w", ledger.DisplayName(t.Key), shape, err)
+	us := tx.UpdateSpec(true)
+	for _, h := range have {
+		if key := h.col + "/" + h.tr.String(); !wanted[key] {
+			us.RemoveField(haveNames[key])
+		}
+	}
+	for _, w := range want {
+		if _, ok := haveNames[w.col+"/"+w.tr.String()]; !ok {
+			us.AddField(w.col, w.tr, "")
+		}
+	}
+	if err := us.Commit(); err != nil {
+		return fmt.Errorf("%w: evolving the partition spec of %s: %v", worker.ErrConfig, name, err)
 	}
 	if _, err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("committing schema of %s: %w", ledger.DisplayName(t.Key), err)
+		return fmt.Errorf("committing the partition spec of %s: %w", name, err)
 	}
+	s.log.Info("partition spec evolved", "table", name, "fields", len(want))
 	return nil
 }
 
