@@ -37,6 +37,12 @@ type src struct {
 
 func (s src) Report(context.Context) (Report, error) { return s.rep, nil }
 func (s src) Ready() error                           { return s.ready }
+func (s src) Maintain(_ context.Context, table string) (any, error) {
+	if table != "db.orders" {
+		return nil, errors.New("no mapping writes " + table)
+	}
+	return map[string]int{"files_rewritten": 3}, nil
+}
 
 func TestServerEndpoints(t *testing.T) {
 	srv, err := Listen("127.0.0.1:0", src{rep: sample(), ready: errors.New("no raft leader")}, nil)
@@ -67,6 +73,12 @@ func TestServerEndpoints(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("healthz = %d", resp.StatusCode)
+	}
+	if out, err := RunMaintenance(context.Background(), srv.Addr(), "db.orders"); err != nil || !strings.Contains(string(out), `"files_rewritten": 3`) {
+		t.Fatalf("maintenance: %s %v", out, err)
+	}
+	if _, err := RunMaintenance(context.Background(), srv.Addr(), "db.nope"); err == nil || !strings.Contains(err.Error(), "no mapping writes db.nope") {
+		t.Fatalf("maintenance of an unknown table: %v", err)
 	}
 	if _, err := Fetch(context.Background(), "127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "reaching floe") {
 		t.Fatalf("unreachable node: %v", err)

@@ -5,17 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
-// Source produces the status report and readiness.
+// Source produces the status report and readiness, and runs maintenance.
 type Source interface {
 	Report(ctx context.Context) (Report, error)
 	// Ready returns nil when the node can serve (joined, leader known).
 	Ready() error
+	// Maintain runs a table's maintenance now; table is namespace.name.
+	Maintain(ctx context.Context, table string) (any, error)
 }
 
 // Server is the node's admin HTTP server.
@@ -40,6 +44,7 @@ func Listen(addr string, src Source, log *slog.Logger) (*Server, error) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /v1/status", s.status)
+	mux.HandleFunc("POST /v1/tables/{table}/maintenance", s.maintain)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
 }
@@ -77,6 +82,41 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(rep)
+}
+
+func (s *Server) maintain(w http.ResponseWriter, r *http.Request) {
+	res, err := s.src.Maintain(r.Context(), r.PathValue("table"))
+	if err != nil {
+		s.log.Warn("maintenance", "table", r.PathValue("table"), "err", err)
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(res)
+}
+
+// RunMaintenance asks a node to run a table's maintenance now and returns
+// its JSON answer.
+func RunMaintenance(ctx context.Context, addr, table string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v1/tables/"+table+"/maintenance", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reaching floe at %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("maintenance of %s refused: %s", table, strings.TrimSpace(string(body)))
+	}
+	return body, nil
 }
 
 // Fetch gets the status report from a node's admin address.

@@ -2,6 +2,9 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/floe-io/floe/ledger"
@@ -41,6 +44,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 			<-rewriting // ctx is done: the rewrite returns promptly
 		}
 	}()
+	maintain := w.maintainChan(table)
 	for {
 		changed := w.state.Watch()
 		a, ok := w.state.Committer(table)
@@ -74,7 +78,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		}
 		if planned != nil {
 			if mine {
-				w.commitRewrite(ctx, table, *planned, &budget, log)
+				_ = w.commitRewrite(ctx, table, *planned, &budget, log) // shown in status
 			}
 			planned = nil
 		}
@@ -115,8 +119,114 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		case <-tick.C:
 		case out := <-rewriting:
 			rewriting, planned = nil, &out
+		case req := <-maintain:
+			req.reply <- w.maintainNow(ctx, table, mine, &budget, log)
 		}
 	}
+}
+
+// MaintenanceResult is what a maintenance run on demand did.
+type MaintenanceResult struct {
+	Table            string `json:"table"`
+	SnapshotsExpired int    `json:"snapshots_expired"`
+	OrphansDeleted   int    `json:"orphan_files_deleted"`
+	FilesRewritten   int    `json:"files_rewritten"`
+	FilesWritten     int    `json:"files_written"`
+	BytesRewritten   int64  `json:"bytes_rewritten"`
+}
+
+type maintainReq struct {
+	reply chan maintainReply
+}
+
+type maintainReply struct {
+	res MaintenanceResult
+	err error
+}
+
+// ErrNotCommitter: the table's committer role is held by another node.
+var ErrNotCommitter = errors.New("this node does not commit the table")
+
+func (w *Worker) maintainChan(table string) chan maintainReq {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.maintain == nil {
+		w.maintain = map[string]chan maintainReq{}
+	}
+	ch, ok := w.maintain[table]
+	if !ok {
+		ch = make(chan maintainReq)
+		w.maintain[table] = ch
+	}
+	return ch
+}
+
+// Maintain runs a table's maintenance now (expiry, orphan cleanup and a
+// compaction that ignores the hot-table bound and the window), in its
+// commit loop so it serializes with appends, and reports what it did.
+func (w *Worker) Maintain(ctx context.Context, table string) (MaintenanceResult, error) {
+	w.mu.Lock()
+	_, known := w.commits[table]
+	w.mu.Unlock()
+	if !known {
+		return MaintenanceResult{}, fmt.Errorf("table %s: %w", ledger.DisplayName(table), ErrUnknownTable)
+	}
+	req := maintainReq{reply: make(chan maintainReply, 1)}
+	select {
+	case w.maintainChan(table) <- req:
+	case <-ctx.Done():
+		return MaintenanceResult{}, ctx.Err()
+	}
+	select {
+	case r := <-req.reply:
+		return r.res, r.err
+	case <-ctx.Done():
+		return MaintenanceResult{}, ctx.Err()
+	}
+}
+
+// ErrUnknownTable: no mapping routes into the table.
+var ErrUnknownTable = errors.New("no mapping writes this table")
+
+func (w *Worker) maintainNow(ctx context.Context, table string, mine bool, budget *hourlyBudget, log interface {
+	Warn(string, ...any)
+	Info(string, ...any)
+}) maintainReply {
+	res := MaintenanceResult{Table: ledger.DisplayName(table)}
+	if !mine {
+		return maintainReply{res: res, err: ErrNotCommitter}
+	}
+	m, ok := w.mappingOf(table)
+	if !ok {
+		return maintainReply{res: res, err: ErrUnknownTable}
+	}
+	before, _ := w.status.Snapshot()
+	w.expire(ctx, table, log)
+	if after, _ := w.status.Snapshot(); strings.Contains(after[table].Reason, "expiry:") {
+		return maintainReply{res: res, err: fmt.Errorf("expiring snapshots: %s", after[table].Reason)}
+	}
+	keep := w.keepFiles(table)
+	n, _, err := w.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), keep)
+	if err != nil {
+		return maintainReply{res: res, err: err}
+	}
+	res.OrphansDeleted = n
+	target := int64(m.Compaction.TargetFileSize)
+	if target == 0 {
+		target = int64(w.cfg.TargetFileSize)
+	}
+	rw, err := w.sink.PlanRewrite(ctx, table, CompactionPolicy{TargetFileSize: target, MinInputFiles: m.Compaction.MinInputFiles,
+		HotMinInputFiles: m.Compaction.MinInputFiles, MaxBytes: 1 << 62})
+	if err := w.commitRewrite(ctx, table, rewriteOutcome{rw: rw, err: err}, budget, log); err != nil {
+		return maintainReply{res: res, err: err}
+	}
+	after, _ := w.status.Snapshot()
+	res.SnapshotsExpired = int(after[table].SnapshotsExpired - before[table].SnapshotsExpired)
+	if d := after[table].Compactions - before[table].Compactions; d > 0 && rw != nil {
+		st := rw.Stats()
+		res.FilesRewritten, res.FilesWritten, res.BytesRewritten = st.FilesBefore, st.FilesAfter, st.BytesBefore
+	}
+	return maintainReply{res: res}
 }
 
 // hourlyBudget tracks the input bytes compaction rewrote in the current hour.
@@ -138,7 +248,7 @@ func (h *hourlyBudget) left(limit int64, now time.Time) int64 {
 func (w *Worker) commitRewrite(ctx context.Context, table string, out rewriteOutcome, budget *hourlyBudget, log interface {
 	Warn(string, ...any)
 	Info(string, ...any)
-}) {
+}) error {
 	err := out.err
 	var st RewriteStats
 	if out.rw != nil {
@@ -148,7 +258,7 @@ func (w *Worker) commitRewrite(ctx context.Context, table string, out rewriteOut
 		err = w.sink.CommitRewrite(ctx, table, out.rw)
 	}
 	if ctx.Err() != nil {
-		return
+		return ctx.Err()
 	}
 	msg := ""
 	if err != nil {
@@ -172,6 +282,7 @@ func (w *Worker) commitRewrite(ctx context.Context, table string, out rewriteOut
 			t.SmallFiles = max(0, t.SmallFiles-st.FilesBefore)
 		}
 	})
+	return err
 }
 
 // expire trims a table's snapshot history per its mapping. A failure is
@@ -204,6 +315,20 @@ func (w *Worker) expire(ctx context.Context, table string, log interface {
 	})
 }
 
+// keepFiles names every file a pending ledger entry of the table names.
+func (w *Worker) keepFiles(table string) map[string]bool {
+	keep := map[string]bool{}
+	for _, e := range w.state.Pending(table) {
+		for _, f := range e.Files {
+			keep[f.Path] = true
+		}
+		for _, f := range e.DLQFiles {
+			keep[f.Path] = true
+		}
+	}
+	return keep
+}
+
 // cleanOrphans deletes a table's orphan files, sparing every file the ledger
 // has recorded. Like expiry it never blocks commits.
 func (w *Worker) cleanOrphans(ctx context.Context, table string, log interface {
@@ -214,16 +339,7 @@ func (w *Worker) cleanOrphans(ctx context.Context, table string, log interface {
 	if !ok {
 		return
 	}
-	keep := map[string]bool{}
-	for _, e := range w.state.Pending(table) {
-		for _, f := range e.Files {
-			keep[f.Path] = true
-		}
-		for _, f := range e.DLQFiles {
-			keep[f.Path] = true
-		}
-	}
-	n, bytes, err := w.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), keep)
+	n, bytes, err := w.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), w.keepFiles(table))
 	if ctx.Err() != nil {
 		return
 	}

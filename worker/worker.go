@@ -49,6 +49,7 @@ type Worker struct {
 	regexes   []*regexp.Regexp // per cfg.Tables index; nil for exact topics
 	pipelines map[string]*pipeline
 	commits   map[string]bool // tables with a committer loop
+	maintain  map[string]chan maintainReq
 	wg        sync.WaitGroup
 }
 

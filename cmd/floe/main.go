@@ -43,7 +43,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), statusCmd(), demoCmd(), versionCmd(), benchCmd())
+	root.AddCommand(serveCmd(), statusCmd(), maintenanceCmd(), demoCmd(), versionCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "floe:", err)
 		var ee *exitError
@@ -118,6 +118,29 @@ func statusCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of the node")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func maintenanceCmd() *cobra.Command {
+	var addr string
+	run := &cobra.Command{
+		Use:   "run <namespace.table>",
+		Short: "Run a table's maintenance now: snapshot expiry, orphan cleanup and compaction",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Minute)
+			defer cancel()
+			out, err := admin.RunMaintenance(ctx, addr, args[0])
+			if err != nil {
+				return &exitError{code: exitFailure, err: err}
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	run.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of the node that commits the table")
+	cmd := &cobra.Command{Use: "maintenance", Short: "Table maintenance"}
+	cmd.AddCommand(run)
 	return cmd
 }
 

@@ -87,3 +87,61 @@ func TestMaintenanceOnTheCommitter(t *testing.T) {
 		t.Fatalf("%d snapshots retained", len(tbl.Metadata().Snapshots()))
 	}
 }
+
+// TestMaintenanceRunOnDemand: with compaction switched off small files pile
+// up; `floe maintenance run` (its HTTP endpoint) compacts them now.
+func TestMaintenanceRunOnDemand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	off := false
+	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "md", Namespace: "e2e", Name: "md", Compaction: config.Compaction{Enabled: &off}}})
+	cfg.CommitInterval = config.Duration(100 * time.Millisecond)
+	n, err := startNode(context.Background(), cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	per := map[int32]int64{}
+	for round := range 8 {
+		produce(t, cl, "md", []string{fmt.Sprintf(`{"r":%d}`, round), fmt.Sprintf(`{"r":%d}`, round)}, 2)
+		per[0]++
+		per[1]++
+		waitRows(t, n, "e2e.md", per[0]+per[1], time.Minute)
+	}
+	rep, _ := n.Report(context.Background())
+	before, _ := tableReport(rep, "e2e.md")
+	if before.DataFiles < 8 {
+		t.Fatalf("only %d data files before maintenance", before.DataFiles)
+	}
+	out, err := admin.RunMaintenance(context.Background(), n.admin.Addr(), "e2e.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"files_rewritten": `+fmt.Sprint(before.DataFiles)) {
+		t.Fatalf("maintenance answered %s (had %d files)", out, before.DataFiles)
+	}
+	rep, _ = n.Report(context.Background())
+	after, _ := tableReport(rep, "e2e.md")
+	if after.DataFiles != 1 {
+		t.Fatalf("%d data files after maintenance", after.DataFiles)
+	}
+	tbl, err := n.catalog.LoadTable(context.Background(), []string{"e2e", "md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, []*table.Table{tbl}, "md", per)
+	if _, err := admin.RunMaintenance(context.Background(), n.admin.Addr(), "e2e.nope"); err == nil || !strings.Contains(err.Error(), "no mapping writes") {
+		t.Fatalf("maintenance of an unknown table: %v", err)
+	}
+}

@@ -153,6 +153,15 @@ func (n *floeNode) Stop() error {
 	return n.raft.Close()
 }
 
+// Maintain implements admin.Source.
+func (n *floeNode) Maintain(ctx context.Context, name string) (any, error) {
+	parts := strings.Split(name, ".")
+	if len(parts) < 2 {
+		return nil, fmt.Errorf("table %q: use namespace.name", name)
+	}
+	return n.worker.Maintain(ctx, ledger.TableKey(parts))
+}
+
 // Ready implements admin.Source.
 func (n *floeNode) Ready() error {
 	if addr, _ := n.raft.Leader(); addr == "" {

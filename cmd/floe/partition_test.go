@@ -116,4 +116,3 @@ func TestPartitionedTable(t *testing.T) {
 	}
 	checkExactlyOnce(t, []*table.Table{tbl}, "p", per)
 }
-
