@@ -226,7 +226,7 @@ func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 	onError := func(err error) {
 		p.status(func(t *TableStatus) {
 			if ps, ok := t.Partitions[tp.String()]; ok {
-				ps.LastError = err.Error()
+				ps.LastError, ps.LastErrorAt = err.Error(), time.Now()
 			}
 			t.problem("kafka "+tp.String(), err.Error())
 		})

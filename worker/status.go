@@ -27,6 +27,9 @@ type PartitionStatus struct {
 	Fetched       int64  `json:"fetched"` // next offset to fetch
 	HighWatermark int64  `json:"high_watermark"`
 	LastError     string `json:"last_error,omitempty"`
+	// LastErrorAt is when LastError was seen; a reader error that does not
+	// recur while the broker answers is cleared (kafka-go retries them).
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
 }
 
 // TableStatus is the runtime view of one table on this node.

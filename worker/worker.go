@@ -336,14 +336,23 @@ func (w *Worker) refreshWatermarks(ctx context.Context, routes map[string]route)
 		if !ok {
 			continue
 		}
+		start := time.Now()
 		hw, err := w.kafka.Offsets(ctx, topic, parts, true)
 		if err != nil {
 			w.log.Debug("reading high watermarks", "topic", topic, "err", err)
 		}
 		w.status.update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(t *TableStatus) {
 			for p, off := range hw {
-				if ps, ok := t.Partitions[ledger.TopicPartition{Topic: topic, Partition: p}.String()]; ok {
+				key := ledger.TopicPartition{Topic: topic, Partition: p}.String()
+				if ps, ok := t.Partitions[key]; ok {
 					ps.HighWatermark = max(ps.HighWatermark, off)
+					// The broker answers for this partition and the reader
+					// has not failed again for a whole interval: its last
+					// error was transient (kafka-go retried it).
+					if ps.LastError != "" && ps.LastErrorAt.Before(start.Add(-w.cfg.DiscoveryInterval)) {
+						ps.LastError = ""
+						t.problem("kafka "+key, "")
+					}
 				}
 			}
 		})

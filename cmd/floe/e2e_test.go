@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
@@ -225,7 +226,12 @@ func TestPipeline(t *testing.T) {
 				t.Fatalf("snapshot summary floe.offsets events/%d = %d", p, got)
 			}
 		}
-		rep, _ := n.Report(ctx)
+		// A transient reader error (kafka-go retries it) may show for up
+		// to two discovery intervals; the table must come back RUNNING.
+		rep := waitReport(t, n, "events RUNNING", func(r admin.Report) bool {
+			tr, _ := tableReport(r, "e2e.events")
+			return tr.State == "RUNNING"
+		})
 		for _, tr := range rep.Tables {
 			if tr.Table == "e2e.events" {
 				if tr.State != "RUNNING" || tr.DataFiles == 0 || tr.Snapshots == 0 || len(tr.Partitions) != 8 {
