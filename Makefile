@@ -18,6 +18,7 @@ test:
 bench:
 	$(GO) run ./cmd/floe bench
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./worker
+	$(GO) run ./cmd/floe bench --health
 
 ## interop: real Kafka, MinIO, moto, a schema registry, PyIceberg and Iceberg Java
 interop:

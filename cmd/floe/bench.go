@@ -30,8 +30,9 @@ import (
 // against the raw limit of the same decode and Parquet work, in one run.
 func benchCmd() *cobra.Command {
 	var (
-		n, partitions int
-		profile       string
+		n, partitions, snapshots int
+		profile                  string
+		health                   bool
 	)
 	cmd := &cobra.Command{
 		Use:    "bench",
@@ -49,12 +50,17 @@ func benchCmd() *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if health {
+				return runHealthBench(cmd.Context(), cmd.OutOrStdout(), snapshots)
+			}
 			return runBench(cmd.Context(), cmd.OutOrStdout(), n, partitions)
 		},
 	}
 	cmd.Flags().IntVar(&n, "records", 1_000_000, "records")
 	cmd.Flags().IntVar(&partitions, "partitions", 8, "partitions")
 	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run here")
+	cmd.Flags().BoolVar(&health, "health", false, "measure table health instead: commit latency vs history, compaction")
+	cmd.Flags().IntVar(&snapshots, "snapshots", 10000, "commits of history for the latency measurement (with --health)")
 	return cmd
 }
 

@@ -121,3 +121,8 @@ func number(v any) (float64, error) {
 	}
 	return 0, fmt.Errorf("partition value %v (%T) is not a number", v, v)
 }
+
+// RebuildForBench exposes rebuild to the benchmark command.
+func RebuildForBench(meta table.Metadata, d ledger.FileDescriptor) (iceberg.DataFile, error) {
+	return rebuild(meta, d)
+}

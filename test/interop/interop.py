@@ -95,8 +95,10 @@ def cmd_create_topics(a: argparse.Namespace) -> None:
     fail(f"topics {a.topics} have no leaders after 30s")
 
 
-def record(topic: str, i: int) -> tuple[bytes, bytes]:
-    k = f"{topic}-{i}"
+def record(topic: str, i: int, keys: int = 0) -> tuple[bytes, bytes]:
+    """Record i of topic: key (= payload field k = header k) topic-i, or with keys > 0
+    one of keys keys, topic-key<i % keys>."""
+    k = f"{topic}-key{i % keys}" if keys > 0 else f"{topic}-{i}"
     v = {
         "id": i,
         "k": k,
@@ -134,21 +136,40 @@ def cmd_produce(a: argparse.Namespace) -> None:
         delivered.setdefault(f"{msg.topic()}/{msg.partition()}", []).append(msg.offset())
 
     total = a.count * len(a.topics)
+    # --ts-days D: record timestamps set explicitly, over the D UTC days before today,
+    # advancing with the record number (the first count/D records on the oldest day, ...),
+    # spread over each day's seconds. Without it Kafka stamps the produce time.
+    day0 = (int(time.time()) // 86400 - a.ts_days) * 86400 if a.ts_days > 0 else 0
+    days: dict[str, int] = {}
+    keys: dict[str, int] = {}
+    # Pace in small steps at low rates, so records arrive steadily (not 1000 at a time).
+    step = 1000 if a.rate <= 0 else min(1000, max(1, int(a.rate // 20)))
     start = time.time()
     n = 0
     for i in range(a.start_id, a.start_id + a.count):
         for t in a.topics:
-            key, value = record(t, i)
+            key, value = record(t, i, a.keys)
+            kw = {}
+            if a.ts_days > 0:
+                j = i - a.start_id
+                day = j * a.ts_days // a.count
+                ts = day0 + day * 86400 + (j * 7919) % 86400
+                kw["timestamp"] = ts * 1000 + j % 1000
+                if t == a.topics[0]:  # the same days for every topic
+                    d = time.strftime("%Y-%m-%d", time.gmtime(ts))
+                    days[d] = days.get(d, 0) + 1
+            if a.keys > 0:
+                keys[key.decode()] = keys.get(key.decode(), 0) + 1
             while True:
                 try:
-                    p.produce(t, key=key, value=value, headers=[("k", key)], on_delivery=on_delivery)
+                    p.produce(t, key=key, value=value, headers=[("k", key)], on_delivery=on_delivery, **kw)
                     break
                 except BufferError:
                     p.poll(0.1)
                 except KafkaException as e:
                     fail(f"producing to {t}: {e}")
             n += 1
-        if n % 1000 < len(a.topics):
+        if n % step < len(a.topics):
             p.poll(0)
             if a.rate > 0:
                 ahead = n / a.rate - (time.time() - start)
@@ -183,7 +204,12 @@ def cmd_produce(a: argparse.Namespace) -> None:
             ranges[tp] = runs
         path = os.path.join(a.report_dir, f"{t}.{a.start_id}.{os.getpid()}.json")
         with open(path, "w") as f:
-            json.dump({"topic": t, "count": a.count, "ranges": ranges}, f)
+            rep = {"topic": t, "count": a.count, "ranges": ranges}
+            if days:  # counts per day and key (per topic: every topic gets the same records)
+                rep["days"] = days
+            if keys:
+                rep["keys"] = {k: v for k, v in keys.items() if k.startswith(f"{t}-key")}
+            json.dump(rep, f)
     print(f"produced {total} records to {', '.join(a.topics)} in {took:.1f}s ({total / max(took, 1e-9):.0f}/s)")
 
 
@@ -194,12 +220,18 @@ def cmd_expect(a: argparse.Namespace) -> None:
 
     runs: dict[str, list[list[int]]] = {}
     count = 0
+    day_counts: dict[str, int] = {}
+    key_counts: dict[str, int] = {}
     for path in sorted(glob.glob(os.path.join(a.report_dir, f"{a.topic}.*.json"))):
         with open(path) as f:
             rep = json.load(f)
         if rep["topic"] != a.topic:
             continue
         count += rep["count"]
+        for d, n in rep.get("days", {}).items():
+            day_counts[d] = day_counts.get(d, 0) + n
+        for k, n in rep.get("keys", {}).items():
+            key_counts[k] = key_counts.get(k, 0) + n
         for tp, rs in rep["ranges"].items():
             runs.setdefault(tp, []).extend(rs)
     if not runs:
@@ -239,6 +271,10 @@ def cmd_expect(a: argparse.Namespace) -> None:
         "header_key": "k",
         "append_delta_equals_records": True,
     }
+    if day_counts:  # records per UTC day of _kafka_timestamp (pyiceberg_check.py --mode pruning)
+        expect["day_counts"] = dict(sorted(day_counts.items()))
+    if key_counts:  # records per _kafka_key
+        expect["key_counts"] = dict(sorted(key_counts.items()))
     with open(a.out, "w") as f:
         json.dump(expect, f, indent=1)
     print(f"expect {a.table}: {total} records in {len(ranges)} partitions")
@@ -443,6 +479,95 @@ def cmd_assert_no_reason(a: argparse.Namespace) -> None:
             fail(f"{t['table']} already reports {t.get('state')} before the fault: {t.get('reason')}")
 
 
+def table_status(addr: str, floe_bin: str, table: str) -> dict:
+    for t in fetch_status(addr, floe_bin).get("tables", []):
+        if t["table"] == table:
+            return t
+    raise RuntimeError(f"{table} is not in Floe's status")
+
+
+HEALTH_FIELDS = ["state", "rows", "commits", "data_files", "small_files", "avg_file_bytes", "compactions",
+                 "files_rewritten", "bytes_rewritten", "snapshots", "commit_failures"]
+
+
+def health_line(t: dict) -> str:
+    return " ".join(f"{k}={t.get(k)}" for k in HEALTH_FIELDS)
+
+
+def pid_running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
+    except OSError:
+        return False
+
+
+def cmd_sample_status(a: argparse.Namespace) -> None:
+    """While process --pid runs (the producer), reads `floe status -o json` every
+    --interval seconds and logs the table's health; fails as soon as commit_failures
+    is not 0. Writes the samples (JSON lines) to --out."""
+    start = time.time()
+    peak = 0
+    samples = 0
+    with open(a.out, "a") as out:
+        while True:
+            running = pid_running(a.pid)
+            try:
+                t = table_status(a.admin, a.floe_bin, a.table)
+            except Exception as e:  # noqa: BLE001
+                print(f"  {time.time() - start:5.0f}s status unavailable: {e}", flush=True)
+            else:
+                samples += 1
+                peak = max(peak, t.get("data_files") or 0)
+                out.write(json.dumps({"t": round(time.time() - start, 1), **{k: t.get(k) for k in HEALTH_FIELDS}}) + "\n")
+                out.flush()
+                print(f"  {time.time() - start:5.0f}s {health_line(t)}", flush=True)
+                if t.get("commit_failures"):
+                    fail(f"{a.table}: commit_failures={t['commit_failures']} while compaction runs "
+                         f"(reason: {t.get('reason')})")
+            if not running:
+                break
+            time.sleep(a.interval)
+    print(f"{samples} samples over {time.time() - start:.0f}s, peak data_files={peak}, commit_failures=0")
+
+
+def cmd_wait_compacted(a: argparse.Namespace) -> None:
+    """After production: polls until the table's data_files is at most --max-files and at
+    most --max-commit-ratio of its commits (compaction of the cooled table has caught
+    up), with commit_failures 0. Prints the table's health and writes it to --out."""
+    start = time.time()
+    deadline = start + a.timeout
+    t: dict = {}
+    last_print = 0.0
+    while True:
+        try:
+            t = table_status(a.admin, a.floe_bin, a.table)
+        except Exception as e:  # noqa: BLE001
+            print(f"  status unavailable: {e}")
+            t = {}
+        if t:
+            if t.get("commit_failures"):
+                fail(f"{a.table}: commit_failures={t['commit_failures']} (reason: {t.get('reason')})")
+            files, commits = t.get("data_files") or 0, t.get("commits") or 0
+            bound = min(a.max_files, int(a.max_commit_ratio * commits))
+            if commits and files <= bound:
+                print(f"compacted after {time.time() - start:.0f}s: data_files={files} <= {bound} "
+                      f"(min of {a.max_files} and {a.max_commit_ratio:g} x {commits} commits)")
+                print(f"  {health_line(t)} last_compaction={t.get('last_compaction')}")
+                if a.out:
+                    with open(a.out, "w") as f:
+                        json.dump({**t, "partitions": None, "waited_seconds": round(time.time() - start),
+                                   "bound": bound}, f, indent=1)
+                return
+            if time.time() - last_print > 10:
+                print(f"  waiting ({time.time() - start:.0f}s): data_files={files} > {bound}; {health_line(t)}", flush=True)
+                last_print = time.time()
+        if time.time() > deadline:
+            fail(f"{a.table}: data_files={t.get('data_files')} after {a.timeout}s, want <= {a.max_files} "
+                 f"and <= {a.max_commit_ratio:g} x commits ({t.get('commits')}); {health_line(t)}")
+        time.sleep(a.interval)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -459,6 +584,9 @@ def main() -> None:
     s.add_argument("--start-id", type=int, default=0)
     s.add_argument("--rate", type=float, default=0, help="records/s over all topics; 0 = as fast as possible")
     s.add_argument("--message-timeout-ms", type=int, default=180000)
+    s.add_argument("--keys", type=int, default=0, help="use this many distinct keys (0: one per record)")
+    s.add_argument("--ts-days", type=int, default=0,
+                   help="set record timestamps over this many past UTC days (0: Kafka's produce time)")
     s.add_argument("--report-dir", required=True); s.add_argument("topics", nargs="+")
     s.set_defaults(fn=cmd_produce)
     s = sub.add_parser("expect"); s.add_argument("--bootstrap", required=True)
@@ -492,6 +620,19 @@ def main() -> None:
     s = sub.add_parser("assert-no-reason"); s.add_argument("--admin", required=True)
     s.add_argument("--reason-regex", required=True); s.add_argument("tables", nargs="+")
     s.set_defaults(fn=cmd_assert_no_reason)
+
+    s = sub.add_parser("sample-status"); s.add_argument("--admin", required=True)
+    s.add_argument("--floe-bin", required=True); s.add_argument("--table", required=True)
+    s.add_argument("--pid", type=int, required=True, help="sample while this process runs")
+    s.add_argument("--interval", type=float, default=15); s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_sample_status)
+    s = sub.add_parser("wait-compacted"); s.add_argument("--admin", required=True)
+    s.add_argument("--floe-bin", required=True); s.add_argument("--table", required=True)
+    s.add_argument("--max-files", type=int, required=True)
+    s.add_argument("--max-commit-ratio", type=float, default=0.25)
+    s.add_argument("--timeout", type=float, default=120); s.add_argument("--interval", type=float, default=3)
+    s.add_argument("--out")
+    s.set_defaults(fn=cmd_wait_compacted)
 
     a = ap.parse_args()
     a.fn(a)

@@ -8,6 +8,11 @@ Takes the same arguments as the Java checker (java/.../Check.java):
                             key_field, header_key, append_delta_equals_records
   --mode table|metadata-dir table: scan the table to Arrow and check every offset is there
                             exactly once; metadata-dir: parse every *.metadata.json beside it
+  --mode time-travel [--snapshot-id ID|auto]  (PyIceberg only) scan an older snapshot (auto:
+                            the middle of the history, and the first compaction after it) and
+                            check it holds exactly the offsets below its floe.offsets, once each
+  --mode pruning            (PyIceberg only) scan with a filter on one day of _kafka_timestamp
+                            and on one _kafka_key: fewer files planned, exactly the produced rows
   --s3-endpoint URL --s3-access-key K --s3-secret-key S --s3-region R
 
 Prints one OK line and exits 0 when every check passes; otherwise prints each problem and
@@ -82,41 +87,7 @@ class Checker:
         ranges = self.ranges()
         data = tbl.scan().to_arrow()
         rows = data.num_rows
-
-        tp = pc.binary_join_element_wise(
-            data["_kafka_topic"].cast(pa.string()), data["_kafka_partition"].cast(pa.string()), "/"
-        )
-        if tp.null_count or data["_kafka_offset"].null_count:
-            self.problem(f"{max(tp.null_count, data['_kafka_offset'].null_count)} rows have a null topic, partition or offset")
-        tp_enc = tp.combine_chunks().dictionary_encode()
-        codes = tp_enc.indices.to_numpy(zero_copy_only=False)
-        names = tp_enc.dictionary.to_pylist()
-        offsets = data["_kafka_offset"].combine_chunks().to_numpy(zero_copy_only=False)
-        order = np.argsort(codes, kind="stable")
-        bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
-        by_tp: dict[str, np.ndarray] = {}
-        for i, name in enumerate(names):
-            by_tp[name] = np.sort(offsets[order[bounds[i] : bounds[i + 1]]])
-
-        for name, offs in by_tp.items():
-            if name not in ranges:
-                self.problem(f"{len(offs)} rows from partition {name}, which was not produced to this table")
-        for name, (start, end) in ranges.items():
-            offs = by_tp.get(name, np.array([], dtype=np.int64))
-            outside = offs[(offs < start) | (offs >= end)]
-            if len(outside):
-                self.problem(f"{name}: {len(outside)} offsets outside the produced range [{start},{end}), e.g. {outside[:5].tolist()}")
-            inside = offs[(offs >= start) & (offs < end)]
-            uniq, counts = np.unique(inside, return_counts=True)
-            dups = uniq[counts > 1]
-            if len(dups):
-                self.problem(f"{name}: {int((counts[counts > 1] - 1).sum())} duplicate rows, e.g. offsets {dups[:5].tolist()} appear more than once")
-            want = end - start
-            if len(uniq) != want:
-                present = np.zeros(want, dtype=bool)
-                present[uniq - start] = True
-                first_missing = int(np.argmin(present)) + start
-                self.problem(f"{name}: {len(uniq)} of {want} offsets in [{start},{end}) present; first missing {first_missing}")
+        self.check_offsets(data, ranges, "")
 
         expected = sum(e - s for s, e in ranges.values())
         if rows != expected:
@@ -159,6 +130,50 @@ class Checker:
             f"rows={rows} partitions={len(ranges)} snapshot={snap.snapshot_id if snap else 'none'} "
             f"columns={len(schema.fields)}"
         )
+
+    def by_partition(self, data: pa.Table) -> dict[str, np.ndarray]:
+        """The sorted offsets of each "topic/partition" in data."""
+        tp = pc.binary_join_element_wise(
+            data["_kafka_topic"].cast(pa.string()), data["_kafka_partition"].cast(pa.string()), "/"
+        )
+        if tp.null_count or data["_kafka_offset"].null_count:
+            self.problem(f"{max(tp.null_count, data['_kafka_offset'].null_count)} rows have a null topic, partition or offset")
+        if data.num_rows == 0:
+            return {}
+        tp_enc = tp.combine_chunks().dictionary_encode()
+        codes = tp_enc.indices.to_numpy(zero_copy_only=False)
+        names = tp_enc.dictionary.to_pylist()
+        offsets = data["_kafka_offset"].combine_chunks().to_numpy(zero_copy_only=False)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+        by_tp: dict[str, np.ndarray] = {}
+        for i, name in enumerate(names):
+            by_tp[name] = np.sort(offsets[order[bounds[i] : bounds[i + 1]]])
+        return by_tp
+
+    def check_offsets(self, data: pa.Table, ranges: dict[str, tuple[int, int]], where: str) -> None:
+        """Each topic/partition of ranges holds exactly the offsets start..end-1, each once,
+        and there is nothing else. where prefixes the findings (e.g. a snapshot)."""
+        by_tp = self.by_partition(data)
+        for name, offs in by_tp.items():
+            if name not in ranges:
+                self.problem(f"{where}{len(offs)} rows from partition {name}, which was not produced to this table")
+        for name, (start, end) in ranges.items():
+            offs = by_tp.get(name, np.array([], dtype=np.int64))
+            outside = offs[(offs < start) | (offs >= end)]
+            if len(outside):
+                self.problem(f"{where}{name}: {len(outside)} offsets outside the produced range [{start},{end}), e.g. {outside[:5].tolist()}")
+            inside = offs[(offs >= start) & (offs < end)]
+            uniq, counts = np.unique(inside, return_counts=True)
+            dups = uniq[counts > 1]
+            if len(dups):
+                self.problem(f"{where}{name}: {int((counts[counts > 1] - 1).sum())} duplicate rows, e.g. offsets {dups[:5].tolist()} appear more than once")
+            want = end - start
+            if len(uniq) != want:
+                present = np.zeros(want, dtype=bool)
+                present[uniq - start] = True
+                first_missing = int(np.argmin(present)) + start
+                self.problem(f"{where}{name}: {len(uniq)} of {want} offsets in [{start},{end}) present; first missing {first_missing}")
 
     def check_schema(self, schema) -> None:
         names = {f.name: f for f in schema.fields}
@@ -317,10 +332,146 @@ class Checker:
                 if k not in offs and v > start.get(k, 0):
                     self.problem(f"snapshot {s.snapshot_id} drops partition {k} from floe.offsets")
             op = s.summary.operation.value if s.summary and s.summary.operation else None
-            if strict and op == "append":
+            if op == "replace":
+                # Floe's compaction: the files change, the records and offsets do not.
+                moved = {k: (base.get(k, start.get(k, 0)), v) for k, v in offs.items() if v != base.get(k, start.get(k, 0))}
+                if moved:
+                    self.problem(f"replace snapshot {s.snapshot_id} changes floe.offsets from its parent's: "
+                                 + ", ".join(f"{k} {a}->{b}" for k, (a, b) in sorted(moved.items())))
+                if strict:
+                    added, deleted = s.summary.get("added-records", "0"), s.summary.get("deleted-records", "0")
+                    if int(added) != int(deleted):
+                        self.problem(f"replace snapshot {s.snapshot_id} adds {added} records but removes {deleted}")
+                    parent = md.snapshot_by_id(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
+                    pt = parent.summary.get("total-records") if parent is not None and parent.summary else None
+                    if pt is not None and s.summary.get("total-records") != pt:
+                        self.problem(f"replace snapshot {s.snapshot_id} has total-records {s.summary.get('total-records')}, its parent {pt}")
+            elif strict and op == "append":
                 added = s.summary.get("added-records")
                 if added is None or int(added) != delta:
                     self.problem(f"append snapshot {s.snapshot_id} added {added} records but its floe.offsets advance by {delta}")
+            elif strict:
+                self.problem(f"snapshot {s.snapshot_id} has operation {op}; Floe only appends and compacts (replace)")
+
+    # ------------------------------------------------------------ time-travel mode
+
+    def ancestors(self, md) -> list:
+        """The current snapshot's retained ancestry, oldest first."""
+        out = []
+        s = md.current_snapshot()
+        while s is not None:
+            out.append(s)
+            s = md.snapshot_by_id(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
+        return out[::-1]
+
+    def check_time_travel(self) -> str:
+        """Scans the table as of an older snapshot (--snapshot-id, or auto: the middle of the
+        current snapshot's retained ancestry and the first compaction at or after it) and checks
+        it holds exactly the offsets start..floe.offsets-1 of that snapshot, each once."""
+        tbl = StaticTable.from_metadata(self.location, properties=self.props)
+        md = tbl.metadata
+        start = {k: s for k, (s, _) in self.ranges().items()}
+        if self.args.snapshot_id and self.args.snapshot_id != "auto":
+            picks = [md.snapshot_by_id(int(self.args.snapshot_id))]
+            if picks[0] is None:
+                self.problem(f"snapshot {self.args.snapshot_id} is not in the table's metadata")
+                return ""
+        else:
+            chain = [s for s in self.ancestors(md) if s.summary and s.summary.get("floe.offsets")]
+            if len(chain) < 2:
+                self.problem(f"time travel needs at least 2 snapshots with floe.offsets, the table has {len(chain)}")
+                return ""
+            mid = len(chain) // 2
+            if mid == len(chain) - 1:
+                mid -= 1  # not the current snapshot
+            picks = [chain[mid]]
+            replace = next((s for s in chain[mid + 1 : -1] if s.summary.operation.value == "replace"), None)
+            if replace is not None:
+                picks.append(replace)
+        out = []
+        for snap in picks:
+            offs = self.floe_offsets(snap, "time travel")
+            if offs is None:
+                continue
+            ranges = {k: (s, offs.get(k, s)) for k, s in start.items()}
+            for k in offs:
+                if k not in ranges:
+                    self.problem(f"snapshot {snap.snapshot_id}: floe.offsets has unexpected partition {k}")
+            data = tbl.scan(snapshot_id=snap.snapshot_id).to_arrow()
+            want = sum(e - s for s, e in ranges.values())
+            op = snap.summary.operation.value
+            where = f"snapshot {snap.snapshot_id} ({op}): "
+            if data.num_rows != want:
+                self.problem(f"{where}{data.num_rows} rows, but its floe.offsets minus the starts make {want}")
+            self.check_offsets(data, ranges, where)
+            total = snap.summary.get("total-records")
+            if total is not None and int(total) != data.num_rows:
+                self.problem(f"{where}total-records={total}, scan read {data.num_rows}")
+            out.append(f"snapshot {snap.snapshot_id} ({op}, {snap.summary.get('floe.operation') or 'commit'}, "
+                       f"ts={snap.timestamp_ms}) rows={data.num_rows}")
+        ops: dict[str, int] = {}
+        appended = rewritten = 0
+        for snap in md.snapshots:
+            op = snap.summary.operation.value if snap.summary else "?"
+            ops[op] = ops.get(op, 0) + 1
+            if op == "append":
+                appended += int(snap.summary.get("added-data-files", "0"))
+            elif op == "replace":
+                rewritten += int(snap.summary.get("deleted-data-files", "0"))
+        return (f"{len(md.snapshots)} snapshots retained ({', '.join(f'{v} {k}' for k, v in sorted(ops.items()))}; "
+                f"appends added {appended} data files, compactions removed {rewritten}); " + "; ".join(out))
+
+    # ------------------------------------------------------------ pruning mode
+
+    def check_pruning(self) -> str:
+        """Scans with row filters on one day of _kafka_timestamp and on one _kafka_key:
+        PyIceberg must plan fewer data files than for the whole table, and read exactly
+        the rows the producer made with that day (day_counts) or key (key_counts)."""
+        from datetime import date, datetime, timedelta, timezone
+
+        from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThan
+
+        tbl = StaticTable.from_metadata(self.location, properties=self.props)
+        all_files = len(list(tbl.scan().plan_files()))
+        days = self.expect.get("day_counts") or {}
+        keys = self.expect.get("key_counts") or {}
+        if not days or not keys:
+            self.problem("the expectation has no day_counts/key_counts (produce with --ts-days and --keys)")
+            return ""
+        filters = []
+        for d, n in sorted(days.items()):
+            lo = datetime.combine(date.fromisoformat(d), datetime.min.time(), tzinfo=timezone.utc)
+            hi = lo + timedelta(days=1)
+            f = And(GreaterThanOrEqual("_kafka_timestamp", lo.isoformat()), LessThan("_kafka_timestamp", hi.isoformat()))
+            filters.append((f"day {d}", f, n, ("day", lo, hi)))
+        for k in sorted(keys)[:2]:
+            filters.append((f"key {k}", EqualTo("_kafka_key", k.encode()), keys[k], ("key", k.encode(), None)))
+        out = []
+        for label, f, want, (kind, a, b) in filters:
+            scan = tbl.scan(row_filter=f)
+            planned = len(list(scan.plan_files()))
+            if planned >= all_files:
+                self.problem(f"{label}: PyIceberg plans {planned} data files, the whole table has {all_files}: no pruning")
+            data = scan.to_arrow()
+            if data.num_rows != want:
+                self.problem(f"{label}: {data.num_rows} rows, the producer made {want}")
+            if kind == "day":
+                ts = data["_kafka_timestamp"].combine_chunks()
+                lo_s = pa.scalar(a, type=ts.type)
+                hi_s = pa.scalar(b, type=ts.type)
+                inside = pc.and_(pc.greater_equal(ts, lo_s), pc.less(ts, hi_s))
+                bad = data.num_rows - pc.sum(inside).as_py() if data.num_rows else 0
+            else:
+                eq = pc.equal(data["_kafka_key"].combine_chunks().cast(pa.binary()), pa.scalar(a, pa.binary()))
+                bad = data.num_rows - pc.sum(eq).as_py() if data.num_rows else 0
+            if bad:
+                self.problem(f"{label}: {bad} rows outside the filter")
+            for name, offs in self.by_partition(data).items():
+                uniq, counts = np.unique(offs, return_counts=True)
+                if (counts > 1).any():
+                    self.problem(f"{label}: {name} offsets {uniq[counts > 1][:5].tolist()} appear more than once")
+            out.append(f"{label}: {planned}/{all_files} files, {data.num_rows} rows")
+        return "; ".join(out)
 
     def run(self) -> int:
         name = self.expect.get("table", "table")
@@ -329,6 +480,10 @@ class Checker:
                 summary = self.check_table()
             elif self.mode == "metadata-dir":
                 summary = self.check_metadata_dir()
+            elif self.mode == "time-travel":
+                summary = self.check_time_travel()
+            elif self.mode == "pruning":
+                summary = self.check_pruning()
             else:
                 print(f"pyiceberg: unknown --mode {self.mode}", file=sys.stderr)
                 return 2
@@ -353,7 +508,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--metadata-location", required=True)
     ap.add_argument("--expect", required=True)
-    ap.add_argument("--mode", default="table", choices=["table", "metadata-dir"])
+    ap.add_argument("--mode", default="table", choices=["table", "metadata-dir", "time-travel", "pruning"])
+    ap.add_argument("--snapshot-id", default="auto", help="time-travel: the snapshot to read (auto: the middle of the history)")
     ap.add_argument("--s3-endpoint")
     ap.add_argument("--s3-access-key")
     ap.add_argument("--s3-secret-key")

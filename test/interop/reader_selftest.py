@@ -54,6 +54,47 @@ def batch(rows: list[tuple[int, int]], bad_key_at: int | None = None) -> pa.Tabl
     return pa.Table.from_pydict(cols, schema=SCHEMA)
 
 
+def compact(tbl, props: dict, duplicate: bool = False) -> None:
+    """Commits a snapshot as Floe's compaction does: every live data file rewritten
+    into one, floe.offsets as given, "floe.operation": "compaction". PyIceberg cannot
+    write a replace summary, so it commits an overwrite and mark_replace (after the
+    last commit) renames the operation in every metadata file.
+    duplicate=True writes some rows twice (a broken rewrite)."""
+    from pyiceberg.io.pyarrow import _dataframe_to_data_files
+    from pyiceberg.table.snapshots import Operation
+    from pyiceberg.table.update.snapshot import _OverwriteFiles
+
+    tasks = list(tbl.scan().plan_files())
+    data = tbl.scan().to_arrow()
+    if duplicate:
+        data = pa.concat_tables([data, data.slice(0, 5)])
+    with tbl.transaction() as tx:
+        rewrite = _OverwriteFiles(operation=Operation.OVERWRITE, transaction=tx, io=tbl.io,
+                                  snapshot_properties={**props, "floe.operation": "compaction"})
+        for t in tasks:
+            rewrite.delete_data_file(t.file)
+        for df in _dataframe_to_data_files(tx.table_metadata, data.cast(tbl.schema().as_arrow()), tbl.io):
+            rewrite.append_data_file(df)
+        rewrite.commit()
+
+
+def mark_replace(metadata_location: str) -> None:
+    """Sets operation "replace" on every snapshot marked floe.operation=compaction, in
+    every metadata file of the table (file:// only)."""
+    d = os.path.dirname(metadata_location.removeprefix("file://"))
+    for f in os.listdir(d):
+        if not f.endswith(".metadata.json"):
+            continue
+        path = os.path.join(d, f)
+        with open(path) as fh:
+            md = json.load(fh)
+        for snap in md.get("snapshots", []):
+            if snap.get("summary", {}).get("floe.operation") == "compaction":
+                snap["summary"]["operation"] = "replace"
+        with open(path, "w") as fh:
+            json.dump(md, fh)
+
+
 def rng(p: int, a: int, b: int) -> list[tuple[int, int]]:
     return [(p, o) for o in range(a, b)]
 
@@ -78,17 +119,25 @@ def main() -> None:
         "append_delta_equals_records": True,
     }
 
-    def make(name: str, commits: list[tuple[pa.Table, dict | None]], expire_first: bool = False) -> str:
+    def make(name: str, commits: list[tuple[pa.Table | str, dict | None]], expire_first: bool = False) -> str:
+        """commits: (rows, floe.offsets) appends; rows "compact" (or "compact+dup") makes a
+        replace snapshot like Floe's compaction instead, with the given offsets."""
         ident = f"selftest.{name}"
         if cat.table_exists(ident):
             cat.drop_table(ident)
         tbl = cat.create_table(ident, schema=SCHEMA)
         for i, (data, offsets) in enumerate(commits):
             props = {} if offsets is None else {"floe.offsets": json.dumps(offsets), "floe.commit-id": f"c{i}"}
-            tbl.append(data, snapshot_properties=props)
+            if isinstance(data, str):
+                compact(tbl, props, duplicate=data == "compact+dup")
+                tbl = cat.load_table(ident)
+            else:
+                tbl.append(data, snapshot_properties=props)
         if expire_first:
             tbl.maintenance.expire_snapshots().by_id(tbl.metadata.snapshots[0].snapshot_id).commit()
         tbl = cat.load_table(ident)
+        if any(isinstance(data, str) for data, _ in commits):
+            mark_replace(tbl.metadata_location)
         path = os.path.join(d, f"{name}.expect.json")
         with open(path, "w") as f:
             json.dump({**expect, "table": ident}, f)
@@ -126,6 +175,25 @@ def main() -> None:
     loc = make("no-offsets", [(good1, first), (good2, None)])
     cases += [("no-offsets", "table", "fail", loc, "lacks floe.offsets"),
               ("no-offsets", "metadata-dir", "fail", loc, "lacks floe.offsets")]
+
+    # Floe's compaction: appends, a replace snapshot rewriting all files (same offsets),
+    # then another append. Good; time travel to the middle snapshot must see 120 rows.
+    loc = make("compacted", [(good1, first), (batch(rng(0, 60, 80) + rng(1, 30, 40)), mid), ("compact", mid),
+                             (batch(rng(0, 80, 100) + rng(1, 40, 50)), full)])
+    cases += [("compacted", "table", "ok", loc, "OK"), ("compacted", "metadata-dir", "ok", loc, "OK"),
+              ("compacted", "time-travel", "ok", loc, "OK")]
+    # A compaction that writes 5 rows twice.
+    loc = make("compacted-dup", [(good1, first), (good2, full), ("compact+dup", full)])
+    cases += [("compacted-dup", "table", "fail", loc, "more than once"),
+              ("compacted-dup", "metadata-dir", "fail", loc, "adds 155 records but removes 150")]
+    # A compaction whose floe.offsets claim more than its parent's.
+    loc = make("compacted-moved", [(good1, first), ("compact", full), (good2, full)])
+    cases += [("compacted-moved", "metadata-dir", "fail", loc, "replace snapshot")]
+    # The middle snapshot claims offset 80 of t/0 but holds only 60..79: time travel to it
+    # finds one row fewer than its floe.offsets say.
+    loc = make("stale-middle", [(good1, first), (batch(rng(0, 60, 80) + rng(1, 30, 40)), {f"{TOPIC}/0": 81, f"{TOPIC}/1": 40}),
+                                (batch(rng(0, 80, 100) + rng(1, 40, 50)), full)])
+    cases += [("stale-middle", "time-travel", "fail", loc, "first missing 80")]
 
     for name, mode, want, loc, text in cases:
         print(f"{name}\t{mode}\t{want}\t{loc}\t{text}")

@@ -13,8 +13,9 @@ declare -A SCENARIO_TITLES=(
 	[3]="Floe node SIGKILLed mid-stream and restarted"
 	[4]="MinIO stopped for 20s mid-stream: DEGRADED, then catch up"
 	[5]="every metadata.json parses with Iceberg Java; summaries carry floe.offsets"
+	[6]="table health: ${FLOE_S6_MINUTES:-10} min of 1-second commits on 4 partitions, compaction alongside"
 )
-SCENARIO_ORDER=(1 2 3 4 5)
+SCENARIO_ORDER=(1 2 3 4 5 6)
 
 # Sizes of the fault scenarios: records per topic and production rate (records/s).
 FAULT_RECORDS=${FLOE_INTEROP_FAULT_RECORDS:-40000}
@@ -156,4 +157,68 @@ scenario_5() {
 		stop_floe $n
 	fi
 	verify_metadata_dirs
+}
+
+# Scenario 6: FLOE_S6_MINUTES of production (default 10) at FLOE_S6_RATE records/s
+# (default 60) into a table partitioned by day(_kafka_timestamp) x bucket[8](_kafka_key),
+# with 1 s commits and compaction running alongside.
+S6_MINUTES=${FLOE_S6_MINUTES:-10}
+S6_RATE=${FLOE_S6_RATE:-60}
+S6_DAYS=3      # record timestamps over the 3 UTC days before today
+S6_KEYS=64     # distinct keys, so bucket[8] fills every bucket
+S6_BUCKETS=8
+S6_MIN_INPUT=5 # compaction.min_input_files (cold)
+
+scenario_6() {
+	local n=s6 t=s6_events admin
+	create_topics 4 $t
+	FLOE_INTEROP_COMMIT_INTERVAL=1s floe_config $n $t
+	sed -i "/^  - {topic: $t,/d" "$RUN_DIR/$n/floe.yaml"
+	cat >>"$RUN_DIR/$n/floe.yaml" <<EOF
+  - topic: $t
+    namespace: interop
+    name: $t
+    format: json
+    partition_by:
+      - {column: _kafka_timestamp, transform: day}
+      - {column: _kafka_key, transform: "bucket[$S6_BUCKETS]"}
+    compaction:
+      min_input_files: $S6_MIN_INPUT
+      hot_min_input_files: 8
+      cool_down: 30s
+      interval: 20s
+    snapshot_max_count: 2000
+EOF
+	admin=$(floe_admin $n)
+	start_floe $n
+	log "producing for $S6_MINUTES min at $S6_RATE records/s ($S6_KEYS keys, timestamps over $S6_DAYS days)"
+	produce_bg $((S6_RATE * S6_MINUTES * 60)) "$S6_RATE" 0 --keys "$S6_KEYS" --ts-days "$S6_DAYS" $t
+	# While producing: the table's health every 15 s; a failed commit fails the run.
+	fg_run "$PY" "$INTEROP_DIR/interop.py" sample-status --admin "$admin" --floe-bin "$FLOE_BIN" \
+		--table "interop.$t" --pid "$PRODUCER_PID" --interval 15 --out "$RUN_DIR/$n/health.jsonl" ||
+		die "floe $n: commit failures while compaction ran (see above)"
+	wait_producer
+	expect_tables $t
+	wait_caught_up $n 300 $t
+	# Once cooled (no writes for cool_down) the table is compacted with min_input_files:
+	# each of the P = days x buckets partitions holds at most 1 compacted file plus fewer
+	# than min_input_files newer small ones. See README.md.
+	local p=$((S6_DAYS * S6_BUCKETS))
+	fg_run "$PY" "$INTEROP_DIR/interop.py" wait-compacted --admin "$admin" --floe-bin "$FLOE_BIN" \
+		--table "interop.$t" --max-files $((p * S6_MIN_INPUT)) --max-commit-ratio 0.25 --timeout 150 \
+		--out "$RUN_DIR/$n/compacted.json" || die "floe $n: the table was not compacted to the bound"
+	# On-demand maintenance (expiry, orphan cleanup, compaction) must succeed on the cooled table.
+	local out
+	out=$("$FLOE_BIN" maintenance run "interop.$t" --admin-addr "$admin" 2>&1) ||
+		die "floe $n: floe maintenance run interop.$t failed: $out"
+	log "floe maintenance run interop.$t: $(tr -s ' \n' ' ' <<<"$out")"
+	verify_tables $n $t
+	local loc exp="$RUN_DIR/expect/$t.json" failed=0
+	loc=$(tail -n 1 "$RUN_DIR/tables.tsv" | cut -f2)
+	run_pyiceberg_check --mode time-travel --metadata-location "$loc" --expect "$exp" || failed=1
+	run_pyiceberg_check --mode pruning --metadata-location "$loc" --expect "$exp" || failed=1
+	run_java_check --mode metadata-dir --metadata-location "$loc" --expect "$exp" || failed=1
+	run_pyiceberg_check --mode metadata-dir --metadata-location "$loc" --expect "$exp" || failed=1
+	((failed == 0)) || die "floe $n: a reader rejected the table's history, time travel or pruning (see above)"
+	stop_floe $n
 }

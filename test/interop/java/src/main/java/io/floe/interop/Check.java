@@ -388,7 +388,9 @@ public final class Check {
 
   /** Along the current metadata's snapshots, each snapshot's offsets never go back from its
    * parent's (a first snapshot's parent offsets are the ranges' starts), and (optionally) every
-   * append adds exactly as many records as its offsets advance. A snapshot whose parent was
+   * append adds exactly as many records as its offsets advance. A replace snapshot (Floe's
+   * compaction) keeps its parent's offsets and (optionally) its records: added = deleted, and
+   * total-records equal to the parent's. A snapshot whose parent was
    * expired has nothing to compare with and is skipped. */
   private void checkHistory(TableMetadata md) {
     boolean strict = expect.path("append_delta_equals_records").asBoolean(false);
@@ -428,11 +430,35 @@ public final class Check {
           problem("snapshot " + s.snapshotId() + " drops partition " + k + " from floe.offsets");
         }
       }
-      if (strict && "append".equals(s.operation())) {
+      if ("replace".equals(s.operation())) {
+        // Floe's compaction: the files change, the records and offsets do not.
+        List<String> moved = new ArrayList<>();
+        for (Map.Entry<String, Long> e : offs.entrySet()) {
+          long p = base.getOrDefault(e.getKey(), start.getOrDefault(e.getKey(), 0L));
+          if (e.getValue() != p) moved.add(e.getKey() + " " + p + "->" + e.getValue());
+        }
+        if (!moved.isEmpty()) {
+          problem("replace snapshot " + s.snapshotId() + " changes floe.offsets from its parent's: " + String.join(", ", moved));
+        }
+        if (strict) {
+          long added = Long.parseLong(s.summary().getOrDefault("added-records", "0"));
+          long deleted = Long.parseLong(s.summary().getOrDefault("deleted-records", "0"));
+          if (added != deleted) {
+            problem("replace snapshot " + s.snapshotId() + " adds " + added + " records but removes " + deleted);
+          }
+          Snapshot parent = s.parentId() == null ? null : md.snapshot(s.parentId());
+          String pt = parent == null ? null : parent.summary().get("total-records");
+          if (pt != null && !pt.equals(s.summary().get("total-records"))) {
+            problem("replace snapshot " + s.snapshotId() + " has total-records " + s.summary().get("total-records") + ", its parent " + pt);
+          }
+        }
+      } else if (strict && "append".equals(s.operation())) {
         String added = s.summary().get("added-records");
         if (added == null || Long.parseLong(added) != delta) {
           problem("append snapshot " + s.snapshotId() + " added " + added + " records but its floe.offsets advance by " + delta);
         }
+      } else if (strict) {
+        problem("snapshot " + s.snapshotId() + " has operation " + s.operation() + "; Floe only appends and compacts (replace)");
       }
     }
   }

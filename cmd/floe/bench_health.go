@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/worker"
+)
+
+// runHealthBench measures what table health costs and buys:
+//   - commit latency after 10 and after `snapshots` commits of history, with
+//     the default expiry (500 snapshots) running as the committer runs it;
+//   - compaction throughput (input MB/s of a bin-pack rewrite);
+//   - data files after an hour of 1-second commits (3,600 flushes of one
+//     small file each, simulated back to back), with and without compaction
+//     every simulated minute under the hot-table policy.
+func runHealthBench(ctx context.Context, out io.Writer, snapshots int) error {
+	dir, err := os.MkdirTemp("", "floe-bench-health")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	raftAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	node, err := cluster.Open(cluster.NodeConfig{ID: "health", RaftAddr: raftAddr, DataDir: filepath.Join(dir, "node"), Bootstrap: true, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer node.Close()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := node.WaitLeader(wctx); err != nil {
+		return err
+	}
+	for !node.IsLeader() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cat := cluster.NewCatalog(node, "file://"+filepath.Join(dir, "wh"), iceberg.Properties{})
+	sink := icebergsink.New(cat, 128<<20, log, nil)
+
+	// 1. Commit latency against history length.
+	spec := worker.TableSpec{Key: ledger.TableKey([]string{"bench", "latency"}), Ident: []string{"bench", "latency"}, Format: "raw"}
+	if err := sink.Prepare(ctx, spec, nil); err != nil {
+		return err
+	}
+	var lat []time.Duration
+	for i := range snapshots {
+		tbl, err := cat.LoadTable(ctx, spec.Ident)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		tx := tbl.NewTransaction()
+		if err := tx.AddFiles(ctx, nil, iceberg.Properties{icebergsink.PropOffsets: fmt.Sprintf(`{"t/0":%d}`, i+1)}, false); err != nil {
+			return err
+		}
+		if _, err := tx.Commit(ctx); err != nil {
+			return err
+		}
+		lat = append(lat, time.Since(start))
+		if i%60 == 59 { // the committer expires once a minute; at 1 commit/s
+			if _, err := sink.Expire(ctx, spec.Key, 7*24*time.Hour, 500, time.Now()); err != nil {
+				return err
+			}
+		}
+	}
+	p50 := func(d []time.Duration) time.Duration {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	at := func(n int) time.Duration { return p50(lat[max(0, n-10):n]) }
+	early, late := at(10), at(len(lat))
+	fmt.Fprintf(out, "commit latency, p50 of the 10 commits before each point (expiry keeps 500 snapshots):\n")
+	for _, n := range []int{10, 100, 500, 1000, 5000, 10000} {
+		if n <= len(lat) {
+			fmt.Fprintf(out, "  after %6d commits: %s\n", n, at(n).Round(10*time.Microsecond))
+		}
+	}
+	fmt.Fprintf(out, "ratio after %d / after 10: %.2f", len(lat), float64(late)/float64(early))
+	if len(lat) >= 1000 {
+		fmt.Fprintf(out, "; after %d / after 1000 (history past the retention): %.2f", len(lat), float64(late)/float64(at(1000)))
+	}
+	fmt.Fprintln(out)
+
+	// 2 and 3. An hour of 1-second commits, with and without compaction.
+	for _, compact := range []bool{false, true} {
+		name := "nocompact"
+		if compact {
+			name = "compact"
+		}
+		spec := worker.TableSpec{Key: ledger.TableKey([]string{"bench", name}), Ident: []string{"bench", name}, Format: "raw"}
+		if err := sink.Prepare(ctx, spec, nil); err != nil {
+			return err
+		}
+		var rewriteBytes int64
+		var rewriteTime time.Duration
+		for sec := range 3600 {
+			recs := make([]*records.Record, 200)
+			for j := range recs {
+				recs[j] = &records.Record{Topic: "t", Partition: int32(j % 4), Offset: int64(sec*200 + j), Raw: []byte(fmt.Sprintf(`{"sec":%d,"j":%d,"pad":"%0100d"}`, sec, j, j))}
+			}
+			files, err := sink.Write(ctx, spec, uuid.NewString(), recs)
+			if err != nil {
+				return err
+			}
+			tbl, err := cat.LoadTable(ctx, spec.Ident)
+			if err != nil {
+				return err
+			}
+			var dfs []iceberg.DataFile
+			for _, f := range files {
+				df, err := icebergsink.RebuildForBench(tbl.Metadata(), f)
+				if err != nil {
+					return err
+				}
+				dfs = append(dfs, df)
+			}
+			tx := tbl.NewTransaction()
+			if err := tx.AddDataFiles(ctx, dfs, nil, table.WithoutDuplicateCheck()); err != nil {
+				return err
+			}
+			if _, err := tx.Commit(ctx); err != nil {
+				return err
+			}
+			if compact && sec%60 == 59 {
+				start := time.Now()
+				rw, err := sink.PlanRewrite(ctx, spec.Key, worker.CompactionPolicy{TargetFileSize: 128 << 20, MinInputFiles: 5, HotMinInputFiles: 16, Hot: true, MaxBytes: 10 << 30})
+				if err != nil {
+					return err
+				}
+				if err := sink.CommitRewrite(ctx, spec.Key, rw); err != nil {
+					return err
+				}
+				rewriteTime += time.Since(start)
+				rewriteBytes += rw.Stats().BytesBefore
+			}
+		}
+		tbl, err := cat.LoadTable(ctx, spec.Ident)
+		if err != nil {
+			return err
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			return err
+		}
+		if compact {
+			fmt.Fprintf(out, "data files after an hour of 1-second commits, compaction every minute (hot policy): %d\n", len(tasks))
+			fmt.Fprintf(out, "compaction throughput: %.1f MB/s of input (%.1f MB rewritten in %s)\n",
+				float64(rewriteBytes)/1e6/rewriteTime.Seconds(), float64(rewriteBytes)/1e6, rewriteTime.Round(time.Millisecond))
+		} else {
+			fmt.Fprintf(out, "data files after an hour of 1-second commits, no compaction: %d\n", len(tasks))
+		}
+	}
+	return nil
+}
