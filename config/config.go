@@ -144,7 +144,10 @@ type Compaction struct {
 	// HotMinInputFiles small files trigger a rewrite even while the table
 	// is being written (default 16).
 	HotMinInputFiles int `yaml:"hot_min_input_files"`
-	// CoolDown: a table written within this is hot (default 5m).
+	// SmallRatio also triggers a cold partition when at least this share
+	// of its files is small (default 0.5; 0 disables).
+	SmallRatio float64 `yaml:"small_ratio"`
+	// CoolDown: a partition written within this is hot (default 5m).
 	CoolDown Duration `yaml:"cool_down"`
 	// MaxBytesPerHour caps the input bytes rewritten per hour (default 10GiB).
 	MaxBytesPerHour ByteSize `yaml:"max_bytes_per_hour"`
@@ -239,6 +242,9 @@ func (t *Table) applyDefaults() {
 	}
 	if c.HotMinInputFiles == 0 {
 		c.HotMinInputFiles = 16
+	}
+	if c.SmallRatio == 0 {
+		c.SmallRatio = 0.5
 	}
 	if c.CoolDown == 0 {
 		c.CoolDown = Duration(5 * time.Minute)

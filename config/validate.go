@@ -138,6 +138,9 @@ func (c *Config) Validate() error {
 			if c.TargetFileSize != 0 && c.TargetFileSize < 1<<20 {
 				bad(f("compaction.target_file_size"), "%d bytes is below the 1MiB minimum", c.TargetFileSize)
 			}
+			if c.SmallRatio < 0 || c.SmallRatio > 1 {
+				bad(f("compaction.small_ratio"), "%g: use a share between 0 and 1", c.SmallRatio)
+			}
 			if c.Window != "" {
 				if _, _, err := parseWindow(c.Window); err != nil {
 					bad(f("compaction.window"), "%v", err)

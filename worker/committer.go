@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -35,6 +36,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		lastExpire, lastCompact time.Time
 		lastOrphans             = time.Now()
 		lastAppend              = time.Now() // assume hot after a restart
+		recent                  recentFiles  // files committed within the cool-down
 		rewriting               chan rewriteOutcome
 		planned                 *rewriteOutcome
 		budget                  = hourlyBudget{}
@@ -67,7 +69,8 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 						target = int64(w.cfg.TargetFileSize)
 					}
 					pol := CompactionPolicy{TargetFileSize: target, MinInputFiles: m.Compaction.MinInputFiles,
-						HotMinInputFiles: m.Compaction.HotMinInputFiles, Hot: time.Since(lastAppend) < m.Compaction.CoolDown.D(), MaxBytes: left}
+						HotMinInputFiles: m.Compaction.HotMinInputFiles, Hot: time.Since(lastAppend) < m.Compaction.CoolDown.D(),
+						HotFiles: recent.since(time.Now().Add(-m.Compaction.CoolDown.D())), SmallRatio: m.Compaction.SmallRatio, MaxBytes: left}
 					rewriting = make(chan rewriteOutcome, 1)
 					go func(out chan<- rewriteOutcome) {
 						rw, err := w.sink.PlanRewrite(ctx, table, pol)
@@ -105,6 +108,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 			}
 			b.reset()
 			lastAppend = time.Now()
+			recent.add(entries, lastAppend)
 			log.Debug("committed", "entries", len(entries), "took", time.Since(start))
 			w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
 				t.Commits++
@@ -227,6 +231,41 @@ func (w *Worker) maintainNow(ctx context.Context, table string, mine bool, budge
 		res.FilesRewritten, res.FilesWritten, res.BytesRewritten = st.FilesBefore, st.FilesAfter, st.BytesBefore
 	}
 	return maintainReply{res: res}
+}
+
+// recentFiles remembers when this loop committed each data file, so that
+// compaction knows which partitions are still being written.
+type recentFiles struct {
+	started time.Time
+	at      map[string]time.Time // file base name -> commit time
+}
+
+func (r *recentFiles) add(entries []ledger.Entry, now time.Time) {
+	if r.at == nil {
+		r.at, r.started = map[string]time.Time{}, now
+	}
+	for _, e := range entries {
+		for _, f := range e.Files {
+			r.at[path.Base(f.Path)] = now
+		}
+	}
+}
+
+// since returns the files committed after t, nil when the loop has not
+// been running that long (then the whole table counts as hot).
+func (r *recentFiles) since(t time.Time) map[string]bool {
+	if r.at == nil || r.started.After(t) {
+		return nil
+	}
+	out := map[string]bool{}
+	for f, at := range r.at {
+		if at.After(t) {
+			out[f] = true
+		} else {
+			delete(r.at, f)
+		}
+	}
+	return out
 }
 
 // hourlyBudget tracks the input bytes compaction rewrote in the current hour.

@@ -84,7 +84,14 @@ type CompactionPolicy struct {
 	MinInputFiles    int  // small files that trigger a rewrite of a cold table
 	HotMinInputFiles int  // ... of a table still being written
 	Hot              bool // written within the cool-down
-	MaxBytes         int64
+	// HotFiles names (by base name) the files committed within the
+	// cool-down: only their partitions are hot. Nil with Hot set means the
+	// whole table is hot (after a restart the loop does not know yet).
+	HotFiles map[string]bool
+	// SmallRatio also triggers a cold partition when at least this share of
+	// its files is small.
+	SmallRatio float64
+	MaxBytes   int64
 }
 
 // RewriteStats describes a planned rewrite and the table's layout when it

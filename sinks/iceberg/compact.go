@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -40,12 +42,66 @@ func compactionConfig(p worker.CompactionPolicy) compaction.Config {
 	cfg.TargetFileSizeBytes = p.TargetFileSize
 	cfg.MinFileSizeBytes = p.TargetFileSize * 3 / 4
 	cfg.MaxFileSizeBytes = p.TargetFileSize * 9 / 5
-	min := p.MinInputFiles
-	if p.Hot {
-		min = p.HotMinInputFiles
-	}
-	cfg.MinInputFiles = uint(max(min, 2))
+	// eligible already applied the per-partition triggers; any group of two
+	// or more small files in an eligible partition is worth rewriting.
+	cfg.MinInputFiles = 2
 	return cfg
+}
+
+// partitionKey identifies a data file's partition (spec and values).
+func partitionKey(df iceberg.DataFile) string {
+	part := df.Partition()
+	ids := make([]int, 0, len(part))
+	for id := range part {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	key := fmt.Sprint(df.SpecID())
+	for _, id := range ids {
+		key += fmt.Sprintf("|%d=%v", id, part[id])
+	}
+	return key
+}
+
+// eligible keeps the files of partitions whose small files should be
+// rewritten now. A partition is hot when one of its files was committed
+// within the cool-down (p.HotFiles); a hot partition qualifies only past
+// HotMinInputFiles small files, so data still arriving is not rewritten over
+// and over. A cold partition qualifies at MinInputFiles small files, or when
+// small files are at least SmallRatio of its files (and at least two).
+func eligible(tasks []table.FileScanTask, p worker.CompactionPolicy) []table.FileScanTask {
+	type stats struct {
+		files, small int
+		hot          bool
+	}
+	parts := map[string]*stats{}
+	for _, t := range tasks {
+		k := partitionKey(t.File)
+		st := parts[k]
+		if st == nil {
+			st = &stats{}
+			parts[k] = st
+		}
+		st.files++
+		if t.File.FileSizeBytes() < p.TargetFileSize*3/4 {
+			st.small++
+		}
+		if p.Hot && (p.HotFiles == nil || p.HotFiles[path.Base(t.File.FilePath())]) {
+			st.hot = true
+		}
+	}
+	var out []table.FileScanTask
+	for _, t := range tasks {
+		st := parts[partitionKey(t.File)]
+		ok := st.small >= p.MinInputFiles || (p.SmallRatio > 0 && st.small >= 2 && float64(st.small) >= p.SmallRatio*float64(st.files))
+		if st.hot {
+			ok = st.small >= p.HotMinInputFiles
+		}
+		if ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // PlanRewrite plans bin-packing compaction of a table's small files per
@@ -75,7 +131,7 @@ func (s *Sink) PlanRewrite(ctx context.Context, key string, p worker.CompactionP
 			rw.stats.SmallFiles++
 		}
 	}
-	plan, err := compactionConfig(p).PlanCompaction(tasks)
+	plan, err := compactionConfig(p).PlanCompaction(eligible(tasks, p))
 	if err != nil {
 		return nil, fmt.Errorf("compacting %s: %w", name, err)
 	}

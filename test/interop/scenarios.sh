@@ -205,7 +205,7 @@ EOF
 	# than min_input_files newer small ones. See README.md.
 	local p=$((S6_DAYS * S6_BUCKETS))
 	fg_run "$PY" "$INTEROP_DIR/interop.py" wait-compacted --admin "$admin" --floe-bin "$FLOE_BIN" \
-		--table "interop.$t" --max-files $((p * S6_MIN_INPUT)) --max-commit-ratio 0.25 --timeout 150 \
+		--table "interop.$t" --max-files $((p * S6_MIN_INPUT)) --max-commit-ratio "${FLOE_S6_COMMIT_RATIO:-0.25}" --timeout 150 \
 		--out "$RUN_DIR/$n/compacted.json" || die "floe $n: the table was not compacted to the bound"
 	# On-demand maintenance (expiry, orphan cleanup, compaction) must succeed on the cooled table.
 	local out
