@@ -30,9 +30,9 @@ import (
 // against the raw limit of the same decode and Parquet work, in one run.
 func benchCmd() *cobra.Command {
 	var (
-		n, partitions, snapshots int
-		profile                  string
-		health                   bool
+		n, partitions, snapshots, hour int
+		profile, memprofile            string
+		health                         bool
 	)
 	cmd := &cobra.Command{
 		Use:    "bench",
@@ -50,8 +50,17 @@ func benchCmd() *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if memprofile != "" {
+				defer func() {
+					if f, err := os.Create(memprofile); err == nil {
+						runtime.GC()
+						_ = pprof.WriteHeapProfile(f)
+						f.Close()
+					}
+				}()
+			}
 			if health {
-				return runHealthBench(cmd.Context(), cmd.OutOrStdout(), snapshots)
+				return runHealthBench(cmd.Context(), cmd.OutOrStdout(), snapshots, hour)
 			}
 			return runBench(cmd.Context(), cmd.OutOrStdout(), n, partitions)
 		},
@@ -61,6 +70,8 @@ func benchCmd() *cobra.Command {
 	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	cmd.Flags().BoolVar(&health, "health", false, "measure table health instead: commit latency vs history, compaction")
 	cmd.Flags().IntVar(&snapshots, "snapshots", 10000, "commits of history for the latency measurement (with --health)")
+	cmd.Flags().IntVar(&hour, "hour-seconds", 3600, "1-second commits in the simulated hour (with --health)")
+	cmd.Flags().StringVar(&memprofile, "memprofile", "", "write a heap profile at the end here")
 	return cmd
 }
 

@@ -28,7 +28,7 @@ import (
 //   - data files after an hour of 1-second commits (3,600 flushes of one
 //     small file each, simulated back to back), with and without compaction
 //     every simulated minute under the hot-table policy.
-func runHealthBench(ctx context.Context, out io.Writer, snapshots int) error {
+func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds int) error {
 	dir, err := os.MkdirTemp("", "floe-bench-health")
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots int) error {
 		}
 		var rewriteBytes int64
 		var rewriteTime time.Duration
-		for sec := range 3600 {
+		for sec := range hourSeconds {
 			recs := make([]*records.Record, 200)
 			for j := range recs {
 				recs[j] = &records.Record{Topic: "t", Partition: int32(j % 4), Offset: int64(sec*200 + j), Raw: []byte(fmt.Sprintf(`{"sec":%d,"j":%d,"pad":"%0100d"}`, sec, j, j))}
@@ -139,6 +139,11 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots int) error {
 			}
 			if _, err := tx.Commit(ctx); err != nil {
 				return err
+			}
+			if sec%60 == 59 { // the committer expires once a minute (default: keep 500)
+				if _, err := sink.Expire(ctx, spec.Key, 7*24*time.Hour, 500, time.Now()); err != nil {
+					return err
+				}
 			}
 			if compact && sec%60 == 59 {
 				start := time.Now()
