@@ -17,6 +17,7 @@ type fakeKafka struct {
 	topics map[string][][]Message
 	more   chan struct{} // closed and replaced on every produce
 	down   bool
+	onErr  map[ledger.TopicPartition]func(error)
 }
 
 func newFakeKafka() *fakeKafka {
@@ -65,8 +66,23 @@ func (k *fakeKafka) Offsets(_ context.Context, topic string, parts []int32, late
 	return out, nil
 }
 
-func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, _ func(error)) PartitionReader {
+func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, onErr func(error)) PartitionReader {
+	k.mu.Lock()
+	if k.onErr == nil {
+		k.onErr = map[ledger.TopicPartition]func(error){}
+	}
+	k.onErr[tp] = onErr
+	k.mu.Unlock()
 	return &fakeReader{k: k, tp: tp, next: offset}
+}
+
+func (k *fakeKafka) readerError(tp ledger.TopicPartition, err error) {
+	k.mu.Lock()
+	fn := k.onErr[tp]
+	k.mu.Unlock()
+	if fn != nil {
+		fn(err)
+	}
 }
 
 type fakeReader struct {

@@ -223,12 +223,24 @@ func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 		t.Partitions[tp.String()] = &PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, Epoch: epoch, Fetched: from}
 	})
 	p.log.Info("fetching partition", "partition", tp.String(), "epoch", epoch, "from", from)
+	// kafka-go retries reader errors itself; a single one (an i/o timeout
+	// on an idle partition's long poll) is not worth a DEGRADED table. Only
+	// errors that keep coming for ReaderErrorGrace are shown as a problem;
+	// an unreachable broker shows at once through discovery anyway.
 	onError := func(err error) {
 		p.status(func(t *TableStatus) {
-			if ps, ok := t.Partitions[tp.String()]; ok {
-				ps.LastError, ps.LastErrorAt = err.Error(), time.Now()
+			ps, ok := t.Partitions[tp.String()]
+			if !ok {
+				return
 			}
-			t.problem("kafka "+tp.String(), err.Error())
+			now := time.Now()
+			if ps.LastError == "" {
+				ps.ErrorSince = now
+			}
+			ps.LastError, ps.LastErrorAt = err.Error(), now
+			if now.Sub(ps.ErrorSince) >= p.w.cfg.ReaderErrorGrace {
+				t.problem("kafka "+tp.String(), err.Error())
+			}
 		})
 	}
 	r := p.w.kafka.NewReader(tp, from, onError)
@@ -343,7 +355,7 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 			s.Fetched = ps.next
 			s.HighWatermark = max(s.HighWatermark, m.HighWatermark)
 			if s.LastError != "" {
-				s.LastError = ""
+				s.LastError, s.ErrorSince = "", time.Time{}
 				t.problem("kafka "+f.tp.String(), "")
 			}
 		}

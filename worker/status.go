@@ -30,6 +30,8 @@ type PartitionStatus struct {
 	// LastErrorAt is when LastError was seen; a reader error that does not
 	// recur while the broker answers is cleared (kafka-go retries them).
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+	// ErrorSince is when the current run of reader errors began.
+	ErrorSince time.Time `json:"error_since,omitzero"`
 }
 
 // TableStatus is the runtime view of one table on this node.

@@ -31,6 +31,9 @@ type Config struct {
 	// OrphanInterval is how often a committer deletes orphan files of its
 	// tables (default 1 h; the first run is one interval after start).
 	OrphanInterval time.Duration
+	// ReaderErrorGrace is how long a partition's reader errors must keep
+	// coming before the table shows DEGRADED for them (default 15 s).
+	ReaderErrorGrace time.Duration
 }
 
 // Worker runs the pipelines and committers of one node.
@@ -68,6 +71,9 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status
 	}
 	if cfg.OrphanInterval == 0 {
 		cfg.OrphanInterval = time.Hour
+	}
+	if cfg.ReaderErrorGrace == 0 {
+		cfg.ReaderErrorGrace = 15 * time.Second
 	}
 	if log == nil {
 		log = slog.Default()
@@ -350,7 +356,7 @@ func (w *Worker) refreshWatermarks(ctx context.Context, routes map[string]route)
 					// has not failed again for a whole interval: its last
 					// error was transient (kafka-go retried it).
 					if ps.LastError != "" && ps.LastErrorAt.Before(start.Add(-w.cfg.DiscoveryInterval)) {
-						ps.LastError = ""
+						ps.LastError, ps.ErrorSince = "", time.Time{}
 						t.problem("kafka "+key, "")
 					}
 				}

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -33,8 +34,8 @@ func start(t *testing.T, mode string, prep func(*harness)) *harness {
 	}
 	w, err := New(Config{
 		NodeID: "n1", CommitInterval: 50 * time.Millisecond, TargetFileSize: 1 << 20, MemoryBudget: 64 << 20,
-		DiscoveryInterval: 50 * time.Millisecond,
-		Tables:            []config.Table{{Topic: "orders", Namespace: "db", Name: "orders", Format: "json", ErrorMode: mode, StartOffset: "earliest"}},
+		DiscoveryInterval: 50 * time.Millisecond, ReaderErrorGrace: 300 * time.Millisecond,
+		Tables: []config.Table{{Topic: "orders", Namespace: "db", Name: "orders", Format: "json", ErrorMode: mode, StartOffset: "earliest"}},
 	}, h.k, h.c, h.c, h.c, NewStatus(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -230,4 +231,31 @@ func TestMissingTopicShown(t *testing.T) {
 	})
 	h.k.produce("orders", 1, values(3, nil)...)
 	eventually(t, "recovered", func() bool { return committedCount(h, key) == 3 })
+}
+
+// TestReaderErrorsNeedToPersist: one reader error (kafka-go retries it) does
+// not make the table DEGRADED; errors that keep coming past the grace do,
+// and the next record clears them.
+func TestReaderErrorsNeedToPersist(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) { h.k.produce("orders", 1, values(2, nil)...) })
+	eventually(t, "committed", func() bool { return committedCount(h, key) == 2 })
+	tp := ledger.TopicPartition{Topic: "orders", Partition: 0}
+	state := func() string {
+		ts, _ := h.w.Status().Snapshot()
+		return ts[key].State
+	}
+	h.k.readerError(tp, errors.New("read tcp: i/o timeout"))
+	time.Sleep(100 * time.Millisecond)
+	if s := state(); s != StateRunning {
+		t.Fatalf("one transient reader error made the table %s", s)
+	}
+	// Errors more often than the discovery interval (50 ms here), for
+	// longer than the grace (300 ms): persistent.
+	for range 25 {
+		h.k.readerError(tp, errors.New("dial tcp: connection refused"))
+		time.Sleep(20 * time.Millisecond)
+	}
+	eventually(t, "degraded", func() bool { return state() == StateDegraded })
+	h.k.produce("orders", 1, values(1, nil)...)
+	eventually(t, "recovered", func() bool { return state() == StateRunning })
 }
