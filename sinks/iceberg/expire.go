@@ -61,7 +61,12 @@ func (s *Sink) Expire(ctx context.Context, key string, maxAge time.Duration, max
 	// as an age, rounded so that it never expires more than planned.
 	age := time.Since(time.UnixMilli(cutoff)) + time.Millisecond
 	tx := tbl.NewTransaction()
-	if err := tx.ExpireSnapshots(table.WithOlderThan(age), table.WithRetainLast(1)); err != nil {
+	// Files that only expired snapshots referenced are not deleted here:
+	// orphan cleanup removes them once they pass its safety age, which
+	// also gives readers of an expired snapshot time to finish. (Deleting
+	// them in iceberg-go's post-commit step also failed on files a
+	// compaction's replaced-file entries had already let it delete.)
+	if err := tx.ExpireSnapshots(table.WithOlderThan(age), table.WithRetainLast(1), table.WithPostCommit(false)); err != nil {
 		return 0, fmt.Errorf("expiring snapshots of %s: %w", name, err)
 	}
 	after, err := tx.Commit(ctx)
