@@ -28,7 +28,7 @@ type TableReport struct {
 	DataFiles        int64             `json:"data_files"`
 	DeadLetterRows   int64             `json:"dead_letter_rows"`
 	Snapshots        int               `json:"snapshots"`
-	Commits          int64             `json:"commits"`
+	Commits          int64             `json:"commits"` // catalog commits: appends, compactions, expiry, schema and spec changes
 	MetadataLocation string            `json:"metadata_location"`
 	LastCommit       time.Time         `json:"last_commit,omitzero"`
 	LastCommitAgeSec float64           `json:"last_commit_age_seconds"`

@@ -318,7 +318,7 @@ func (w *Worker) commitRewrite(ctx context.Context, table string, out rewriteOut
 			t.BytesRewritten += st.BytesBefore
 			t.LastCompaction = time.Now()
 			t.DataFiles += st.FilesAfter - st.FilesBefore
-			t.SmallFiles = max(0, t.SmallFiles-st.FilesBefore)
+			t.SmallFiles = max(0, t.SmallFiles-st.FilesBefore) + st.SmallAfter
 		}
 	})
 	return err

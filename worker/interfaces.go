@@ -99,6 +99,7 @@ type CompactionPolicy struct {
 type RewriteStats struct {
 	FilesBefore, FilesAfter int
 	BytesBefore, BytesAfter int64
+	SmallAfter              int // written files still below the small threshold
 	DataFiles, SmallFiles   int
 	Bytes                   int64
 }

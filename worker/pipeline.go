@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -238,7 +239,11 @@ func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 				ps.ErrorSince = now
 			}
 			ps.LastError, ps.LastErrorAt = err.Error(), now
-			if now.Sub(ps.ErrorSince) >= p.w.cfg.ReaderErrorGrace {
+			// A long poll timing out on a caught-up, idle partition is
+			// what kafka-go reports against some brokers; nothing is
+			// waiting to be read, so it is not a problem.
+			idle := ps.HighWatermark > 0 && ps.Fetched >= ps.HighWatermark && strings.Contains(err.Error(), "i/o timeout")
+			if !idle && now.Sub(ps.ErrorSince) >= p.w.cfg.ReaderErrorGrace {
 				t.problem("kafka "+tp.String(), err.Error())
 			}
 		})

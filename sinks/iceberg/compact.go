@@ -155,6 +155,11 @@ func (s *Sink) PlanRewrite(ctx context.Context, key string, p worker.CompactionP
 		rw.stats.FilesAfter += len(gr.NewDataFiles)
 		rw.stats.BytesBefore += gr.BytesBefore
 		rw.stats.BytesAfter += gr.BytesAfter
+		for _, df := range gr.NewDataFiles {
+			if df.FileSizeBytes() < p.TargetFileSize*3/4 {
+				rw.stats.SmallAfter++
+			}
+		}
 	}
 	return rw, nil
 }
