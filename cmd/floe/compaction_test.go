@@ -26,16 +26,7 @@ func TestCompactionWithConcurrentAppends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("c"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(4, "c")}, kgo.DefaultProduceTopic("c"))
 	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "c", Namespace: "e2e", Name: "c",
 		Compaction: config.Compaction{MinInputFiles: 5, HotMinInputFiles: 8, CoolDown: config.Duration(time.Second), Interval: config.Duration(300 * time.Millisecond)}}})
 	cfg.CommitInterval = config.Duration(100 * time.Millisecond)

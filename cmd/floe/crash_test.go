@@ -50,16 +50,7 @@ func TestCrashRecovery(t *testing.T) {
 	bin := floeBinary(t)
 
 	const partitions = 6
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "crash"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("crash"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(partitions, "crash")}, kgo.DefaultProduceTopic("crash"))
 
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "crash", Namespace: "e2e", Name: "crash"}})

@@ -43,6 +43,23 @@ func produce(t *testing.T, cl *kgo.Client, topic string, values []string, partit
 	}
 }
 
+// testKafka starts an in-process broker seeded with topics and a producer
+// client that writes to explicit partitions; both close when the test ends.
+func testKafka(t *testing.T, seeds []kfake.Opt, opts ...kgo.Opt) (*kfake.Cluster, *kgo.Client) {
+	t.Helper()
+	kc, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, seeds...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return kc, cl
+}
+
 func testConfig(t *testing.T, dir string, brokers []string, tables []config.Table) config.Config {
 	t.Helper()
 	cfg := config.Defaults()
@@ -145,16 +162,7 @@ func TestPipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(8, "events"), kfake.SeedTopics(1, "growth"), kfake.SeedTopics(3, "mixed"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(4<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(8, "events"), kfake.SeedTopics(1, "growth"), kfake.SeedTopics(3, "mixed")}, kgo.ProducerBatchMaxBytes(4<<20))
 
 	const events = 200_000
 	var ev []string

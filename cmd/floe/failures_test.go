@@ -13,7 +13,6 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
@@ -75,16 +74,7 @@ func TestUnwritableWarehouseShownAndRecovered(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "orders")})
 	var vals []string
 	for i := range 400 {
 		vals = append(vals, fmt.Sprintf(`{"i":%d}`, i))

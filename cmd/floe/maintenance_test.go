@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
@@ -28,16 +27,7 @@ func TestMaintenanceOnTheCommitter(t *testing.T) {
 	expireInterval, orphanInterval = 300*time.Millisecond, 300*time.Millisecond
 	defer func() { expireInterval, orphanInterval = 0, 0 }()
 
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "m"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "m")})
 	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "m", Namespace: "e2e", Name: "m"}})
 	cfg.CommitInterval = config.Duration(200 * time.Millisecond)
 	cfg.Tables[0].SnapshotMaxCount = 3
@@ -94,16 +84,7 @@ func TestMaintenanceRunOnDemand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "md")})
 	off := false
 	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "md", Namespace: "e2e", Name: "md", Compaction: config.Compaction{Enabled: &off}}})
 	cfg.CommitInterval = config.Duration(100 * time.Millisecond)

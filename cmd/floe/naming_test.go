@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
@@ -22,17 +21,7 @@ func TestNameTemplatesAndLocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1),
-		kfake.SeedTopics(1, "sales.events.order-created"), kfake.SeedTopics(1, "sales.events.order_created"), kfake.SeedTopics(1, "ops.events.alert"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "sales.events.order-created"), kfake.SeedTopics(1, "sales.events.order_created"), kfake.SeedTopics(1, "ops.events.alert")})
 	for _, topic := range []string{"sales.events.order-created", "sales.events.order_created", "ops.events.alert"} {
 		produce(t, cl, topic, []string{`{"a":1}`, `{"a":2}`}, 1)
 	}

@@ -24,16 +24,7 @@ func TestPartitionedTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "p"), kfake.SeedTopics(1, "bad"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(3, "p"), kfake.SeedTopics(1, "bad")})
 	day1 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	per := map[int32]int64{}
 	send := func(from, n int) {
