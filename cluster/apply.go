@@ -29,6 +29,9 @@ var registry = map[CommandType]applyFunc{
 	CmdCommitTables:    decodeApply(applyCommitTables),
 	CmdRegisterSources: decodeApply(applyRegisterSources),
 	CmdAssign:          decodeApply(applyAssign),
+	CmdDrainNode:       decodeApply(applyDrainNode),
+	CmdRemoveNode:      decodeApply(applyRemoveNode),
+	// CmdRestoreState registers itself in recover.go.
 }
 
 func decodeApply[C any](fn func(*State, *C) error) applyFunc {
@@ -47,6 +50,25 @@ func applyRegisterNode(s *State, c *RegisterNode) error {
 		return fmt.Errorf("registering node: empty id")
 	}
 	s.Nodes[n.ID] = &n
+	return nil
+}
+
+func applyDrainNode(s *State, c *DrainNode) error {
+	m, ok := s.Nodes[c.ID]
+	if !ok {
+		return fmt.Errorf("draining node %s: %w", c.ID, ErrUnknownNode)
+	}
+	m.Draining = c.Draining
+	return nil
+}
+
+// applyRemoveNode forgets a member. Its assignments stay in the ledger with
+// their epochs until the controller moves them: the epochs must keep growing.
+func applyRemoveNode(s *State, c *RemoveNode) error {
+	if _, ok := s.Nodes[c.ID]; !ok {
+		return nil // removed already: removal is idempotent
+	}
+	delete(s.Nodes, c.ID)
 	return nil
 }
 

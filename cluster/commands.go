@@ -22,7 +22,10 @@ const (
 	CmdCommitTables    CommandType = 8
 	CmdRegisterSources CommandType = 9
 	CmdAssign          CommandType = 10
-	// Next: 11. Never reuse a number.
+	CmdDrainNode       CommandType = 11
+	CmdRemoveNode      CommandType = 12
+	CmdRestoreState    CommandType = 13
+	// Next: 14. Never reuse a number.
 )
 
 func (t CommandType) String() string {
@@ -38,6 +41,7 @@ var commandNames = map[CommandType]string{
 	CmdCreateTable: "CreateTable", CmdDropTable: "DropTable",
 	CmdRecordFiles: "RecordFiles", CmdCommitTables: "CommitTables",
 	CmdRegisterSources: "RegisterSources", CmdAssign: "Assign",
+	CmdDrainNode: "DrainNode", CmdRemoveNode: "RemoveNode", CmdRestoreState: "RestoreState",
 }
 
 // Command is implemented by every command payload.
@@ -132,6 +136,30 @@ type Assign struct {
 	Committers []CommitterAssignment `json:"committers,omitempty"`
 }
 
+// DrainNode marks a member as draining (it takes no new work and the
+// assignment controller moves its partitions and committer roles away) or
+// clears the mark.
+type DrainNode struct {
+	ID       string `json:"id"`
+	Draining bool   `json:"draining"`
+}
+
+// RemoveNode forgets a member that left or was removed as failed. Its
+// partitions and committer roles move at the next assignment.
+type RemoveNode struct {
+	ID string `json:"id"`
+}
+
+// RestoreState installs a state recovered from the object store into a new,
+// empty cluster (floe serve --recover). It is refused once any table exists,
+// so replaying it can never roll a live cluster back.
+type RestoreState struct {
+	State *State `json:"state"`
+}
+
+func (DrainNode) Type() CommandType       { return CmdDrainNode }
+func (RemoveNode) Type() CommandType      { return CmdRemoveNode }
+func (RestoreState) Type() CommandType    { return CmdRestoreState }
 func (RegisterNode) Type() CommandType    { return CmdRegisterNode }
 func (CreateNamespace) Type() CommandType { return CmdCreateNamespace }
 func (DropNamespace) Type() CommandType   { return CmdDropNamespace }

@@ -24,6 +24,8 @@ var (
 	// ErrSnapshotVersion: a snapshot was written by a newer, incompatible
 	// version of Floe.
 	ErrSnapshotVersion = errors.New("unsupported snapshot version")
+	// ErrUnknownNode: the command names a member the group does not know.
+	ErrUnknownNode = errors.New("unknown node")
 )
 
 // IsRetryable is the one classifier of cluster errors: true when the same

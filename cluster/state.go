@@ -36,11 +36,17 @@ type Table struct {
 // Member is a node of the group as the FSM knows it.
 type Member struct {
 	ID      string            `json:"id"`
-	Addr    string            `json:"addr"`
+	Addr    string            `json:"addr"`          // Raft address
+	RPC     string            `json:"rpc,omitempty"` // internal gRPC address
 	Admin   string            `json:"admin,omitempty"`
-	Attrs   map[string]string `json:"attrs,omitempty"`
+	Attrs   map[string]string `json:"attrs,omitempty"` // "zone", ...
 	Version string            `json:"version,omitempty"`
+	// Draining members take no new work; their work is moved away.
+	Draining bool `json:"draining,omitempty"`
 }
+
+// Zone returns the member's zone attribute, empty when not given.
+func (m *Member) Zone() string { return m.Attrs["zone"] }
 
 // TopicSource is a Kafka topic that a mapping routes into a table, with the
 // partition count last discovered.
