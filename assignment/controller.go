@@ -18,41 +18,107 @@ type Store interface {
 	Propose(ctx context.Context, d Decision) error
 }
 
-// Controller runs Plan on the leader whenever the state changes and proposes
-// what it decides. On followers it only waits.
+// Controller runs Plan on the leader whenever the state changes, and every
+// Interval so that load changes are seen, and proposes what it decides. On
+// followers it only waits.
+//
+// It settles after each election: for Grace it only places what has no live
+// holder (and keeps counts balanced), without load swaps. Loads reach the
+// leader from the members' reports, not through Raft, so a new leader's
+// picture is partial at first, and swapping on it would move partitions
+// only to move them back.
 type Controller struct {
 	store Store
 	log   *slog.Logger
+	cfg   ControllerConfig
+}
+
+// ControllerConfig tunes a Controller; NewController fills in the defaults.
+type ControllerConfig struct {
+	// Grace is how long a new leader waits before load swaps.
+	Grace time.Duration
+	// Interval is how often the leader plans without a state change.
+	Interval time.Duration
+}
+
+// Defaults of ControllerConfig.
+const (
+	DefaultGrace    = 5 * time.Second
+	DefaultInterval = 2 * time.Second
+)
+
+// Option changes a ControllerConfig.
+type Option func(*ControllerConfig)
+
+// WithGrace sets the settle period after an election; zero allows load
+// swaps at once, a negative value counts as zero.
+func WithGrace(d time.Duration) Option {
+	return func(c *ControllerConfig) { c.Grace = max(d, 0) }
+}
+
+// WithInterval sets how often the leader plans without a state change; a
+// value that is not positive keeps the default.
+func WithInterval(d time.Duration) Option {
+	return func(c *ControllerConfig) {
+		if d > 0 {
+			c.Interval = d
+		}
+	}
 }
 
 // NewController returns a controller on store.
-func NewController(store Store, log *slog.Logger) *Controller {
+func NewController(store Store, log *slog.Logger, opts ...Option) *Controller {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Controller{store: store, log: log.With("component", "assignment")}
+	cfg := ControllerConfig{Grace: DefaultGrace, Interval: DefaultInterval}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &Controller{store: store, log: log.With("component", "assignment"), cfg: cfg}
 }
 
 // Run decides until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	tick := time.NewTicker(2 * time.Second)
+	tick := time.NewTicker(c.cfg.Interval)
 	defer tick.Stop()
+	var leaderSince time.Time
+	leading := false
 	for {
 		changed := c.store.Watch()
+		var settled <-chan time.Time // fires when the grace ends, nil otherwise
 		if c.store.IsLeader() {
-			if d := Plan(c.store.View()); !d.Empty() {
-				if err := c.store.Propose(ctx, d); err != nil {
-					c.log.Warn("proposing assignment", "err", err)
-				} else {
-					c.log.Info("assigned", "partitions", len(d.Partitions), "committers", len(d.Committers))
-				}
+			if !leading {
+				leading, leaderSince = true, time.Now()
 			}
+			wait := c.cfg.Grace - time.Since(leaderSince)
+			c.decide(ctx, wait <= 0)
+			if wait > 0 {
+				settled = time.After(wait)
+			}
+		} else {
+			leading = false
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
 		case <-tick.C:
+		case <-settled:
 		}
 	}
+}
+
+// decide plans and proposes a decision that changes something; swaps says
+// whether load swaps are allowed yet.
+func (c *Controller) decide(ctx context.Context, swaps bool) {
+	d := plan(c.store.View(), swaps)
+	if d.Empty() {
+		return
+	}
+	if err := c.store.Propose(ctx, d); err != nil {
+		c.log.Warn("proposing assignment", "err", err)
+		return
+	}
+	c.log.Info("assigned", "partitions", len(d.Partitions), "committers", len(d.Committers), "load_swaps", swaps)
 }

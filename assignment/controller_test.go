@@ -1,0 +1,181 @@
+package assignment
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/ledger"
+)
+
+// fakeStore applies proposals at once and records when they came.
+type fakeStore struct {
+	mu          sync.Mutex
+	view        View
+	leader      bool
+	followerAsk int // IsLeader calls answered false
+	watch       chan struct{}
+	proposals   []proposal
+}
+
+type proposal struct {
+	at time.Time
+	d  Decision
+}
+
+func newFakeStore(v View, leader bool) *fakeStore {
+	if v.Committers == nil {
+		v.Committers = map[string]ledger.Assignment{}
+	}
+	return &fakeStore{view: v, leader: leader, watch: make(chan struct{})}
+}
+
+func (s *fakeStore) View() View {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.view
+	v.Current, v.Committers = maps.Clone(v.Current), maps.Clone(v.Committers)
+	return v
+}
+
+func (s *fakeStore) Watch() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watch
+}
+
+func (s *fakeStore) IsLeader() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.leader {
+		s.followerAsk++
+	}
+	return s.leader
+}
+
+func (s *fakeStore) Propose(_ context.Context, d Decision) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.view.Current = Apply(s.view.Current, d)
+	maps.Copy(s.view.Committers, d.Committers)
+	s.proposals = append(s.proposals, proposal{at: time.Now(), d: d})
+	s.changedLocked()
+	return nil
+}
+
+func (s *fakeStore) changedLocked() {
+	close(s.watch)
+	s.watch = make(chan struct{})
+}
+
+// update changes the store under its lock and signals the change.
+func (s *fakeStore) update(f func(s *fakeStore)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s)
+	s.changedLocked()
+}
+
+// followerRounds returns how often the controller was told it follows.
+func (s *fakeStore) followerRounds() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.followerAsk
+}
+
+func (s *fakeStore) snapshot() []proposal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]proposal(nil), s.proposals...)
+}
+
+// waitFor polls cond for up to 10 s: generous, since the CPUs are shared.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// run starts c and returns a function that stops it and waits for Run to
+// return, so goleak sees no goroutine left.
+func run(c *Controller) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	return func() { cancel(); <-done }
+}
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestControllerFollowerWaits(t *testing.T) {
+	s := newFakeStore(View{Nodes: []string{"a"}, Partitions: tps(3), Tables: []string{"x"}}, false)
+	stop := run(NewController(s, quiet(), WithInterval(time.Millisecond)))
+	defer stop()
+	waitFor(t, "a few follower rounds", func() bool { return s.followerRounds() > 5 })
+	if p := s.snapshot(); len(p) != 0 {
+		t.Fatalf("follower proposed %v", p)
+	}
+	s.update(func(s *fakeStore) { s.leader = true })
+	waitFor(t, "the leader's placement", func() bool { return len(s.snapshot()) == 1 })
+	if d := s.snapshot()[0].d; len(d.Partitions) != 3 || len(d.Committers) != 1 {
+		t.Fatalf("decision %+v", d)
+	}
+}
+
+// A new leader places at once what has no holder, but swaps for load only
+// after its grace; after losing and regaining leadership it settles again.
+func TestControllerSettlesBeforeSwaps(t *testing.T) {
+	const grace = 150 * time.Millisecond
+	v := hotView()
+	v.Tables = []string{"x"} // no committer yet: placed immediately
+	s := newFakeStore(v, true)
+	start := time.Now()
+	stop := run(NewController(s, quiet(), WithGrace(grace), WithInterval(5*time.Millisecond)))
+	defer stop()
+
+	waitFor(t, "two proposals", func() bool { return len(s.snapshot()) >= 2 })
+	p := s.snapshot()
+	if len(p[0].d.Partitions) != 0 || len(p[0].d.Committers) != 1 {
+		t.Fatalf("first decision %+v, want the committer only", p[0].d)
+	}
+	if len(p[1].d.Partitions) != 2 || p[1].at.Sub(start) < grace {
+		t.Fatalf("swap %+v after %v, want one swap after the %v grace", p[1].d, p[1].at.Sub(start), grace)
+	}
+
+	// Lose leadership, let the controller notice, then win it again with
+	// c now hot.
+	s.update(func(s *fakeStore) { s.leader = false; s.followerAsk = 0 })
+	waitFor(t, "the controller to see it is a follower", func() bool { return s.followerRounds() > 1 })
+	var again time.Time
+	s.update(func(s *fakeStore) {
+		s.leader = true
+		again = time.Now()
+		for i, tp := range s.view.Partitions {
+			s.view.Load[tp] = 100 * kib
+			if i >= 4 { // both on c
+				s.view.Load[tp] = 800 * kib
+			}
+		}
+	})
+	waitFor(t, "the next swap", func() bool { return len(s.snapshot()) >= 3 })
+	if q := s.snapshot()[2]; q.at.Sub(again) < grace {
+		t.Fatalf("swapped %v after the new term, before the %v grace", q.at.Sub(again), grace)
+	}
+}
+
+func TestControllerOptions(t *testing.T) {
+	c := NewController(nil, nil)
+	if c.cfg != (ControllerConfig{Grace: DefaultGrace, Interval: DefaultInterval}) {
+		t.Fatalf("defaults %+v", c.cfg)
+	}
+	c = NewController(nil, nil, WithGrace(-time.Second), WithInterval(0))
+	if c.cfg != (ControllerConfig{Grace: 0, Interval: DefaultInterval}) {
+		t.Fatalf("clamped %+v", c.cfg)
+	}
+}
