@@ -37,7 +37,7 @@ func freePort(t *testing.T) string {
 
 func openNode(t *testing.T, dir string) *Node {
 	t.Helper()
-	n, err := Open(NodeConfig{ID: "n1", RaftAddr: freePort(t), DataDir: dir, Bootstrap: true, NoSync: true})
+	n, err := Open(NodeConfig{ID: "n1", RaftAddr: freePort(t), DataDir: dir, BootstrapExpect: 1, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

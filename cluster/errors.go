@@ -26,6 +26,11 @@ var (
 	ErrSnapshotVersion = errors.New("unsupported snapshot version")
 	// ErrUnknownNode: the command names a member the group does not know.
 	ErrUnknownNode = errors.New("unknown node")
+	// ErrNotEmpty: a recovered state can only be installed into a cluster
+	// that holds no tables or sources yet.
+	ErrNotEmpty = errors.New("cluster state is not empty")
+	// ErrNotMember: this node is not (yet) part of a Raft configuration.
+	ErrNotMember = errors.New("not a member of the raft group")
 )
 
 // IsRetryable is the one classifier of cluster errors: true when the same

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -23,15 +25,48 @@ type NodeConfig struct {
 	ID        string
 	RaftAddr  string // listen address of the Raft transport
 	Advertise string // address peers reach; defaults to RaftAddr
-	DataDir   string
-	// Bootstrap makes this node form a new single-node group when its data
-	// directory holds no Raft state yet.
-	Bootstrap bool
+	// RPCAddr is the listen address of the internal gRPC service (command
+	// forwarding, join, health); RPCAdvertise what peers dial.
+	RPCAddr      string
+	RPCAdvertise string
+	DataDir      string
+	// BootstrapExpect is how many nodes form a new cluster together: when
+	// this node has no Raft state it bootstraps only once it sees that many
+	// fresh peers through Join (all of them bootstrap the same
+	// configuration). 1 forms a single-node cluster right away; 0 never
+	// bootstraps and only joins.
+	BootstrapExpect int
+	// Join lists peers' internal RPC addresses (host:port); a host that
+	// resolves to several addresses (a DNS name with one A record per task)
+	// stands for all of them.
+	Join []string
+	// MaxVoters caps the voters (odd, default 5); the rest are non-voters.
+	MaxVoters int
+	// FailureTimeout: a member that has not answered the leader's health
+	// checks for this long is failed (its work moves; a failed voter is
+	// replaced by a healthy non-voter). Default 5 s.
+	FailureTimeout time.Duration
+	// DeadServerTimeout: a member unreachable this long is removed from the
+	// configuration and the membership. Default 10 min.
+	DeadServerTimeout time.Duration
+	// Zone, Version and AdminAddr describe this node to the others; the
+	// node keeps its membership record up to date with them.
+	Zone      string
+	Version   string
+	AdminAddr string
+	// Load reports this node's fetch throughput per partition (bytes/s),
+	// for the leader's placement. May be nil.
+	Load func() map[string]float64
 	// NoSync skips fsync of the Raft log. Only tests set it.
 	NoSync bool
 	// ApplyTimeout bounds one proposal (default 10 s).
 	ApplyTimeout time.Duration
-	Logger       *slog.Logger
+	// Transport replaces the TCP transport (tests use raft's in-memory
+	// one); the internal RPC is then not started unless RPCAddr is set.
+	Transport raft.Transport
+	// Raft tunes Raft timeouts in tests; nil keeps the defaults.
+	Raft   func(*raft.Config)
+	Logger *slog.Logger
 }
 
 // Node is one member of the Raft group with its FSM.
@@ -40,11 +75,23 @@ type Node struct {
 	raft      *raft.Raft
 	fsm       *FSM
 	store     *raftboltdb.BoltStore
-	transport *raft.NetworkTransport
+	transport raft.Transport
+	rpc       *rpcServer
+	clients   rpcClients
+	health    *healthTracker
 	log       *slog.Logger
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	draining  atomic.Bool // this process asked to drain
+	// cutOff makes the internal RPC fail both ways; tests set it to
+	// partition a node together with its Raft transport.
+	cutOff atomic.Bool
 }
 
-// Open starts the Raft member described by cfg.
+// Open starts the Raft member described by cfg. A node with Raft state
+// rejoins its group; a fresh one bootstraps or joins in the background as
+// cfg says (see join.go), so Open returns before the group has a leader.
 func Open(cfg NodeConfig) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -54,6 +101,18 @@ func Open(cfg NodeConfig) (*Node, error) {
 	}
 	if cfg.Advertise == "" {
 		cfg.Advertise = cfg.RaftAddr
+	}
+	if cfg.RPCAdvertise == "" {
+		cfg.RPCAdvertise = cfg.RPCAddr
+	}
+	if cfg.MaxVoters <= 0 {
+		cfg.MaxVoters = 5
+	}
+	if cfg.FailureTimeout <= 0 {
+		cfg.FailureTimeout = 5 * time.Second
+	}
+	if cfg.DeadServerTimeout <= 0 {
+		cfg.DeadServerTimeout = 10 * time.Minute
 	}
 	dir := filepath.Join(cfg.DataDir, "raft")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -71,51 +130,89 @@ func Open(cfg NodeConfig) (*Node, error) {
 		store.Close()
 		return nil, fmt.Errorf("opening raft snapshots %s: %w", dir, err)
 	}
-	adv, err := net.ResolveTCPAddr("tcp", cfg.Advertise)
-	if err != nil {
-		store.Close()
-		return nil, fmt.Errorf("resolving raft advertise address %s: %w", cfg.Advertise, err)
+	transport := cfg.Transport
+	if transport == nil {
+		adv, err := net.ResolveTCPAddr("tcp", cfg.Advertise)
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("resolving raft advertise address %s: %w", cfg.Advertise, err)
+		}
+		tcp, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, hlog)
+		if err != nil {
+			store.Close()
+			return nil, fmt.Errorf("listening for raft on %s: %w", cfg.RaftAddr, err)
+		}
+		transport = tcp
 	}
-	transport, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, hlog)
-	if err != nil {
-		store.Close()
-		return nil, fmt.Errorf("listening for raft on %s: %w", cfg.RaftAddr, err)
+	closeTransport := func() {
+		if c, ok := transport.(io.Closer); ok {
+			_ = c.Close()
+		}
 	}
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.Logger = hlog
-	// A single node elects itself quickly; timeouts stay Raft's defaults
-	// otherwise, which suit a LAN.
 	rc.SnapshotThreshold = 4096
+	if cfg.Raft != nil {
+		cfg.Raft(rc)
+	}
 	fsm := NewFSM(cfg.Logger)
 
-	if cfg.Bootstrap {
-		has, err := raft.HasExistingState(store, store, snaps)
-		if err != nil {
-			transport.Close()
+	has, err := raft.HasExistingState(store, store, snaps)
+	if err != nil {
+		closeTransport()
+		store.Close()
+		return nil, fmt.Errorf("inspecting raft state: %w", err)
+	}
+	if !has && cfg.BootstrapExpect == 1 {
+		conf := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: transport.LocalAddr()}}}
+		if err := raft.BootstrapCluster(rc, store, store, snaps, transport, conf); err != nil {
+			closeTransport()
 			store.Close()
-			return nil, fmt.Errorf("inspecting raft state: %w", err)
+			return nil, fmt.Errorf("bootstrapping raft: %w", err)
 		}
-		if !has {
-			conf := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: transport.LocalAddr()}}}
-			if err := raft.BootstrapCluster(rc, store, store, snaps, transport, conf); err != nil {
-				transport.Close()
-				store.Close()
-				return nil, fmt.Errorf("bootstrapping raft: %w", err)
-			}
-		}
+		has = true
 	}
 	r, err := raft.NewRaft(rc, fsm, store, store, snaps, transport)
 	if err != nil {
-		transport.Close()
+		closeTransport()
 		store.Close()
 		return nil, fmt.Errorf("starting raft: %w", err)
 	}
-	return &Node{cfg: cfg, raft: r, fsm: fsm, store: store, transport: transport, log: cfg.Logger}, nil
+	n := &Node{cfg: cfg, raft: r, fsm: fsm, store: store, transport: transport, log: cfg.Logger, stop: make(chan struct{})}
+	n.health = newHealthTracker(cfg.FailureTimeout)
+	n.clients.cutOff = n.cutOff.Load
+	if cfg.RPCAddr != "" {
+		if n.rpc, err = listenRPC(cfg.RPCAddr, n); err != nil {
+			_ = r.Shutdown().Error()
+			closeTransport()
+			store.Close()
+			return nil, err
+		}
+		if cfg.RPCAdvertise == "" || strings.HasSuffix(cfg.RPCAdvertise, ":0") {
+			n.cfg.RPCAdvertise = n.rpc.Addr()
+		}
+	}
+	if !has {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.joinLoop()
+		}()
+	}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.autopilot()
+	}()
+	return n, nil
 }
 
 // ID returns the node id.
 func (n *Node) ID() string { return n.cfg.ID }
+
+// RPCAddr returns the address peers reach this node's internal RPC at.
+func (n *Node) RPCAddr() string { return n.cfg.RPCAdvertise }
 
 // FSM returns the node's state machine for reads.
 func (n *Node) FSM() *FSM { return n.fsm }
@@ -132,12 +229,26 @@ func (n *Node) Leader() (string, string) {
 // RaftState returns the local Raft role as a string.
 func (n *Node) RaftState() string { return n.raft.State().String() }
 
+// IsMember reports whether this node is in the latest Raft configuration.
+func (n *Node) IsMember() bool {
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.ID == raft.ServerID(n.cfg.ID) {
+			return true
+		}
+	}
+	return false
+}
+
 // WaitLeader blocks until the group has a leader or ctx ends.
 func (n *Node) WaitLeader(ctx context.Context) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if addr, _ := n.raft.LeaderWithID(); addr != "" {
+		if addr, _ := n.raft.LeaderWithID(); addr != "" && n.IsMember() {
 			return nil
 		}
 		select {
@@ -148,41 +259,28 @@ func (n *Node) WaitLeader(ctx context.Context) error {
 	}
 }
 
-// Apply proposes a command and waits until it is applied. It returns the
-// log index and the FSM's verdict. Concurrent proposals are batched by Raft
-// into one log write, which is what keeps fsync cost per commit low.
-func (n *Node) Apply(ctx context.Context, c Command) (uint64, error) {
-	data, err := Encode(c)
-	if err != nil {
-		return 0, err
-	}
-	if n.raft.State() != raft.Leader {
-		return 0, fmt.Errorf("applying %s: %w", c.Type(), ErrNotLeader)
-	}
-	timeout := n.cfg.ApplyTimeout
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
-		timeout = time.Until(dl)
-	}
-	f := n.raft.Apply(data, timeout)
-	if err := f.Error(); err != nil {
-		return 0, fmt.Errorf("applying %s: %w", c.Type(), err)
-	}
-	res, _ := f.Response().(ApplyResult)
-	return f.Index(), res.Err
-}
-
 // Close shuts Raft down and releases the log and transport.
 func (n *Node) Close() error {
 	var errs []error
-	if err := n.raft.Shutdown().Error(); err != nil {
-		errs = append(errs, fmt.Errorf("shutting down raft: %w", err))
-	}
-	if err := n.transport.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("closing raft transport: %w", err))
-	}
-	if err := n.store.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("closing raft log: %w", err))
-	}
+	n.closeOnce.Do(func() {
+		close(n.stop)
+		if n.rpc != nil {
+			n.rpc.Stop()
+		}
+		if err := n.raft.Shutdown().Error(); err != nil {
+			errs = append(errs, fmt.Errorf("shutting down raft: %w", err))
+		}
+		n.wg.Wait()
+		n.clients.close()
+		if c, ok := n.transport.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("closing raft transport: %w", err))
+			}
+		}
+		if err := n.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing raft log: %w", err))
+		}
+	})
 	return errors.Join(errs...)
 }
 

@@ -127,7 +127,7 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 	if err != nil {
 		return 0, err
 	}
-	node, err := cluster.Open(cluster.NodeConfig{ID: "raw", RaftAddr: raftAddr, DataDir: filepath.Join(dir, "raw-node"), Bootstrap: true, NoSync: true, Logger: log})
+	node, err := cluster.Open(cluster.NodeConfig{ID: "raw", RaftAddr: raftAddr, DataDir: filepath.Join(dir, "raw-node"), BootstrapExpect: 1, NoSync: true, Logger: log})
 	if err != nil {
 		return 0, err
 	}

@@ -39,7 +39,7 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds i
 	if err != nil {
 		return err
 	}
-	node, err := cluster.Open(cluster.NodeConfig{ID: "health", RaftAddr: raftAddr, DataDir: filepath.Join(dir, "node"), Bootstrap: true, Logger: log})
+	node, err := cluster.Open(cluster.NodeConfig{ID: "health", RaftAddr: raftAddr, DataDir: filepath.Join(dir, "node"), BootstrapExpect: 1, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -167,7 +167,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	// Independent read: open the node's state from disk, load the table
 	// from its metadata pointer and scan it with iceberg-go.
-	node, err := cluster.Open(cluster.NodeConfig{ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, DataDir: cfg.Node.DataDir, Bootstrap: true, NoSync: true})
+	node, err := cluster.Open(cluster.NodeConfig{ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, DataDir: cfg.Node.DataDir, BootstrapExpect: 1, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func newSink(t *testing.T) (*Sink, *cluster.Catalog) {
 	addr := l.Addr().String()
 	l.Close()
 	dir := t.TempDir()
-	n, err := cluster.Open(cluster.NodeConfig{ID: "n1", RaftAddr: addr, DataDir: filepath.Join(dir, "node"), Bootstrap: true, NoSync: true})
+	n, err := cluster.Open(cluster.NodeConfig{ID: "n1", RaftAddr: addr, DataDir: filepath.Join(dir, "node"), BootstrapExpect: 1, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
