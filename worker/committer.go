@@ -40,6 +40,10 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		rewriting               chan rewriteOutcome
 		planned                 *rewriteOutcome
 		budget                  = hourlyBudget{}
+		// fencedAt is the role a commit was refused as stale for: while the
+		// state still shows it, this node's state lags behind the move, and
+		// committing again would only be refused again.
+		fencedAt *ledger.Assignment
 	)
 	defer func() {
 		if rewriting != nil {
@@ -50,15 +54,15 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 	for {
 		changed := w.state.Watch()
 		a, ok := w.state.Committer(table)
-		mine := ok && a.Node == w.cfg.NodeID
+		mine := ok && a.Node == w.cfg.NodeID && (fencedAt == nil || *fencedAt != a)
 		if mine {
 			if time.Since(lastExpire) >= w.cfg.ExpireInterval {
 				lastExpire = time.Now()
-				w.expire(ctx, table, log)
+				w.expire(fenceCtx(ctx, table, a), table, log)
 			}
 			if time.Since(lastOrphans) >= w.cfg.OrphanInterval {
 				lastOrphans = time.Now()
-				w.cleanOrphans(ctx, table, log)
+				w.cleanOrphans(fenceCtx(ctx, table, a), table, log)
 			}
 			if m, ok := w.mappingOf(table); ok && rewriting == nil && planned == nil &&
 				m.Compaction.On() && time.Since(lastCompact) >= m.Compaction.Interval.D() && m.Compaction.InWindow(time.Now()) {
@@ -81,7 +85,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		}
 		if planned != nil {
 			if mine {
-				_ = w.commitRewrite(ctx, table, *planned, &budget, log) // shown in status
+				_ = w.commitRewrite(fenceCtx(ctx, table, a), table, *planned, &budget, log) // shown in status
 			}
 			planned = nil
 		}
@@ -94,6 +98,16 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 			err := w.sink.Commit(ctx, table, entries, a, time.Now())
 			if ctx.Err() != nil {
 				return
+			}
+			if w.fenced(err) {
+				// Not a failure: the role moved and this node's state has not
+				// caught up yet. Wait until it shows another assignment.
+				log.Info("committer role is stale; not committing until the state changes",
+					"epoch", a.Epoch, "entries", len(entries), "err", err)
+				fencedAt = &a
+				b.reset()
+				w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) { t.problem("commit", "") })
+				continue
 			}
 			if err != nil {
 				log.Warn("commit failed, retrying", "entries", len(entries), "err", err)
@@ -124,7 +138,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		case out := <-rewriting:
 			rewriting, planned = nil, &out
 		case req := <-maintain:
-			req.reply <- w.maintainNow(ctx, table, mine, &budget, log)
+			req.reply <- w.maintainNow(ctx, table, mine, a, &budget, log)
 		}
 	}
 }
@@ -192,7 +206,9 @@ func (w *Worker) Maintain(ctx context.Context, table string) (MaintenanceResult,
 // ErrUnknownTable: no mapping routes into the table.
 var ErrUnknownTable = errors.New("no mapping writes this table")
 
-func (w *Worker) maintainNow(ctx context.Context, table string, mine bool, budget *hourlyBudget, log interface {
+// maintainNow runs maintenance on demand; its commits are fenced by a, the
+// role the loop read.
+func (w *Worker) maintainNow(ctx context.Context, table string, mine bool, a ledger.Assignment, budget *hourlyBudget, log interface {
 	Warn(string, ...any)
 	Info(string, ...any)
 }) maintainReply {
@@ -205,12 +221,12 @@ func (w *Worker) maintainNow(ctx context.Context, table string, mine bool, budge
 		return maintainReply{res: res, err: ErrUnknownTable}
 	}
 	before, _ := w.status.Snapshot()
-	w.expire(ctx, table, log)
+	w.expire(fenceCtx(ctx, table, a), table, log)
 	if after, _ := w.status.Snapshot(); strings.Contains(after[table].Reason, "expiry:") {
 		return maintainReply{res: res, err: fmt.Errorf("expiring snapshots: %s", after[table].Reason)}
 	}
 	keep := w.keepFiles(table)
-	n, _, err := w.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), keep)
+	n, _, err := w.sink.CleanOrphans(fenceCtx(ctx, table, a), table, m.OrphanMinAge.D(), keep)
 	if err != nil {
 		return maintainReply{res: res, err: err}
 	}
@@ -221,7 +237,7 @@ func (w *Worker) maintainNow(ctx context.Context, table string, mine bool, budge
 	}
 	rw, err := w.sink.PlanRewrite(ctx, table, CompactionPolicy{TargetFileSize: target, MinInputFiles: m.Compaction.MinInputFiles,
 		HotMinInputFiles: m.Compaction.MinInputFiles, MaxBytes: 1 << 62})
-	if err := w.commitRewrite(ctx, table, rewriteOutcome{rw: rw, err: err}, budget, log); err != nil {
+	if err := w.commitRewrite(fenceCtx(ctx, table, a), table, rewriteOutcome{rw: rw, err: err}, budget, log); err != nil {
 		return maintainReply{res: res, err: err}
 	}
 	after, _ := w.status.Snapshot()

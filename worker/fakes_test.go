@@ -18,6 +18,9 @@ type fakeKafka struct {
 	more   chan struct{} // closed and replaced on every produce
 	down   bool
 	onErr  map[ledger.TopicPartition]func(error)
+
+	readers int // NewReader calls
+	reads   int // Read calls, blocked ones included
 }
 
 func newFakeKafka() *fakeKafka {
@@ -72,6 +75,7 @@ func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, onErr func
 		k.onErr = map[ledger.TopicPartition]func(error){}
 	}
 	k.onErr[tp] = onErr
+	k.readers++
 	k.mu.Unlock()
 	return &fakeReader{k: k, tp: tp, next: offset}
 }
@@ -92,6 +96,9 @@ type fakeReader struct {
 }
 
 func (r *fakeReader) Read(ctx context.Context) (Message, error) {
+	r.k.mu.Lock()
+	r.k.reads++
+	r.k.mu.Unlock()
 	for {
 		r.k.mu.Lock()
 		msgs := r.k.topics[r.tp.Topic][r.tp.Partition]
@@ -114,6 +121,13 @@ func (r *fakeReader) Read(ctx context.Context) (Message, error) {
 
 func (r *fakeReader) Close() error { return nil }
 
+// counts returns how many readers were created and reads made so far.
+func (k *fakeKafka) counts() (readers, reads int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.readers, k.reads
+}
+
 // fakeCluster is the replicated state (a real ledger) and a sink that keeps
 // committed records in memory.
 type fakeCluster struct {
@@ -128,7 +142,19 @@ type fakeCluster struct {
 	committed map[string][]*records.Record // table key (or key+"_dlq") -> rows
 	failWrite int                          // fail this many writes
 	refuseOne bool                         // refuse the next RecordFiles as a gap
+
+	failShape   bool // Shape fails: the pipeline never gets past loading the schema
+	failCommit  bool // every Commit fails (retryable)
+	fenceCommit bool // every Commit is refused as from a stale committer
+	commitCalls int
+
+	// Maintenance calls record the commit intent of their context.
+	expireIntents, orphanIntents, rewriteIntents []*ledger.CommitIntent
+	rewrite                                      Rewrite // what PlanRewrite returns
 }
+
+// errFakeFenced is the fake catalog's stale-committer refusal.
+var errFakeFenced = errors.New("stale committer")
 
 func newFakeCluster(node string) *fakeCluster {
 	return &fakeCluster{l: ledger.New(), committers: map[string]ledger.Assignment{}, changed: make(chan struct{}), node: node,
@@ -223,7 +249,14 @@ func (c *fakeCluster) reassign(tp ledger.TopicPartition, node string) {
 	c.notify()
 }
 
-func (c *fakeCluster) Shape(context.Context, TableSpec) (*records.Shape, error) { return nil, nil }
+func (c *fakeCluster) Shape(context.Context, TableSpec) (*records.Shape, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failShape {
+		return nil, errors.New("injected: catalog unreachable")
+	}
+	return nil, nil
+}
 func (c *fakeCluster) Prepare(context.Context, TableSpec, *records.Shape) error { return nil }
 
 func (c *fakeCluster) Write(_ context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
@@ -249,8 +282,12 @@ func (c *fakeCluster) write(key, id string, recs []*records.Record) ([]ledger.Fi
 func (c *fakeCluster) Commit(_ context.Context, table string, entries []ledger.Entry, committer ledger.Assignment, _ time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cur := c.committers[table]; cur != committer {
-		return errors.New("stale committer")
+	c.commitCalls++
+	if cur := c.committers[table]; cur != committer || c.fenceCommit {
+		return fmt.Errorf("committing %s as %s epoch %d: %w", table, committer.Node, committer.Epoch, errFakeFenced)
+	}
+	if c.failCommit {
+		return errors.New("injected: catalog unavailable")
 	}
 	var ids []string
 	for _, e := range entries {
@@ -283,16 +320,44 @@ func (c *fakeCluster) rows(key string) map[string]int {
 	return out
 }
 
-func (c *fakeCluster) Expire(context.Context, string, time.Duration, int, time.Time) (int, error) {
+// setCommitter moves a table's committer role.
+func (c *fakeCluster) setCommitter(table string, a ledger.Assignment) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.committers[table] = a
+	c.notify()
+}
+
+func (c *fakeCluster) Expire(ctx context.Context, _ string, _ time.Duration, _ int, _ time.Time) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expireIntents = append(c.expireIntents, ledger.IntentFrom(ctx))
 	return 0, nil
 }
 
-func (c *fakeCluster) CleanOrphans(context.Context, string, time.Duration, map[string]bool) (int, int64, error) {
+func (c *fakeCluster) CleanOrphans(ctx context.Context, _ string, _ time.Duration, _ map[string]bool) (int, int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.orphanIntents = append(c.orphanIntents, ledger.IntentFrom(ctx))
 	return 0, 0, nil
 }
 
 func (c *fakeCluster) PlanRewrite(context.Context, string, CompactionPolicy) (Rewrite, error) {
-	return nil, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rewrite, nil
 }
 
-func (c *fakeCluster) CommitRewrite(context.Context, string, Rewrite) error { return nil }
+func (c *fakeCluster) CommitRewrite(ctx context.Context, _ string, _ Rewrite) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rewriteIntents = append(c.rewriteIntents, ledger.IntentFrom(ctx))
+	return nil
+}
+
+// fakeRewrite is a planned compaction of one file.
+type fakeRewrite struct{}
+
+func (fakeRewrite) Stats() RewriteStats {
+	return RewriteStats{FilesBefore: 2, FilesAfter: 1, BytesBefore: 10, BytesAfter: 10}
+}

@@ -32,6 +32,10 @@ type partState struct {
 	next  int64  // next offset after the last consumed record
 	stop  context.CancelFunc
 	done  chan struct{}
+	meter *meter // fetched bytes, for Rates
+	// stopped: the fetcher has ended (Drain stops fetchers but keeps the
+	// partition's offsets so its buffered records can still be flushed).
+	stopped bool
 }
 
 // pipeline buffers the records of one table fetched by this node and flushes
@@ -59,15 +63,20 @@ type pipeline struct {
 	// prepared: the table has been created and its spec checked against
 	// the mapping since the pipeline started.
 	prepared bool
+	// drained is closed once the pipeline has stopped fetching for good and
+	// its buffer is flushed and recorded (or refused); see drain.go.
+	drained     chan struct{}
+	drainClosed bool
 }
 
 func newPipeline(w *Worker, spec TableSpec, m config.Table) *pipeline {
 	return &pipeline{
 		w: w, spec: spec, mapping: m,
-		log:    w.log.With("table", ledger.DisplayName(spec.Key)),
-		in:     make(chan fetched, 4096),
-		assign: make(chan map[ledger.TopicPartition]uint64, 1),
-		parts:  map[ledger.TopicPartition]*partState{},
+		log:     w.log.With("table", ledger.DisplayName(spec.Key)),
+		in:      make(chan fetched, 4096),
+		assign:  make(chan map[ledger.TopicPartition]uint64, 1),
+		parts:   map[ledger.TopicPartition]*partState{},
+		drained: make(chan struct{}),
 	}
 }
 
@@ -106,10 +115,14 @@ func (p *pipeline) run(ctx context.Context) {
 	defer tick.Stop()
 	retry := time.NewTicker(time.Second)
 	defer retry.Stop()
+	drain := p.w.drainCh // nil once handled: a closed channel is always ready
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-drain:
+			drain = nil
+			p.drain(ctx)
 		case want := <-p.assign:
 			p.want = want
 			p.reconcile(ctx)
@@ -147,7 +160,7 @@ func (p *pipeline) loadShape(ctx context.Context) bool {
 		}
 		p.log.Warn("loading table schema", "err", err)
 		p.status(func(t *TableStatus) { t.problem("catalog", err.Error()) })
-		if !sleep(ctx, b.next()) {
+		if !p.sleepUndrained(ctx, b.next()) {
 			return false
 		}
 	}
@@ -164,7 +177,8 @@ func (p *pipeline) reconcile(ctx context.Context) {
 			p.status(func(t *TableStatus) { delete(t.Partitions, tp.String()) })
 		}
 	}
-	if p.suspended {
+	// A draining worker never fetches again, whatever the state assigns.
+	if p.suspended || p.w.draining.Load() {
 		return
 	}
 	var missing []ledger.TopicPartition
@@ -218,7 +232,8 @@ func (p *pipeline) startOffsets(ctx context.Context, tps []ledger.TopicPartition
 func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition, epoch uint64, from int64) {
 	p.gen++
 	fctx, cancel := context.WithCancel(ctx)
-	ps := &partState{tp: tp, epoch: epoch, gen: p.gen, from: from, next: from, stop: cancel, done: make(chan struct{})}
+	ps := &partState{tp: tp, epoch: epoch, gen: p.gen, from: from, next: from, stop: cancel, done: make(chan struct{}),
+		meter: p.w.rates.acquire(tp)}
 	p.parts[tp] = ps
 	p.status(func(t *TableStatus) {
 		t.Partitions[tp.String()] = &PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, Epoch: epoch, Fetched: from}
@@ -277,9 +292,16 @@ func (p *pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartiti
 	}
 }
 
+// stopPartition stops a partition's fetcher and waits for it; stopping it
+// again is a no-op.
 func (p *pipeline) stopPartition(ps *partState) {
+	if ps.stopped {
+		return
+	}
 	ps.stop()
 	<-ps.done
+	ps.stopped = true
+	p.w.rates.release(ps.meter)
 }
 
 func (p *pipeline) stopAll() {
@@ -350,6 +372,7 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 		p.w.mem.Add(size)
 	}
 	ps.next = m.Offset + 1
+	ps.meter.add(int64(len(m.Key) + len(m.Value)))
 	if ms := m.Time.UnixMilli(); ms > p.maxTS {
 		p.maxTS = ms
 	}

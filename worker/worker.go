@@ -34,6 +34,14 @@ type Config struct {
 	// ReaderErrorGrace is how long a partition's reader errors must keep
 	// coming before the table shows DEGRADED for them (default 15 s).
 	ReaderErrorGrace time.Duration
+	// IsFenced reports whether a commit error means this node's committer
+	// role is stale (the replicated state refused its epoch). The worker
+	// cannot import the cluster package that defines that error, so the
+	// node wires its classifier here. A fenced commit is not a failure:
+	// the commit loop stops committing until the state shows a different
+	// committer assignment. Nil treats every commit error as a failure to
+	// retry.
+	IsFenced func(error) bool
 }
 
 // Worker runs the pipelines and committers of one node.
@@ -54,6 +62,19 @@ type Worker struct {
 	commits   map[string]bool // tables with a committer loop
 	maintain  map[string]chan maintainReq
 	wg        sync.WaitGroup
+
+	rates *rates // bytes per second fetched per partition
+
+	// Drain: draining is set first so no pipeline starts a fetcher once
+	// Drain has begun, then drainCh is closed to make every pipeline stop
+	// its fetchers and flush what it buffered.
+	draining  atomic.Bool
+	drainCh   chan struct{}
+	drainOnce sync.Once
+	// runDone is closed when Run returns, so Drain does not wait for
+	// commit loops and pipelines that are gone.
+	runDone chan struct{}
+	runOnce sync.Once
 }
 
 type route struct {
@@ -81,6 +102,7 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status
 	w := &Worker{
 		cfg: cfg, kafka: k, state: st, prop: prop, sink: sink, status: status, log: log.With("node", cfg.NodeID),
 		routes: map[string]route{}, pipelines: map[string]*pipeline{}, commits: map[string]bool{},
+		rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{}), runDone: make(chan struct{}),
 	}
 	for i, t := range cfg.Tables {
 		var re *regexp.Regexp
@@ -104,6 +126,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer func() {
 		cancel()
 		w.wg.Wait()
+		w.runOnce.Do(func() { close(w.runDone) })
 	}()
 	w.wg.Add(1)
 	go func() {

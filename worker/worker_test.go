@@ -24,6 +24,7 @@ type harness struct {
 	w      *Worker
 	cancel context.CancelFunc
 	done   chan error
+	cfg    func(*Config) // adjusts the configuration before New
 }
 
 func start(t *testing.T, mode string, prep func(*harness)) *harness {
@@ -32,11 +33,15 @@ func start(t *testing.T, mode string, prep func(*harness)) *harness {
 	if prep != nil {
 		prep(h)
 	}
-	w, err := New(Config{
+	cfg := Config{
 		NodeID: "n1", CommitInterval: 50 * time.Millisecond, TargetFileSize: 1 << 20, MemoryBudget: 64 << 20,
 		DiscoveryInterval: 50 * time.Millisecond, ReaderErrorGrace: 300 * time.Millisecond,
 		Tables: []config.Table{{Topic: "orders", Namespace: "db", Name: "orders", Format: "json", ErrorMode: mode, StartOffset: "earliest"}},
-	}, h.k, h.c, h.c, h.c, NewStatus(), nil)
+	}
+	if h.cfg != nil {
+		h.cfg(&cfg)
+	}
+	w, err := New(cfg, h.k, h.c, h.c, h.c, NewStatus(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

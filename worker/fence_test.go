@@ -1,0 +1,124 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/ledger"
+)
+
+// TestMaintenanceCommitsAreFenced: expiry, orphan cleanup and compaction
+// commits, in the loop and on demand, carry the committer role the loop
+// read, and follow it when it changes.
+func TestMaintenanceCommitsAreFenced(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) {
+		h.cfg = func(c *Config) {
+			c.ExpireInterval, c.OrphanInterval = 20*time.Millisecond, 20*time.Millisecond
+			c.Tables[0].Compaction.MaxBytesPerHour = 1 << 40
+		}
+		h.c.rewrite = fakeRewrite{}
+		h.k.produce("orders", 1, values(5, nil)...)
+	})
+	eventually(t, "committed", func() bool { return committedCount(h, key) == 5 })
+
+	intents := func() map[string][]*ledger.CommitIntent {
+		h.c.mu.Lock()
+		defer h.c.mu.Unlock()
+		return map[string][]*ledger.CommitIntent{
+			"Expire":        append([]*ledger.CommitIntent(nil), h.c.expireIntents...),
+			"CleanOrphans":  append([]*ledger.CommitIntent(nil), h.c.orphanIntents...),
+			"CommitRewrite": append([]*ledger.CommitIntent(nil), h.c.rewriteIntents...),
+		}
+	}
+	check := func(epoch uint64) {
+		t.Helper()
+		for call, ins := range intents() {
+			if len(ins) == 0 {
+				t.Fatalf("%s never called", call)
+			}
+			in := ins[len(ins)-1]
+			switch {
+			case in == nil:
+				t.Fatalf("%s without a commit intent", call)
+			case in.Table != key || in.Committer == nil || *in.Committer != (ledger.Assignment{Node: "n1", Epoch: epoch}):
+				t.Fatalf("%s intent %+v (committer %+v), want table %q committer n1 epoch %d", call, in, in.Committer, key, epoch)
+			case len(in.Entries) != 0 || in.At == 0:
+				t.Fatalf("%s intent %+v: a maintenance intent names no entries and has a time", call, in)
+			}
+		}
+	}
+	eventually(t, "maintenance ran", func() bool {
+		for _, ins := range intents() {
+			if len(ins) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	check(1)
+
+	h.c.setCommitter(key, ledger.Assignment{Node: "n1", Epoch: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// On demand, through the loop: every call it makes is fenced by epoch 2.
+	if _, err := h.w.Maintain(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	check(2)
+}
+
+// TestFencedCommit: with a classifier, a commit refused as coming from a
+// stale committer is not a failure, and the loop does not retry it until
+// the state shows another assignment; without one, it is an ordinary
+// failure, retried.
+func TestFencedCommit(t *testing.T) {
+	cases := []struct {
+		name     string
+		isFenced func(error) bool
+		fenced   bool
+	}{
+		{"classified", func(err error) bool { return errors.Is(err, errFakeFenced) }, true},
+		{"no classifier", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := start(t, "dlq", func(h *harness) {
+				h.cfg = func(c *Config) { c.IsFenced = tc.isFenced }
+				h.c.fenceCommit = true
+				h.k.produce("orders", 2, values(10, nil)...)
+			})
+			calls := func() int {
+				h.c.mu.Lock()
+				defer h.c.mu.Unlock()
+				return h.c.commitCalls
+			}
+			eventually(t, "a commit attempted", func() bool { return calls() > 0 })
+			if tc.fenced {
+				// More state changes (new entries) and ticks, same role.
+				h.k.produce("orders", 2, values(10, nil)...)
+				eventually(t, "more recorded", func() bool { return len(h.c.Pending(key)) >= 2 })
+				time.Sleep(300 * time.Millisecond)
+				if n := calls(); n != 1 {
+					t.Fatalf("%d commits attempted while the role stayed stale, want 1", n)
+				}
+				ts, _ := h.w.Status().Snapshot()
+				if ts[key].CommitFailures != 0 || ts[key].State == StateDegraded {
+					t.Fatalf("fenced commit counted as a failure: %+v", ts[key])
+				}
+			} else {
+				eventually(t, "failure counted", func() bool {
+					ts, _ := h.w.Status().Snapshot()
+					return ts[key].CommitFailures > 0 && ts[key].State == StateDegraded
+				})
+			}
+			// The role is renewed (a new epoch for this node): commits resume.
+			h.c.mu.Lock()
+			h.c.fenceCommit = false
+			h.c.mu.Unlock()
+			h.c.setCommitter(key, ledger.Assignment{Node: "n1", Epoch: 2})
+			eventually(t, "committed", func() bool { return len(h.c.Pending(key)) == 0 && committedCount(h, key) > 0 })
+		})
+	}
+}
