@@ -16,7 +16,22 @@ type Report struct {
 	RaftState   string            `json:"raft_state"`
 	GeneratedAt time.Time         `json:"generated_at"`
 	Problems    map[string]string `json:"problems,omitempty"`
+	Members     []MemberReport    `json:"members,omitempty"`
 	Tables      []TableReport     `json:"tables"`
+}
+
+// MemberReport is one node of the Raft group. Health is judged by the
+// leader; other nodes report every member healthy.
+type MemberReport struct {
+	ID          string  `json:"id"`
+	Role        string  `json:"role"` // leader, voter or nonvoter
+	Zone        string  `json:"zone,omitempty"`
+	Version     string  `json:"version,omitempty"`
+	Healthy     bool    `json:"healthy"`
+	Draining    bool    `json:"draining,omitempty"`
+	Partitions  int     `json:"partitions"`
+	Committers  int     `json:"committers"`
+	Unreachable float64 `json:"unreachable_sec,omitempty"`
 }
 
 // TableReport is one table's status.
@@ -79,6 +94,22 @@ func (r Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "problem: %s: %s\n", k, r.Problems[k])
 	}
 	fmt.Fprintln(w)
+	if len(r.Members) > 0 {
+		mw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(mw, "MEMBER\tROLE\tZONE\tVERSION\tHEALTHY\tPARTITIONS\tCOMMITS")
+		for _, m := range r.Members {
+			health := "yes"
+			switch {
+			case !m.Healthy:
+				health = fmt.Sprintf("no (%s)", dur(m.Unreachable))
+			case m.Draining:
+				health = "draining"
+			}
+			fmt.Fprintf(mw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", m.ID, m.Role, m.Zone, m.Version, health, m.Partitions, m.Committers)
+		}
+		mw.Flush()
+		fmt.Fprintln(w)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TABLE\tSTATE\tROWS\tFILES\tSNAPSHOTS\tDLQ\tLAST COMMIT\tFRESHNESS\tLAG")
 	for _, t := range r.Tables {

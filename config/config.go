@@ -29,6 +29,7 @@ type Config struct {
 	// when it is reached.
 	MemoryBudget ByteSize `yaml:"memory_budget"`
 	Log          Log      `yaml:"log"`
+	Cluster      Cluster  `yaml:"cluster"`
 }
 
 // Node identifies this node and where it listens.
@@ -38,6 +39,39 @@ type Node struct {
 	RaftAddr      string `yaml:"raft_addr"`
 	AdvertiseAddr string `yaml:"advertise_addr"`
 	AdminAddr     string `yaml:"admin_addr"`
+	// RPCAddr is where the internal gRPC service (command forwarding,
+	// join, health checks) listens; RPCAdvertise what peers dial.
+	RPCAddr      string `yaml:"rpc_addr"`
+	RPCAdvertise string `yaml:"rpc_advertise_addr"`
+	// Zone is this node's availability zone; placement spreads voters,
+	// partitions and committers over zones.
+	Zone string `yaml:"zone"`
+}
+
+// Cluster says how nodes form and run the Raft group.
+type Cluster struct {
+	// BootstrapExpect: a fresh node forms a new group only together with
+	// this many fresh nodes found through Join. 1: a single node forms it at
+	// once. 0: never form one, only join.
+	BootstrapExpect int `yaml:"bootstrap_expect"`
+	// Join lists peers' rpc addresses; a DNS name standing for several
+	// tasks (ECS service discovery) counts for all its addresses.
+	Join []string `yaml:"join"`
+	// MaxVoters caps the Raft voters (odd, at most 7); other nodes are
+	// non-voters, promoted when a voter fails.
+	MaxVoters int `yaml:"max_voters"`
+	// FailureTimeout: a node that does not answer the leader's health
+	// checks this long loses its partitions and committer roles.
+	FailureTimeout Duration `yaml:"failure_timeout"`
+	// DeadServerTimeout: a node unreachable this long is removed from the
+	// group.
+	DeadServerTimeout Duration `yaml:"dead_server_timeout"`
+	// DrainTimeout bounds the graceful leave on SIGTERM; keep it at or
+	// below the ECS task's stopTimeout (at most 120 s).
+	DrainTimeout Duration `yaml:"drain_timeout"`
+	// BackupInterval: how often the leader writes the replicated state to
+	// the warehouse for recovery from the loss of every node.
+	BackupInterval Duration `yaml:"backup_interval"`
 }
 
 // Kafka says how to reach the brokers.
@@ -203,6 +237,12 @@ func Defaults() Config {
 			DataDir:   "./floe-data",
 			RaftAddr:  "127.0.0.1:7420",
 			AdminAddr: "127.0.0.1:7421",
+			RPCAddr:   "127.0.0.1:7422",
+		},
+		Cluster: Cluster{
+			BootstrapExpect: 1, MaxVoters: 5,
+			FailureTimeout: Duration(5 * time.Second), DeadServerTimeout: Duration(10 * time.Minute),
+			DrainTimeout: Duration(60 * time.Second), BackupInterval: Duration(time.Minute),
 		},
 		Kafka:          Kafka{BootstrapServers: []string{"localhost:9092"}, ClientID: "floe"},
 		Warehouse:      Warehouse{Location: "file://./warehouse"},

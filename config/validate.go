@@ -50,6 +50,35 @@ func (c *Config) Validate() error {
 	checkAddr("node.raft_addr", c.Node.RaftAddr, true)
 	checkAddr("node.advertise_addr", c.Node.AdvertiseAddr, false)
 	checkAddr("node.admin_addr", c.Node.AdminAddr, true)
+	checkAddr("node.rpc_addr", c.Node.RPCAddr, true)
+	checkAddr("node.rpc_advertise_addr", c.Node.RPCAdvertise, false)
+	if c.Cluster.BootstrapExpect < 0 {
+		bad("cluster.bootstrap_expect", "%d: must be 0 (join only) or more", c.Cluster.BootstrapExpect)
+	}
+	if c.Cluster.BootstrapExpect > 1 && len(c.Cluster.Join) == 0 {
+		bad("cluster.join", "must list the peers when cluster.bootstrap_expect is %d", c.Cluster.BootstrapExpect)
+	}
+	if c.Cluster.BootstrapExpect == 0 && len(c.Cluster.Join) == 0 {
+		bad("cluster.join", "must list peers to join when cluster.bootstrap_expect is 0")
+	}
+	for i, j := range c.Cluster.Join {
+		checkAddr(fmt.Sprintf("cluster.join[%d]", i), j, true)
+	}
+	if v := c.Cluster.MaxVoters; v < 1 || v > 7 || v%2 == 0 {
+		bad("cluster.max_voters", "%d: use an odd number from 1 to 7", v)
+	}
+	if c.Cluster.FailureTimeout.D() < time.Second {
+		bad("cluster.failure_timeout", "%s: at least 1s", c.Cluster.FailureTimeout.D())
+	}
+	if c.Cluster.DeadServerTimeout.D() < c.Cluster.FailureTimeout.D() {
+		bad("cluster.dead_server_timeout", "%s: must not be shorter than cluster.failure_timeout", c.Cluster.DeadServerTimeout.D())
+	}
+	if d := c.Cluster.DrainTimeout.D(); d < time.Second || d > 120*time.Second {
+		bad("cluster.drain_timeout", "%s: from 1s to 120s (ECS stopTimeout is at most 120s)", d)
+	}
+	if c.Cluster.BackupInterval.D() < time.Second {
+		bad("cluster.backup_interval", "%s: at least 1s", c.Cluster.BackupInterval.D())
+	}
 	if len(c.Kafka.BootstrapServers) == 0 {
 		bad("kafka.bootstrap_servers", "must list at least one host:port")
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/floe-io/floe/assignment"
 	"github.com/floe-io/floe/cluster"
@@ -73,10 +75,26 @@ func (a stateAdapter) RegisterSources(ctx context.Context, sources []worker.Sour
 
 func (a stateAdapter) IsLeader() bool { return a.node.IsLeader() }
 
+// View gives the controller the live nodes (registered, not draining, and
+// answering the leader's health checks), their zones, and the throughput
+// each partition's fetcher measured.
 func (a stateAdapter) View() assignment.View {
-	v := assignment.View{Current: map[ledger.TopicPartition]ledger.Assignment{}, Committers: map[string]ledger.Assignment{}}
+	v := assignment.View{Current: map[ledger.TopicPartition]ledger.Assignment{}, Committers: map[string]ledger.Assignment{},
+		Zones: map[string]string{}, Load: map[ledger.TopicPartition]float64{}}
+	v.Nodes = a.node.Live()
+	for key, rate := range a.node.Loads() {
+		if i := strings.LastIndexByte(key, '/'); i > 0 {
+			if p, err := strconv.ParseInt(key[i+1:], 10, 32); err == nil {
+				v.Load[ledger.TopicPartition{Topic: key[:i], Partition: int32(p)}] = rate
+			}
+		}
+	}
 	a.read(func(s *cluster.State) {
-		v.Nodes = slices.Sorted(maps.Keys(s.Nodes))
+		for id, m := range s.Nodes {
+			if z := m.Zone(); z != "" {
+				v.Zones[id] = z
+			}
+		}
 		tables := map[string]bool{}
 		for _, src := range s.Sources {
 			tables[src.Table] = true

@@ -56,7 +56,7 @@ func TestCrashRecovery(t *testing.T) {
 	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "crash", Namespace: "e2e", Name: "crash"}})
 	cfgPath := filepath.Join(dir, "floe.yaml")
 	raw, err := yaml.Marshal(map[string]any{
-		"node":            map[string]any{"id": cfg.Node.ID, "data_dir": cfg.Node.DataDir, "raft_addr": cfg.Node.RaftAddr, "admin_addr": cfg.Node.AdminAddr},
+		"node":            map[string]any{"id": cfg.Node.ID, "data_dir": cfg.Node.DataDir, "raft_addr": cfg.Node.RaftAddr, "admin_addr": cfg.Node.AdminAddr, "rpc_addr": cfg.Node.RPCAddr},
 		"kafka":           map[string]any{"bootstrap_servers": cfg.Kafka.BootstrapServers},
 		"warehouse":       map[string]any{"location": cfg.Warehouse.Location},
 		"commit_interval": "500ms",

@@ -73,7 +73,11 @@ func testConfig(t *testing.T, dir string, brokers []string, tables []config.Tabl
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Node.RaftAddr, cfg.Node.AdminAddr = raft, admin
+	rpc, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Node.RaftAddr, cfg.Node.AdminAddr, cfg.Node.RPCAddr = raft, admin, rpc
 	cfg.Kafka.BootstrapServers = brokers
 	cfg.Warehouse.Location = "file://" + filepath.Join(dir, "warehouse")
 	cfg.CommitInterval = config.Duration(time.Second)

@@ -66,7 +66,12 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 }
 
 func serveCmd() *cobra.Command {
-	var path string
+	var (
+		path            string
+		bootstrapExpect int
+		join            []string
+		recover         bool
+	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a Floe node",
@@ -77,19 +82,40 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return &exitError{code: exitConfig, err: err}
 			}
+			if cmd.Flags().Changed("bootstrap-expect") {
+				cfg.Cluster.BootstrapExpect = bootstrapExpect
+			}
+			if cmd.Flags().Changed("join") {
+				cfg.Cluster.Join = join
+			}
+			if err := cfg.Validate(); err != nil {
+				return &exitError{code: exitConfig, err: fmt.Errorf("config: %w", err)}
+			}
 			log := newLogger(cfg.Log, os.Stderr)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			n, err := startNode(ctx, cfg, log, false)
+			n, err := startNodeWith(ctx, cfg, log, nodeOptions{Recover: recover})
 			if err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped while joining
+				}
 				return err
 			}
 			<-ctx.Done()
-			log.Info("stopping")
+			stop() // a second signal kills the process
+			log.Info("stopping: draining", "timeout", cfg.Cluster.DrainTimeout.D())
+			dctx, cancel := context.WithTimeout(context.Background(), cfg.Cluster.DrainTimeout.D())
+			if err := n.Drain(dctx); err != nil {
+				log.Warn("drain incomplete; the others take over through fencing", "err", err)
+			}
+			cancel()
 			return n.Stop()
 		},
 	}
 	cmd.Flags().StringVarP(&path, "config", "c", "", "path of the YAML configuration (optional when every field comes from FLOE_ variables)")
+	cmd.Flags().IntVar(&bootstrapExpect, "bootstrap-expect", 1, "fresh nodes form a new group once this many see each other through --join (1: form alone; 0: only join)")
+	cmd.Flags().StringSliceVar(&join, "join", nil, "peers' rpc addresses (host:port); a DNS name stands for all its A records")
+	cmd.Flags().BoolVar(&recover, "recover", false, "when the group is new and empty, restore tables and offsets from the state backed up in the warehouse")
 	return cmd
 }
 

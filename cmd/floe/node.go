@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -41,10 +43,21 @@ type floeNode struct {
 	catalog *cluster.Catalog
 	worker  *worker.Worker
 	admin   *admin.Server
+	backup  *cluster.Backup
 	state   stateAdapter
+	// started is closed once the worker runs; before, the node is joining.
+	started chan struct{}
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	cancel   context.CancelFunc
+	done     chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// nodeOptions are start-up choices that are not configuration.
+type nodeOptions struct {
+	NoSync  bool // tests only: no fsync of the Raft log
+	Recover bool // restore the state from the warehouse backup (floe serve --recover)
 }
 
 // ioProps turns the warehouse config into iceberg-go FileIO properties.
@@ -63,27 +76,61 @@ func ioProps(w config.Warehouse) iceberg.Properties {
 	return p
 }
 
-// startNode opens Raft, waits for a leader, and starts the worker, the
-// assignment controller and the admin server. noSync is for tests only.
+// startNode starts a node; noSync is for tests only.
 func startNode(ctx context.Context, cfg config.Config, log *slog.Logger, noSync bool) (*floeNode, error) {
+	return startNodeWith(ctx, cfg, log, nodeOptions{NoSync: noSync})
+}
+
+// startNodeWith opens Raft and the admin server, waits until the node is in
+// a group with a leader (bootstrapping or joining as configured), restores
+// the state from the warehouse when asked to, and then starts the worker,
+// the assignment controller and the state backup.
+func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opts nodeOptions) (*floeNode, error) {
+	n := &floeNode{cfg: cfg, log: log, started: make(chan struct{}), done: make(chan struct{})}
+	var wk atomic.Pointer[worker.Worker]
 	rn, err := cluster.Open(cluster.NodeConfig{
 		ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, Advertise: cfg.Node.AdvertiseAddr,
-		DataDir: cfg.Node.DataDir, Bootstrap: true, NoSync: noSync, Logger: log,
+		RPCAddr: cfg.Node.RPCAddr, RPCAdvertise: cfg.Node.RPCAdvertise, DataDir: cfg.Node.DataDir,
+		BootstrapExpect: cfg.Cluster.BootstrapExpect, Join: cfg.Cluster.Join, MaxVoters: cfg.Cluster.MaxVoters,
+		FailureTimeout: cfg.Cluster.FailureTimeout.D(), DeadServerTimeout: cfg.Cluster.DeadServerTimeout.D(),
+		Zone: cfg.Node.Zone, Version: version, AdminAddr: cfg.Node.AdminAddr, NoSync: opts.NoSync, Logger: log,
+		Load: func() map[string]float64 {
+			w := wk.Load()
+			if w == nil {
+				return nil
+			}
+			out := map[string]float64{}
+			for tp, r := range w.Rates() {
+				out[tp.String()] = r
+			}
+			return out
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err = rn.WaitLeader(wctx)
-	cancel()
-	if err != nil {
+	n.raft, n.state = rn, stateAdapter{node: rn}
+	if n.admin, err = admin.Listen(cfg.Node.AdminAddr, n, log); err != nil {
 		rn.Close()
 		return nil, err
 	}
-	n := &floeNode{cfg: cfg, log: log, raft: rn, state: stateAdapter{node: rn}, done: make(chan struct{})}
-	if err := n.register(ctx); err != nil {
+	adminErr := make(chan error, 1)
+	go func() { adminErr <- n.admin.Serve() }()
+	fail := func(err error) (*floeNode, error) {
+		sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = n.admin.Shutdown(sctx)
+		scancel()
+		<-adminErr
 		rn.Close()
 		return nil, err
+	}
+	if err := n.waitJoined(ctx); err != nil {
+		return fail(err)
+	}
+	if opts.Recover {
+		if err := n.recoverState(ctx); err != nil {
+			return fail(err)
+		}
 	}
 	n.catalog = cluster.NewCatalog(rn, cfg.Warehouse.Location, ioProps(cfg.Warehouse))
 	nsLocations := map[string]string{}
@@ -93,68 +140,86 @@ func startNode(ctx context.Context, cfg config.Config, log *slog.Logger, noSync 
 	sink := icebergsink.New(n.catalog, int64(cfg.TargetFileSize), log, nsLocations)
 	kc, err := worker.NewKafkaClient(cfg.Kafka)
 	if err != nil {
-		rn.Close()
-		return nil, err
+		return fail(err)
 	}
 	n.worker, err = worker.New(worker.Config{
 		NodeID: cfg.Node.ID, Tables: cfg.Tables, CommitInterval: cfg.CommitInterval.D(),
 		TargetFileSize: cfg.TargetFileSize, MemoryBudget: cfg.MemoryBudget,
 		ExpireInterval: expireInterval, OrphanInterval: orphanInterval,
+		IsFenced: func(err error) bool { return errors.Is(err, cluster.ErrStaleCommitter) },
 	}, kc, n.state, n.state, sink, worker.NewStatus(), log)
 	if err != nil {
-		rn.Close()
-		return nil, err
+		return fail(err)
 	}
-	n.admin, err = admin.Listen(cfg.Node.AdminAddr, n, log)
-	if err != nil {
-		rn.Close()
-		return nil, err
-	}
-	rctx, rcancel := context.WithCancel(ctx)
+	wk.Store(n.worker)
+	n.backup = cluster.NewBackup(rn.FSM(), cfg.Warehouse.Location, ioProps(cfg.Warehouse), log)
+	rctx, rcancel := context.WithCancel(context.Background())
 	n.cancel = rcancel
 	ctl := assignment.NewController(n.state, log)
 	go func() {
 		defer close(n.done)
-		errc := make(chan error, 1)
-		go func() { errc <- n.admin.Serve() }()
-		ctlDone := make(chan struct{})
-		go func() { defer close(ctlDone); ctl.Run(rctx) }()
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); ctl.Run(rctx) }()
+		go func() { defer wg.Done(); n.backup.Run(rctx, cfg.Cluster.BackupInterval.D(), rn.IsLeader) }()
 		if err := n.worker.Run(rctx); err != nil {
 			log.Error("worker stopped", "err", err)
 		}
-		<-ctlDone
+		wg.Wait()
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = n.admin.Shutdown(sctx)
 		scancel()
-		<-errc
+		<-adminErr
 	}()
-	log.Info("floe node started", "node", cfg.Node.ID, "raft", cfg.Node.RaftAddr, "admin", n.admin.Addr(), "warehouse", cfg.Warehouse.Location, "version", version)
+	close(n.started)
+	log.Info("floe node started", "node", cfg.Node.ID, "raft", cfg.Node.RaftAddr, "rpc", rn.RPCAddr(), "admin", n.admin.Addr(), "warehouse", cfg.Warehouse.Location, "version", version)
 	return n, nil
 }
 
-// register adds this node to the replicated membership, retrying while the
-// leader is being elected.
-func (n *floeNode) register(ctx context.Context) error {
-	m := cluster.Member{ID: n.cfg.Node.ID, Addr: n.cfg.Node.RaftAddr, Admin: n.cfg.Node.AdminAddr, Version: version}
-	var err error
-	for range 50 {
-		if _, err = n.raft.Apply(ctx, cluster.RegisterNode{Node: m}); err == nil || !cluster.IsRetryable(err) {
-			return err
+// waitJoined blocks until this node is a registered member of a group with
+// a leader. Joining may wait for peers that start later, so only ctx bounds
+// it; progress is logged.
+func (n *floeNode) waitJoined(ctx context.Context) error {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		if _, leader := n.raft.Leader(); leader != "" && n.raft.IsMember() && n.raft.Registered() {
+			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		if time.Since(last) > 15*time.Second {
+			last = time.Now()
+			n.log.Info("waiting for the raft group", "member", n.raft.IsMember(), "registered", n.raft.Registered(),
+				"bootstrap_expect", n.cfg.Cluster.BootstrapExpect, "join", strings.Join(n.cfg.Cluster.Join, ","))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("joining the raft group: %w", ctx.Err())
+		case <-t.C:
+		}
 	}
-	return fmt.Errorf("registering node %s: %w", n.cfg.Node.ID, err)
 }
 
-// Stop stops every component and closes Raft.
+// Stop stops every component and closes Raft, without handing work over
+// (a crash looks the same to the others). Drain first for a graceful leave.
 func (n *floeNode) Stop() error {
-	n.cancel()
-	<-n.done
-	return n.raft.Close()
+	n.stopOnce.Do(func() {
+		if n.cancel != nil {
+			n.cancel()
+			<-n.done
+		}
+		n.stopErr = n.raft.Close()
+	})
+	return n.stopErr
 }
 
 // Maintain implements admin.Source.
 func (n *floeNode) Maintain(ctx context.Context, name string) (any, error) {
+	select {
+	case <-n.started:
+	default:
+		return nil, errors.New("the node is still joining the raft group")
+	}
 	parts := strings.Split(name, ".")
 	if len(parts) < 2 {
 		return nil, fmt.Errorf("table %q: use namespace.name", name)
@@ -162,8 +227,14 @@ func (n *floeNode) Maintain(ctx context.Context, name string) (any, error) {
 	return n.worker.Maintain(ctx, ledger.TableKey(parts))
 }
 
-// Ready implements admin.Source.
+// Ready implements admin.Source: the node serves once it is a member of a
+// group with a leader and its worker runs.
 func (n *floeNode) Ready() error {
+	select {
+	case <-n.started:
+	default:
+		return errors.New("joining the raft group")
+	}
 	if addr, _ := n.raft.Leader(); addr == "" {
 		return errors.New("no raft leader")
 	}
@@ -174,9 +245,15 @@ func (n *floeNode) Ready() error {
 // node's runtime status.
 func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 	now := time.Now()
-	runtime, problems := n.worker.Status().Snapshot()
 	_, leader := n.raft.Leader()
-	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems}
+	select {
+	case <-n.started:
+	default:
+		return admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now,
+			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.members()}, nil
+	}
+	runtime, problems := n.worker.Status().Snapshot()
+	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.members()}
 	type tableInfo struct {
 		key     string
 		t       cluster.Table

@@ -413,9 +413,9 @@ stop_registry() { stop_proc schema-registry; }
 floe_config() {
 	local name=$1
 	shift
-	local dir="$RUN_DIR/$name" raft admin t
+	local dir="$RUN_DIR/$name" raft admin rpc t
 	mkdir -p "$dir"
-	read -r raft admin < <(free_ports 2)
+	read -r raft admin rpc < <(free_ports 3)
 	{
 		cat <<EOF
 node:
@@ -423,6 +423,7 @@ node:
   data_dir: $dir/data
   raft_addr: 127.0.0.1:$raft
   admin_addr: 127.0.0.1:$admin
+  rpc_addr: 127.0.0.1:$rpc
 kafka:
   bootstrap_servers: [$KAFKA_BOOTSTRAP]
 warehouse:

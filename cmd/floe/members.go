@@ -1,0 +1,35 @@
+package main
+
+import (
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cluster"
+)
+
+// members joins the Raft configuration with the replicated assignments for
+// status.
+func (n *floeNode) members() []admin.MemberReport {
+	parts, commits := map[string]int{}, map[string]int{}
+	n.raft.FSM().Read(func(s *cluster.State) {
+		for _, a := range s.Ledger.Assignments {
+			parts[a.Node]++
+		}
+		for _, a := range s.Committers {
+			commits[a.Node]++
+		}
+	})
+	var out []admin.MemberReport
+	for _, m := range n.raft.Members() {
+		role := "nonvoter"
+		switch {
+		case m.Leader:
+			role = "leader"
+		case m.Voter:
+			role = "voter"
+		}
+		out = append(out, admin.MemberReport{
+			ID: m.ID, Role: role, Zone: m.Zone, Version: m.Version, Healthy: m.Healthy, Draining: m.Draining,
+			Partitions: parts[m.ID], Committers: commits[m.ID], Unreachable: m.Unreachable.Seconds(),
+		})
+	}
+	return out
+}
