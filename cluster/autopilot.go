@@ -139,6 +139,17 @@ func (n *Node) Members() []MemberHealth {
 	return out
 }
 
+// LeaderSince returns when this node started acting as leader (zero when
+// it is not the leader or has not noticed yet).
+func (n *Node) LeaderSince() time.Time {
+	n.health.mu.Lock()
+	defer n.health.mu.Unlock()
+	if !n.health.tracking {
+		return time.Time{}
+	}
+	return n.health.since
+}
+
 // Live returns the members that may take work: registered, not draining,
 // and (on the leader) answering health checks.
 func (n *Node) Live() []string {

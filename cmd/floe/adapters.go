@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/floe-io/floe/assignment"
 	"github.com/floe-io/floe/cluster"
@@ -17,7 +18,15 @@ import (
 // controller through their own small interfaces; only cmd/ knows both sides.
 type stateAdapter struct {
 	node *cluster.Node
+	// expect is the configured bootstrap-expect: a new leader holds
+	// placement back for a moment until that many nodes are live, so that
+	// the first assignment does not hand everything to the first node and
+	// move most of it again a second later.
+	expect int
 }
+
+// placementSettle bounds how long a new leader waits for expect nodes.
+const placementSettle = 5 * time.Second
 
 var (
 	_ worker.State     = stateAdapter{}
@@ -82,6 +91,9 @@ func (a stateAdapter) View() assignment.View {
 	v := assignment.View{Current: map[ledger.TopicPartition]ledger.Assignment{}, Committers: map[string]ledger.Assignment{},
 		Zones: map[string]string{}, Load: map[ledger.TopicPartition]float64{}}
 	v.Nodes = a.node.Live()
+	if since := a.node.LeaderSince(); len(v.Nodes) < a.expect && (since.IsZero() || time.Since(since) < placementSettle) {
+		v.Nodes = nil
+	}
 	for key, rate := range a.node.Loads() {
 		if i := strings.LastIndexByte(key, '/'); i > 0 {
 			if p, err := strconv.ParseInt(key[i+1:], 10, 32); err == nil {

@@ -32,7 +32,8 @@ func benchCmd() *cobra.Command {
 	var (
 		n, partitions, snapshots, hour int
 		profile, memprofile            string
-		health                         bool
+		health, clusterMode            bool
+		nodes, perPart                 int
 	)
 	cmd := &cobra.Command{
 		Use:    "bench",
@@ -62,6 +63,12 @@ func benchCmd() *cobra.Command {
 			if health {
 				return runHealthBench(cmd.Context(), cmd.OutOrStdout(), snapshots, hour)
 			}
+			if clusterMode {
+				if !cmd.Flags().Changed("partitions") {
+					partitions = 1000
+				}
+				return runClusterBench(cmd.Context(), cmd.OutOrStdout(), nodes, partitions, perPart)
+			}
 			return runBench(cmd.Context(), cmd.OutOrStdout(), n, partitions)
 		},
 	}
@@ -71,6 +78,9 @@ func benchCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&health, "health", false, "measure table health instead: commit latency vs history, compaction")
 	cmd.Flags().IntVar(&snapshots, "snapshots", 10000, "commits of history for the latency measurement (with --health)")
 	cmd.Flags().IntVar(&hour, "hour-seconds", 3600, "1-second commits in the simulated hour (with --health)")
+	cmd.Flags().BoolVar(&clusterMode, "cluster", false, "measure a cluster of real floe processes instead: memory and records/s per node, failover time")
+	cmd.Flags().IntVar(&nodes, "nodes", 3, "nodes (with --cluster)")
+	cmd.Flags().IntVar(&perPart, "per-partition", 300, "backlog records per partition (with --cluster; --partitions defaults to 1000)")
 	cmd.Flags().StringVar(&memprofile, "memprofile", "", "write a heap profile at the end here")
 	return cmd
 }
@@ -200,7 +210,7 @@ func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][
 		return 0, 0, 0, err
 	}
 	cfg := config.Defaults()
-	cfg.Node.ID, cfg.Node.DataDir, cfg.Node.RaftAddr, cfg.Node.AdminAddr = "bench", filepath.Join(dir, "e2e-node"), raftAddr, "127.0.0.1:0"
+	cfg.Node.ID, cfg.Node.DataDir, cfg.Node.RaftAddr, cfg.Node.AdminAddr, cfg.Node.RPCAddr = "bench", filepath.Join(dir, "e2e-node"), raftAddr, "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Kafka.BootstrapServers = kc.ListenAddrs()
 	cfg.Warehouse.Location = "file://" + filepath.Join(dir, "e2e-wh")
 	cfg.Tables = []config.Table{{Topic: "bench", Namespace: "bench", Name: "e2e", Format: "json", ErrorMode: "dlq", StartOffset: "earliest"}}

@@ -109,7 +109,7 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 	if err != nil {
 		return nil, err
 	}
-	n.raft, n.state = rn, stateAdapter{node: rn}
+	n.raft, n.state = rn, stateAdapter{node: rn, expect: cfg.Cluster.BootstrapExpect}
 	if n.admin, err = admin.Listen(cfg.Node.AdminAddr, n, log); err != nil {
 		rn.Close()
 		return nil, err
