@@ -19,6 +19,7 @@ bench:
 	$(GO) run ./cmd/floe bench
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./worker
 	$(GO) run ./cmd/floe bench --health
+	$(GO) run ./cmd/floe bench --cluster
 
 ## interop: real Kafka, MinIO, moto, a schema registry, PyIceberg and Iceberg Java
 interop:
