@@ -268,8 +268,24 @@ func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs 
 		cmd.Table, cmd.Entries, cmd.Committer, cmd.CommitID, cmd.At = in.Table, in.Entries, in.Committer, in.CommitID, in.At
 	}
 	if _, err := c.node.Apply(ctx, cmd); err != nil {
-		// The metadata file just written is now an orphan; orphan cleanup
-		// removes it. Nothing points at it.
+		// When the FSM refused the swap, nothing points at the files just
+		// written: remove them now rather than leave them to orphan
+		// cleanup, so a recovery walk (recover.go) meets fewer candidates.
+		// Staged files go only on a terminal refusal: iceberg-go retries
+		// ErrCommitFailed with the same intent, which reuses them. Any
+		// other error (a Raft timeout) is ambiguous: keep everything.
+		terminal := ledger.Refused(err) || errors.Is(err, ErrStaleCommitter)
+		if terminal || errors.Is(err, table.ErrCommitFailed) {
+			dead := []string{newLoc}
+			for i := 0; terminal && i < len(cmd.Swaps)-1; i++ {
+				dead = append(dead, cmd.Swaps[i].New)
+			}
+			if fs, ferr := c.fsF(newLoc)(ctx); ferr == nil {
+				for _, loc := range dead {
+					_ = fs.Remove(loc) // best effort: orphan cleanup is the fallback
+				}
+			}
+		}
 		return nil, "", err
 	}
 	c.remember(newLoc, updated)
