@@ -31,6 +31,7 @@ var registry = map[CommandType]applyFunc{
 	CmdAssign:          decodeApply(applyAssign),
 	CmdDrainNode:       decodeApply(applyDrainNode),
 	CmdRemoveNode:      decodeApply(applyRemoveNode),
+	CmdCatalogSynced:   decodeApply(applyCatalogSynced),
 	// CmdRestoreState registers itself in recover.go.
 }
 
@@ -69,6 +70,35 @@ func applyRemoveNode(s *State, c *RemoveNode) error {
 		return nil // removed already: removal is idempotent
 	}
 	delete(s.Nodes, c.ID)
+	return nil
+}
+
+// applyCatalogSynced records a sync. It is refused from a stale committer,
+// and a record for a metadata location older than the table's current one
+// that is not newer than the last record is kept anyway: the committer only
+// syncs forward, and the FSM cannot order metadata locations itself.
+func applyCatalogSynced(s *State, c *CatalogSynced) error {
+	t, ok := s.Tables[c.Table]
+	if !ok {
+		return fmt.Errorf("recording sync of table %s: %w", ledger.DisplayName(c.Table), catalog.ErrNoSuchTable)
+	}
+	if c.Catalog == "" || c.MetadataLocation == "" {
+		return fmt.Errorf("recording sync of table %s: catalog and metadata location required", ledger.DisplayName(c.Table))
+	}
+	if c.Committer != nil {
+		key := c.Table
+		if _, isDLQ := s.Committers[key]; !isDLQ && len(key) > 4 && key[len(key)-4:] == "_dlq" {
+			key = key[:len(key)-4] // a dead-letter table is synced by its table's committer
+		}
+		if cur, ok := s.Committers[key]; !ok || cur != *c.Committer {
+			return fmt.Errorf("recording sync of table %s as %s epoch %d (committer is %s epoch %d): %w",
+				ledger.DisplayName(c.Table), c.Committer.Node, c.Committer.Epoch, cur.Node, cur.Epoch, ErrStaleCommitter)
+		}
+	}
+	if t.Synced == nil {
+		t.Synced = map[string]SyncRecord{}
+	}
+	t.Synced[c.Catalog] = SyncRecord{MetadataLocation: c.MetadataLocation, At: c.At}
 	return nil
 }
 

@@ -25,7 +25,8 @@ const (
 	CmdDrainNode       CommandType = 11
 	CmdRemoveNode      CommandType = 12
 	CmdRestoreState    CommandType = 13
-	// Next: 14. Never reuse a number.
+	CmdCatalogSynced   CommandType = 14
+	// Next: 15. Never reuse a number.
 )
 
 func (t CommandType) String() string {
@@ -42,6 +43,7 @@ var commandNames = map[CommandType]string{
 	CmdRecordFiles: "RecordFiles", CmdCommitTables: "CommitTables",
 	CmdRegisterSources: "RegisterSources", CmdAssign: "Assign",
 	CmdDrainNode: "DrainNode", CmdRemoveNode: "RemoveNode", CmdRestoreState: "RestoreState",
+	CmdCatalogSynced: "CatalogSynced",
 }
 
 // Command is implemented by every command payload.
@@ -157,6 +159,19 @@ type RestoreState struct {
 	State *State `json:"state"`
 }
 
+// CatalogSynced records that a table's committer mirrored the table to an
+// external catalog (Glue, a REST catalog) at a metadata location, so that
+// after the committer moves the next one resumes from there and never syncs
+// the table backwards. Fenced by the committer epoch.
+type CatalogSynced struct {
+	Table            string             `json:"table"`
+	Catalog          string             `json:"catalog"`
+	MetadataLocation string             `json:"metadata_location"`
+	Committer        *ledger.Assignment `json:"committer,omitempty"`
+	At               int64              `json:"at"` // unix ms, stamped by the proposer
+}
+
+func (CatalogSynced) Type() CommandType   { return CmdCatalogSynced }
 func (DrainNode) Type() CommandType       { return CmdDrainNode }
 func (RemoveNode) Type() CommandType      { return CmdRemoveNode }
 func (RestoreState) Type() CommandType    { return CmdRestoreState }

@@ -254,3 +254,32 @@ func (n *Node) Leave(ctx context.Context) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// Sync waits until this node's state includes every entry the leader had
+// applied when Sync was called: read-after-commit consistency for a read
+// served from the local state. On the leader it is a Raft barrier.
+func (n *Node) Sync(ctx context.Context) error {
+	if n.raft.State() == raft.Leader {
+		timeout := n.cfg.ApplyTimeout
+		if dl, ok := ctx.Deadline(); ok {
+			timeout = max(time.Until(dl), time.Millisecond)
+		}
+		if err := n.raft.Barrier(timeout).Error(); err != nil {
+			return fmt.Errorf("raft barrier: %w", err)
+		}
+		return nil
+	}
+	_, leaderID := n.raft.LeaderWithID()
+	addr := n.rpcAddrOf(string(leaderID))
+	if leaderID == "" || addr == "" {
+		return fmt.Errorf("syncing with the leader: %w", ErrNotLeader)
+	}
+	var info InfoResponse
+	if err := n.clients.call(ctx, addr, "Info", &InfoRequest{}, &info); err != nil {
+		return fmt.Errorf("syncing with leader %s: %w", leaderID, err)
+	}
+	if err := n.fsm.WaitApplied(ctx, info.Applied); err != nil {
+		return fmt.Errorf("syncing with leader %s: waiting for index %d: %w", leaderID, info.Applied, err)
+	}
+	return nil
+}

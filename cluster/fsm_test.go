@@ -167,3 +167,31 @@ func TestRecordFilesFenced(t *testing.T) {
 		t.Fatalf("epoch regression = %v", err)
 	}
 }
+
+func TestCatalogSyncedFencedByCommitter(t *testing.T) {
+	s := NewState()
+	s.Namespaces["ns"] = &Namespace{Parts: []string{"ns"}}
+	s.Tables["ns\x1ft"] = &Table{Ident: []string{"ns", "t"}, MetadataLocation: "m1"}
+	s.Tables["ns\x1ft_dlq"] = &Table{Ident: []string{"ns", "t_dlq"}, MetadataLocation: "d1"}
+	s.Committers["ns\x1ft"] = ledger.Assignment{Node: "a", Epoch: 2}
+	cur, stale := ledger.Assignment{Node: "a", Epoch: 2}, ledger.Assignment{Node: "b", Epoch: 1}
+	for _, tc := range []struct {
+		name string
+		cmd  CatalogSynced
+		ok   bool
+	}{
+		{"current committer", CatalogSynced{Table: "ns\x1ft", Catalog: "glue", MetadataLocation: "m1", Committer: &cur}, true},
+		{"dead-letter table by its table's committer", CatalogSynced{Table: "ns\x1ft_dlq", Catalog: "glue", MetadataLocation: "d1", Committer: &cur}, true},
+		{"stale committer", CatalogSynced{Table: "ns\x1ft", Catalog: "glue", MetadataLocation: "m0", Committer: &stale}, false},
+		{"unknown table", CatalogSynced{Table: "ns\x1fx", Catalog: "glue", MetadataLocation: "m1"}, false},
+		{"no catalog", CatalogSynced{Table: "ns\x1ft", MetadataLocation: "m1"}, false},
+	} {
+		err := applyCatalogSynced(s, &tc.cmd)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: err %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+	if got := s.Tables["ns\x1ft"].Synced["glue"].MetadataLocation; got != "m1" {
+		t.Fatalf("synced location %q, want m1 (the stale committer must not move it)", got)
+	}
+}

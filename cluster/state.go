@@ -31,6 +31,15 @@ type Table struct {
 	Rows       int64 `json:"rows"`
 	Files      int64 `json:"files"`
 	DLQRecords int64 `json:"dlq_records"`
+	// Synced records, per external catalog name, the metadata location last
+	// mirrored there and when.
+	Synced map[string]SyncRecord `json:"synced,omitempty"`
+}
+
+// SyncRecord is the last successful sync of a table to one catalog.
+type SyncRecord struct {
+	MetadataLocation string `json:"metadata_location"`
+	At               int64  `json:"at"` // unix ms
 }
 
 // Member is a node of the group as the FSM knows it.
