@@ -99,11 +99,19 @@ func Open(cfg NodeConfig) (*Node, error) {
 	if cfg.ApplyTimeout == 0 {
 		cfg.ApplyTimeout = 10 * time.Second
 	}
-	if cfg.Advertise == "" {
-		cfg.Advertise = cfg.RaftAddr
+	if cfg.Advertise == "" && cfg.Transport == nil {
+		a, err := advertisable(cfg.RaftAddr)
+		if err != nil {
+			return nil, fmt.Errorf("raft advertise address: %w", err)
+		}
+		cfg.Advertise = a
 	}
-	if cfg.RPCAdvertise == "" {
-		cfg.RPCAdvertise = cfg.RPCAddr
+	if cfg.RPCAdvertise == "" && cfg.RPCAddr != "" && !strings.HasSuffix(cfg.RPCAddr, ":0") {
+		a, err := advertisable(cfg.RPCAddr)
+		if err != nil {
+			return nil, fmt.Errorf("rpc advertise address: %w", err)
+		}
+		cfg.RPCAdvertise = a
 	}
 	if cfg.MaxVoters <= 0 {
 		cfg.MaxVoters = 5
