@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,7 +45,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), statusCmd(), maintenanceCmd(), demoCmd(), versionCmd(), benchCmd())
+	root.AddCommand(serveCmd(), healthCmd(), statusCmd(), maintenanceCmd(), demoCmd(), versionCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "floe:", err)
 		var ee *exitError
@@ -167,6 +169,37 @@ func maintenanceCmd() *cobra.Command {
 	run.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of the node that commits the table")
 	cmd := &cobra.Command{Use: "maintenance", Short: "Table maintenance"}
 	cmd.AddCommand(run)
+	return cmd
+}
+
+// healthCmd probes a node's /readyz: the container health check of images
+// without a shell (distroless), where curl is not available.
+func healthCmd() *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "health",
+		Short: "Exit 0 when the node at --admin-addr is ready (member of a group with a leader), else 1",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+			if err != nil {
+				return &exitError{code: exitConfig, err: err}
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return &exitError{code: exitUnreachable, err: fmt.Errorf("probing %s: %w", addr, err)}
+			}
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return &exitError{code: exitFailure, err: fmt.Errorf("not ready: %s %s", resp.Status, strings.TrimSpace(string(body)))}
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "ready")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of the node")
 	return cmd
 }
 
