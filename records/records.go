@@ -19,10 +19,14 @@ type Record struct {
 	Timestamp time.Time
 	Key       []byte
 	Headers   []Header
-	// Value is the decoded payload of a json table: values are nil, bool,
-	// int64, float64, string, map[string]any or []any, conforming to the
+	// Value is the decoded payload: values are nil, bool, int64, float64,
+	// string, map[string]any or []any for json tables, and for schema
+	// formats also the Go types listed with each Kind; they conform to the
 	// table's Shape.
 	Value map[string]any
+	// KeyValue is the decoded key, when the key has a registry schema;
+	// Key still holds its bytes.
+	KeyValue any
 	// Raw is the undecoded value: the payload of a raw table, and of a
 	// dead-letter record.
 	Raw []byte
@@ -45,15 +49,37 @@ func (r *Record) Size() int64 {
 type Kind uint8
 
 // Kinds. Long and Double are JSON numbers without and with a fraction or
-// exponent.
+// exponent; JSON inference produces only the first six. The others come from
+// registry schemas (Avro, Protobuf, JSON Schema); the Go type of their values
+// is given with each.
 const (
-	Bool Kind = iota + 1
-	Long
-	Double
-	String
-	Struct
-	List
+	Bool   Kind = iota + 1 // bool
+	Long                   // int64
+	Double                 // float64
+	String                 // string
+	Struct                 // map[string]any
+	List                   // []any
+	Int                    // int32
+	Float                  // float32
+	Bytes                  // []byte
+	Fixed                  // []byte of Shape.Size bytes
+	Decimal                // *big.Int unscaled, with Shape.Precision and Shape.Scale
+	Date                   // Days (since 1970-01-01)
+	Time                   // time.Duration since midnight (microsecond precision)
+	Timestamp              // time.Time, without zone (local date-time read as UTC)
+	TimestampTz            // time.Time, an instant
+	UUID                   // [16]byte
+	Map                    // []MapEntry, keys of Shape.Key, values of Shape.Elem
 )
+
+// Days is a calendar date as days since 1970-01-01.
+type Days int32
+
+// MapEntry is one key/value pair of a Map value.
+type MapEntry struct {
+	Key, Value any
+}
+
 
 func (k Kind) String() string {
 	switch k {
@@ -69,15 +95,41 @@ func (k Kind) String() string {
 		return "struct"
 	case List:
 		return "list"
+	case Int:
+		return "int"
+	case Float:
+		return "float"
+	case Bytes:
+		return "binary"
+	case Fixed:
+		return "fixed"
+	case Decimal:
+		return "decimal"
+	case Date:
+		return "date"
+	case Time:
+		return "time"
+	case Timestamp:
+		return "timestamp"
+	case TimestampTz:
+		return "timestamptz"
+	case UUID:
+		return "uuid"
+	case Map:
+		return "map"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// Shape is the inferred type of a value.
+// Shape is the type of a value: inferred from JSON, or converted from a
+// registry schema.
 type Shape struct {
 	Kind   Kind
 	Fields []*Field // Struct: in order of first appearance
-	Elem   *Shape   // List
+	Elem   *Shape   // List element, Map value
+	Key    *Shape   // Map key
+	// Precision and Scale of a Decimal, Size in bytes of a Fixed.
+	Precision, Scale, Size int
 }
 
 // Field is one field of a Struct shape.
@@ -104,7 +156,7 @@ func (s *Shape) Clone() *Shape {
 	if s == nil {
 		return nil
 	}
-	c := &Shape{Kind: s.Kind, Elem: s.Elem.Clone()}
+	c := &Shape{Kind: s.Kind, Elem: s.Elem.Clone(), Key: s.Key.Clone(), Precision: s.Precision, Scale: s.Scale, Size: s.Size}
 	for _, f := range s.Fields {
 		c.Fields = append(c.Fields, &Field{Name: f.Name, Shape: f.Shape.Clone(), Committed: f.Committed})
 	}
@@ -121,7 +173,7 @@ func (s *Shape) HasUncommitted() bool {
 			return true
 		}
 	}
-	return s.Elem.HasUncommitted()
+	return s.Elem.HasUncommitted() || s.Key.HasUncommitted()
 }
 
 // MarkCommitted marks every field in the tree committed.
@@ -134,6 +186,7 @@ func (s *Shape) MarkCommitted() {
 		f.Shape.MarkCommitted()
 	}
 	s.Elem.MarkCommitted()
+	s.Key.MarkCommitted()
 }
 
 func (s *Shape) String() string {
@@ -152,6 +205,12 @@ func (s *Shape) String() string {
 		return out + ">"
 	case List:
 		return "list<" + s.Elem.String() + ">"
+	case Map:
+		return "map<" + s.Key.String() + ", " + s.Elem.String() + ">"
+	case Decimal:
+		return fmt.Sprintf("decimal(%d, %d)", s.Precision, s.Scale)
+	case Fixed:
+		return fmt.Sprintf("fixed[%d]", s.Size)
 	}
 	return s.Kind.String()
 }

@@ -3,10 +3,13 @@ package iceberg
 import (
 	"fmt"
 	"iter"
+	"math/big"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 
@@ -107,7 +110,9 @@ func appendColumn(b array.Builder, f iceberg.NestedField, r *records.Record, dlq
 	return nil
 }
 
-// appendValue appends one decoded JSON value to a builder of type t.
+// appendValue appends one decoded value to a builder of type t. Values
+// decoded before a column was promoted (int32 into long, float32 into
+// double) are widened here.
 // Errors start with the rest of the column path (".field", "[]") so the
 // caller can prefix the column name without building paths on the hot path.
 func appendValue(b array.Builder, t iceberg.Type, v any) error {
@@ -123,21 +128,32 @@ func appendValue(b array.Builder, t iceberg.Type, v any) error {
 		}
 		b.(*array.BooleanBuilder).Append(x)
 	case iceberg.Int64Type:
-		x, ok := v.(int64)
-		if !ok {
+		switch x := v.(type) {
+		case int64:
+			b.(*array.Int64Builder).Append(x)
+		case int32:
+			b.(*array.Int64Builder).Append(int64(x))
+		default:
 			return typeErr(t, v)
 		}
-		b.(*array.Int64Builder).Append(x)
 	case iceberg.Int32Type:
-		x, ok := v.(int64)
-		if !ok || int64(int32(x)) != x {
+		switch x := v.(type) {
+		case int32:
+			b.(*array.Int32Builder).Append(x)
+		case int64:
+			if int64(int32(x)) != x {
+				return typeErr(t, v)
+			}
+			b.(*array.Int32Builder).Append(int32(x))
+		default:
 			return typeErr(t, v)
 		}
-		b.(*array.Int32Builder).Append(int32(x))
 	case iceberg.Float64Type:
 		switch x := v.(type) {
 		case float64:
 			b.(*array.Float64Builder).Append(x)
+		case float32:
+			b.(*array.Float64Builder).Append(float64(x))
 		case int64: // decoded before the column widened from long
 			b.(*array.Float64Builder).Append(float64(x))
 		default:
@@ -145,6 +161,8 @@ func appendValue(b array.Builder, t iceberg.Type, v any) error {
 		}
 	case iceberg.Float32Type:
 		switch x := v.(type) {
+		case float32:
+			b.(*array.Float32Builder).Append(x)
 		case float64:
 			b.(*array.Float32Builder).Append(float32(x))
 		case int64:
@@ -158,7 +176,7 @@ func appendValue(b array.Builder, t iceberg.Type, v any) error {
 			return typeErr(t, v)
 		}
 		b.(*array.StringBuilder).Append(x)
-	case iceberg.TimestampTzType:
+	case iceberg.TimestampTzType, iceberg.TimestampType:
 		x, ok := v.(time.Time)
 		if !ok {
 			return typeErr(t, v)
@@ -189,7 +207,74 @@ func appendValue(b array.Builder, t iceberg.Type, v any) error {
 			}
 		}
 	default:
-		return fmt.Errorf(": type %s is not supported for json tables", t)
+		return appendSchemaValue(b, t, v)
+	}
+	return nil
+}
+
+// appendSchemaValue appends values of the types only registry schemas
+// produce (see records.Kind for their Go types).
+func appendSchemaValue(b array.Builder, t iceberg.Type, v any) error {
+	switch t := t.(type) {
+	case iceberg.BinaryType:
+		x, ok := v.([]byte)
+		if !ok {
+			return typeErr(t, v)
+		}
+		b.(*array.BinaryBuilder).Append(x)
+	case iceberg.FixedType:
+		x, ok := v.([]byte)
+		if !ok || len(x) != t.Len() {
+			return typeErr(t, v)
+		}
+		b.(*array.FixedSizeBinaryBuilder).Append(x)
+	case iceberg.DecimalType:
+		x, ok := v.(*big.Int)
+		if !ok {
+			return typeErr(t, v)
+		}
+		if x.BitLen() > 127 {
+			return fmt.Errorf(": value %s does not fit %s", x, t)
+		}
+		b.(*array.Decimal128Builder).Append(decimal128.FromBigInt(x))
+	case iceberg.DateType:
+		x, ok := v.(records.Days)
+		if !ok {
+			return typeErr(t, v)
+		}
+		b.(*array.Date32Builder).Append(arrow.Date32(x))
+	case iceberg.TimeType:
+		x, ok := v.(time.Duration)
+		if !ok {
+			return typeErr(t, v)
+		}
+		b.(*array.Time64Builder).Append(arrow.Time64(x.Microseconds()))
+	case iceberg.UUIDType:
+		x, ok := v.([16]byte)
+		if !ok {
+			return typeErr(t, v)
+		}
+		b.(*extensions.UUIDBuilder).AppendBytes(x)
+	case *iceberg.MapType:
+		xs, ok := v.([]records.MapEntry)
+		if !ok {
+			return typeErr(t, v)
+		}
+		mb := b.(*array.MapBuilder)
+		mb.Append(true)
+		for _, e := range xs {
+			if e.Key == nil {
+				return fmt.Errorf(".key: map keys cannot be null")
+			}
+			if err := appendValue(mb.KeyBuilder(), t.KeyType, e.Key); err != nil {
+				return fmt.Errorf(".key%w", err)
+			}
+			if err := appendValue(mb.ItemBuilder(), t.ValueType, e.Value); err != nil {
+				return fmt.Errorf(".value%w", err)
+			}
+		}
+	default:
+		return fmt.Errorf(": type %s is not supported", t)
 	}
 	return nil
 }

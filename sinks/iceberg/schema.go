@@ -19,7 +19,21 @@ const (
 	ColHeaders   = "_kafka_headers"
 	ColValue     = "value" // raw and dead-letter tables
 	ColError     = "error" // dead-letter tables
+	// ColKeyDecoded is the key decoded with its own registry schema; it is
+	// a payload field of the shape (so it evolves like one) that the worker
+	// fills only when keys carry a schema id.
+	ColKeyDecoded = "_kafka_key_decoded"
 )
+
+// schemaFormat reports whether a table's columns come from a registry
+// schema (avro, protobuf, json_schema, latest) rather than JSON inference.
+func schemaFormat(format string) bool {
+	switch format {
+	case "avro", "protobuf", "json_schema", "latest":
+		return true
+	}
+	return false
+}
 
 // idGen hands out field ids for a schema under construction. The catalog
 // reassigns them when it creates the table, so only uniqueness matters.
@@ -51,7 +65,7 @@ func tableSchema(format string, shape *records.Shape) (*iceberg.Schema, error) {
 	switch format {
 	case "raw":
 		fields = append(fields, iceberg.NestedField{ID: g.next(), Name: ColValue, Type: iceberg.PrimitiveTypes.Binary, Doc: "Kafka record value"})
-	case "json":
+	case "json", "avro", "protobuf", "json_schema", "latest":
 		if shape != nil {
 			for _, f := range shape.Fields {
 				fields = append(fields, iceberg.NestedField{ID: g.next(), Name: f.Name, Type: shapeType(f.Shape, g)})
@@ -83,6 +97,29 @@ func shapeType(s *records.Shape, g *idGen) iceberg.Type {
 		return iceberg.PrimitiveTypes.Float64
 	case records.String:
 		return iceberg.PrimitiveTypes.String
+	case records.Int:
+		return iceberg.PrimitiveTypes.Int32
+	case records.Float:
+		return iceberg.PrimitiveTypes.Float32
+	case records.Bytes:
+		return iceberg.PrimitiveTypes.Binary
+	case records.Fixed:
+		return iceberg.FixedTypeOf(s.Size)
+	case records.Decimal:
+		return iceberg.DecimalTypeOf(s.Precision, s.Scale)
+	case records.Date:
+		return iceberg.PrimitiveTypes.Date
+	case records.Time:
+		return iceberg.PrimitiveTypes.Time
+	case records.Timestamp:
+		return iceberg.PrimitiveTypes.Timestamp
+	case records.TimestampTz:
+		return iceberg.PrimitiveTypes.TimestampTz
+	case records.UUID:
+		return iceberg.PrimitiveTypes.UUID
+	case records.Map:
+		kid, vid := g.next(), g.next()
+		return &iceberg.MapType{KeyID: kid, KeyType: shapeType(s.Key, g), ValueID: vid, ValueType: shapeType(s.Elem, g)}
 	case records.List:
 		id := g.next()
 		return &iceberg.ListType{ElementID: id, Element: shapeType(s.Elem, g)}
@@ -97,15 +134,23 @@ func shapeType(s *records.Shape, g *idGen) iceberg.Type {
 }
 
 // shapeOf converts a table's payload columns back into a shape whose fields
-// are all committed. Columns of types JSON inference never produces (changed
-// by hand) are refused with the column named.
-func shapeOf(sc *iceberg.Schema) (*records.Shape, error) {
+// are all committed. For json tables, columns of types JSON inference never
+// produces (changed by hand) are refused with the column named; schema
+// formats map every Iceberg type to its exact shape.
+func shapeOf(sc *iceberg.Schema, format string) (*records.Shape, error) {
 	out := &records.Shape{Kind: records.Struct}
+	exact := schemaFormat(format)
 	for _, f := range sc.Fields() {
-		if strings.HasPrefix(f.Name, "_kafka_") {
+		if strings.HasPrefix(f.Name, "_kafka_") && f.Name != ColKeyDecoded {
 			continue
 		}
-		s, err := typeShape(f.Type, f.Name)
+		var s *records.Shape
+		var err error
+		if exact {
+			s, err = exactShape(f.Type, f.Name)
+		} else {
+			s, err = typeShape(f.Type, f.Name)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -143,4 +188,67 @@ func typeShape(t iceberg.Type, path string) (*records.Shape, error) {
 		return s, nil
 	}
 	return nil, fmt.Errorf("column %s has type %s, which a json table cannot fill", path, t)
+}
+
+// exactShape converts an Iceberg type into the shape that produces it, for
+// tables whose columns follow a registry schema.
+func exactShape(t iceberg.Type, path string) (*records.Shape, error) {
+	prim := func(k records.Kind) (*records.Shape, error) { return &records.Shape{Kind: k}, nil }
+	switch t := t.(type) {
+	case iceberg.BooleanType:
+		return prim(records.Bool)
+	case iceberg.Int32Type:
+		return prim(records.Int)
+	case iceberg.Int64Type:
+		return prim(records.Long)
+	case iceberg.Float32Type:
+		return prim(records.Float)
+	case iceberg.Float64Type:
+		return prim(records.Double)
+	case iceberg.StringType:
+		return prim(records.String)
+	case iceberg.BinaryType:
+		return prim(records.Bytes)
+	case iceberg.FixedType:
+		return &records.Shape{Kind: records.Fixed, Size: t.Len()}, nil
+	case iceberg.DecimalType:
+		return &records.Shape{Kind: records.Decimal, Precision: t.Precision(), Scale: t.Scale()}, nil
+	case iceberg.DateType:
+		return prim(records.Date)
+	case iceberg.TimeType:
+		return prim(records.Time)
+	case iceberg.TimestampType:
+		return prim(records.Timestamp)
+	case iceberg.TimestampTzType:
+		return prim(records.TimestampTz)
+	case iceberg.UUIDType:
+		return prim(records.UUID)
+	case *iceberg.ListType:
+		e, err := exactShape(t.Element, path+"[]")
+		if err != nil {
+			return nil, err
+		}
+		return &records.Shape{Kind: records.List, Elem: e}, nil
+	case *iceberg.MapType:
+		k, err := exactShape(t.KeyType, path+".key")
+		if err != nil {
+			return nil, err
+		}
+		v, err := exactShape(t.ValueType, path+".value")
+		if err != nil {
+			return nil, err
+		}
+		return &records.Shape{Kind: records.Map, Key: k, Elem: v}, nil
+	case *iceberg.StructType:
+		s := &records.Shape{Kind: records.Struct}
+		for _, f := range t.FieldList {
+			fs, err := exactShape(f.Type, path+"."+f.Name)
+			if err != nil {
+				return nil, err
+			}
+			s.Fields = append(s.Fields, &records.Field{Name: f.Name, Shape: fs})
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("column %s has type %s, which no registry schema produces", path, t)
 }

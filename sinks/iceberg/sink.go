@@ -78,7 +78,7 @@ func (s *Sink) Shape(ctx context.Context, t worker.TableSpec) (*records.Shape, e
 	if err != nil {
 		return nil, fmt.Errorf("loading table %s: %w", ledger.DisplayName(t.Key), err)
 	}
-	return shapeOf(tbl.Schema())
+	return shapeOf(tbl.Schema(), t.Format)
 }
 
 // Prepare implements worker.Sink: it creates the table on first data, adds
@@ -90,11 +90,15 @@ func (s *Sink) Prepare(ctx context.Context, t worker.TableSpec, shape *records.S
 	if err != nil {
 		return err
 	}
-	if t.Format == "json" && shape != nil && shape.HasUncommitted() {
+	if t.Format != "raw" && shape != nil && shape.HasUncommitted() {
 		want, err := tableSchema(t.Format, shape)
 		if err != nil {
 			return err
 		}
+		// UnionByNameWith adds missing columns (fresh ids; existing ones keep
+		// theirs, so ids are stable across evolution), promotes int to long,
+		// float to double and widens decimal precision, and never drops a
+		// column: a field the new schema removed keeps reading null.
 		tx := tbl.NewTransaction()
 		if err := tx.UpdateSchema(true, false).UnionByNameWith(want).Commit(); err != nil {
 			return fmt.Errorf("evolving schema of %s to %s: %w", ledger.DisplayName(t.Key), shape, err)

@@ -131,7 +131,7 @@ func TestShapeSchemaRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := shapeOf(sc)
+	back, err := shapeOf(sc, "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestShapeSchemaRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: %s vs %s", back, shape)
 	}
 	bad := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date})
-	if _, err := shapeOf(bad); err == nil {
+	if _, err := shapeOf(bad, "json"); err == nil {
 		t.Fatal("date column accepted for a json table")
 	}
 }
