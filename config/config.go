@@ -30,6 +30,31 @@ type Config struct {
 	MemoryBudget ByteSize `yaml:"memory_budget"`
 	Log          Log      `yaml:"log"`
 	Cluster      Cluster  `yaml:"cluster"`
+	// SchemaRegistry is the Confluent-compatible Schema Registry that the
+	// avro, protobuf, json_schema and latest formats read schemas from.
+	SchemaRegistry SchemaRegistry `yaml:"schema_registry"`
+}
+
+// SchemaRegistry says how to reach a Confluent-compatible Schema Registry
+// (Confluent, Apicurio's ccompat API, Karapace, Redpanda).
+type SchemaRegistry struct {
+	// URL is the registry's base URL, e.g. http://registry:8081 (for
+	// Apicurio: http://host:8080/apis/ccompat/v7).
+	URL string `yaml:"url"`
+	// Username and Password: HTTP basic auth (Confluent Cloud API key and
+	// secret). Empty: none.
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	// BearerToken: sent as "Authorization: Bearer ..." instead of basic
+	// auth. Empty: none.
+	BearerToken string `yaml:"bearer_token"`
+	// Timeout bounds one registry request (default 10s); a registry slower
+	// than this is retried with backoff and the table shows DEGRADED.
+	Timeout Duration `yaml:"timeout"`
+	// RefreshInterval: how often the latest version of a subject is looked
+	// up again for the latest format (default 1m). Schemas by id are
+	// immutable and cached for the life of the process.
+	RefreshInterval Duration `yaml:"refresh_interval"`
 }
 
 // Node identifies this node and where it listens.
@@ -132,12 +157,23 @@ type Table struct {
 	// Name defaults to {topic}.
 	Namespace string `yaml:"namespace"`
 	Name      string `yaml:"name"`
-	// Format is json (schemaless JSON objects) or raw (key and value bytes).
+	// Format is json (schemaless JSON objects), raw (key and value bytes),
+	// or a Schema Registry format: avro, protobuf or json_schema (values in
+	// the Confluent wire format: magic byte 0, schema id), or latest (values
+	// without a header, decoded with the subject's latest schema).
 	Format string `yaml:"format"`
-	// ErrorMode says where a record that cannot be decoded goes: dlq (the
-	// table's <name>_dlq table, default), skip (counted and dropped) or
-	// suspend (the table stops at the record until resumed).
+	// Subject names the registry subject of the values for the latest
+	// format; {topic} is the topic name as is. Default {topic}-value (the
+	// TopicNameStrategy).
+	Subject string `yaml:"subject"`
+	// ErrorMode says where a record that cannot be decoded goes: log (the
+	// table's <name>_dlq table, default; dlq is the same), skip (counted and
+	// dropped) or suspend (the table stops at the record until resumed).
 	ErrorMode string `yaml:"error_mode"`
+	// Tombstones says what happens to records with a null (empty) value in
+	// decoded formats: ignore (counted and dropped, default) or dlq (a row
+	// in the dead-letter table). Raw tables keep them as rows.
+	Tombstones string `yaml:"tombstones"`
 	// StartOffset is where a partition never seen before starts: earliest
 	// (default) or latest.
 	StartOffset string `yaml:"start_offset"`
@@ -250,6 +286,7 @@ func Defaults() Config {
 		TargetFileSize: 128 << 20,
 		MemoryBudget:   1 << 30,
 		Log:            Log{Level: "info", Format: "text"},
+		SchemaRegistry: SchemaRegistry{Timeout: Duration(10 * time.Second), RefreshInterval: Duration(time.Minute)},
 	}
 }
 
@@ -262,7 +299,13 @@ func (t *Table) applyDefaults() {
 		t.Format = "json"
 	}
 	if t.ErrorMode == "" {
-		t.ErrorMode = "dlq"
+		t.ErrorMode = "log"
+	}
+	if t.Tombstones == "" {
+		t.Tombstones = "ignore"
+	}
+	if t.Subject == "" {
+		t.Subject = "{topic}-value"
 	}
 	if t.StartOffset == "" {
 		t.StartOffset = "earliest"
@@ -413,3 +456,20 @@ func (c *Config) normalize() error {
 	c.Warehouse.Location = "file://" + abs
 	return nil
 }
+
+// SchemaFormat reports whether a table format reads schemas from the
+// Schema Registry.
+func SchemaFormat(format string) bool {
+	switch format {
+	case "avro", "protobuf", "json_schema", "latest":
+		return true
+	}
+	return false
+}
+
+// SubjectFor expands a subject template for a topic ({topic} as is).
+func SubjectFor(tmpl, topic string) string { return strings.ReplaceAll(tmpl, "{topic}", topic) }
+
+// DeadLetters reports whether an error mode writes bad records to the
+// dead-letter table (log, and its older name dlq).
+func DeadLetters(mode string) bool { return mode == "log" || mode == "dlq" }

@@ -50,7 +50,7 @@ func TestLoadDefaultsAndEnv(t *testing.T) {
 	}
 	tb := cfg.Tables[0]
 	ns, name, err := tb.Target("orders", nil)
-	if err != nil || ns != "default" || name != "orders" || tb.Format != "json" || tb.ErrorMode != "dlq" || tb.StartOffset != "earliest" {
+	if err != nil || ns != "default" || name != "orders" || tb.Format != "json" || tb.ErrorMode != "log" || tb.Tombstones != "ignore" || tb.Subject != "{topic}-value" || tb.StartOffset != "earliest" {
 		t.Fatalf("table defaults: %+v", tb)
 	}
 }
@@ -99,7 +99,15 @@ func TestEveryInvalidFieldIsNamed(t *testing.T) {
 		{"tables[0].namespace", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "namespace": "a b"}]`}},
 		{"tables[0].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "name": "x.y"}]`}},
 		{"tables[0].name", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "name": "x_dlq"}]`}},
-		{"tables[0].format", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "format": "avro"}]`}},
+		{"tables[0].format", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "format": "thrift"}]`}},
+		{"schema_registry.url", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "format": "avro"}]`}},
+		{"schema_registry.url", validYAML, []string{"FLOE_SCHEMA_REGISTRY_URL=registry:8081"}},
+		{"schema_registry.username", validYAML, []string{"FLOE_SCHEMA_REGISTRY_PASSWORD=p"}},
+		{"schema_registry.bearer_token", validYAML, []string{"FLOE_SCHEMA_REGISTRY_USERNAME=u", "FLOE_SCHEMA_REGISTRY_BEARER_TOKEN=t"}},
+		{"schema_registry.timeout", validYAML, []string{"FLOE_SCHEMA_REGISTRY_TIMEOUT=1ms"}},
+		{"schema_registry.refresh_interval", validYAML, []string{"FLOE_SCHEMA_REGISTRY_REFRESH_INTERVAL=10ms"}},
+		{"tables[0].subject", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "subject": "{name}-value"}]`}},
+		{"tables[0].tombstones", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "tombstones": "keep"}]`}},
 		{"tables[0].error_mode", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "error_mode": "ignore"}]`}},
 		{"tables[0].start_offset", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "start_offset": "middle"}]`}},
 		{"tables[0].orphan_min_age", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "orphan_min_age": "5m"}]`}},
@@ -131,6 +139,17 @@ func TestEveryInvalidFieldIsNamed(t *testing.T) {
 				t.Fatalf("error %q does not name %s", err, c.field)
 			}
 		})
+	}
+}
+
+func TestRegistryFormats(t *testing.T) {
+	cfg, err := Load(write(t, validYAML+"schema_registry: {url: http://r:8081, username: u, password: p}\n"),
+		[]string{`FLOE_TABLES=[{"topic": "a", "format": "avro", "error_mode": "dlq"}, {"topic": "b", "format": "latest", "subject": "{topic}-v", "tombstones": "dlq"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !DeadLetters(cfg.Tables[0].ErrorMode) || SubjectFor(cfg.Tables[1].Subject, "b.c") != "b.c-v" || cfg.SchemaRegistry.Timeout.D() != 10*time.Second {
+		t.Fatalf("registry config: %+v %+v", cfg.Tables, cfg.SchemaRegistry)
 	}
 }
 

@@ -100,6 +100,7 @@ func (c *Config) Validate() error {
 		bad("kafka.sasl.mechanism", "%q: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.Kafka.SASL.Mechanism)
 	}
 	c.validateWarehouse(bad)
+	c.validateRegistry(bad)
 	if c.CommitInterval.D() < 100*time.Millisecond {
 		bad("commit_interval", "%s is below the 100ms minimum", c.CommitInterval.D())
 	}
@@ -136,15 +137,27 @@ func (c *Config) Validate() error {
 			}
 		}
 		t.checkTemplates(bad, f)
-		switch t.Format {
-		case "json", "raw":
+		switch {
+		case t.Format == "json", t.Format == "raw":
+		case SchemaFormat(t.Format):
+			if c.SchemaRegistry.URL == "" {
+				bad("schema_registry.url", "required by tables[%d].format %s", i, t.Format)
+			}
 		default:
-			bad(f("format"), "%q: use json or raw", t.Format)
+			bad(f("format"), "%q: use json, raw, avro, protobuf, json_schema or latest", t.Format)
+		}
+		if strings.Count(t.Subject, "{") != strings.Count(t.Subject, "{topic}") || strings.Contains(t.Subject, "}") != strings.Contains(t.Subject, "{topic}") {
+			bad(f("subject"), "%q: the only placeholder is {topic}", t.Subject)
 		}
 		switch t.ErrorMode {
-		case "dlq", "skip", "suspend":
+		case "log", "dlq", "skip", "suspend":
 		default:
-			bad(f("error_mode"), "%q: use dlq, skip or suspend", t.ErrorMode)
+			bad(f("error_mode"), "%q: use log, skip or suspend", t.ErrorMode)
+		}
+		switch t.Tombstones {
+		case "ignore", "dlq":
+		default:
+			bad(f("tombstones"), "%q: use ignore or dlq", t.Tombstones)
 		}
 		switch t.StartOffset {
 		case "earliest", "latest":
@@ -263,5 +276,26 @@ func (c *Config) validateWarehouse(bad func(field, format string, args ...any)) 
 		if (c.Warehouse.S3.AccessKeyID == "") != (c.Warehouse.S3.SecretAccessKey == "") {
 			bad("warehouse.s3.secret_access_key", "set both access_key_id and secret_access_key, or neither to use the AWS credential chain")
 		}
+	}
+}
+
+func (c *Config) validateRegistry(bad func(field, format string, args ...any)) {
+	r := c.SchemaRegistry
+	if r.URL != "" {
+		if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("schema_registry.url", "%q is not a URL like http://registry:8081", r.URL)
+		}
+	}
+	if r.Password != "" && r.Username == "" {
+		bad("schema_registry.username", "required when schema_registry.password is set")
+	}
+	if r.BearerToken != "" && r.Username != "" {
+		bad("schema_registry.bearer_token", "set basic auth (username, password) or a bearer token, not both")
+	}
+	if r.Timeout.D() < 100*time.Millisecond {
+		bad("schema_registry.timeout", "%s is below the 100ms minimum", r.Timeout.D())
+	}
+	if r.RefreshInterval.D() < time.Second {
+		bad("schema_registry.refresh_interval", "%s is below the 1s minimum", r.RefreshInterval.D())
 	}
 }
