@@ -1,0 +1,1008 @@
+package main
+
+// A fleet of real `floe serve` processes for the cluster tests (chaos,
+// rolling upgrade, total loss): N binaries on 127.0.0.1 sharing one
+// warehouse, a producer writing to 3 topics x 8 partitions throughout, a
+// status watcher, and the independent final check. Everything is observed
+// from outside, through signals, the admin API and the tables themselves,
+// as an operator would.
+//
+// Environment (all optional):
+//   FLOE_CHAOS_KAFKA=host:port     a real broker instead of the in-test kfake
+//   FLOE_CHAOS_S3_ENDPOINT, _BUCKET, _ACCESS_KEY, _SECRET_KEY, _REGION
+//                                  an s3:// warehouse (MinIO) instead of file://
+//   FLOE_CHAOS_DIR=path            keep configs, node logs and data there
+//   FLOE_CHAOS_REPORT=path         write each table's metadata location and
+//                                  expected offsets (test/interop scenario 7)
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"gopkg.in/yaml.v3"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/config"
+	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+)
+
+// Short timeouts so that failures are detected and work moves within a
+// test's patience; the semantics are the production ones.
+const (
+	fleetCommitInterval = time.Second
+	fleetFailureTimeout = 3 * time.Second
+	fleetBackupInterval = 5 * time.Second
+	fleetDrainTimeout   = 30 * time.Second
+	fleetPartitions     = 8
+	fleetNamespace      = "chaos"
+	fleetMaxVoters      = 5
+)
+
+type fleetNode struct {
+	id, dir, dataDir, cfgPath, logPath string
+	raftAddr, adminAddr, rpcAddr       string
+	recover                            bool
+
+	// Guarded by fleet.mu.
+	incarnation int
+	state       string // running, paused, stopped
+	exited      chan struct{}
+	exitCode    int
+	expectExit  bool
+	logStart    int64 // size of the log when this incarnation started
+	cmd         *exec.Cmd
+}
+
+type fleet struct {
+	t        *testing.T
+	bin, dir string
+	brokers  []string
+	wh       config.Warehouse
+	topics   []string
+	client   *kgo.Client
+	t0       time.Time
+	extra    map[string]any // added to the FLOE_CHAOS_REPORT file
+	mu       sync.Mutex
+	nodes    map[string]*fleetNode
+	seq      int
+	events   []string
+	crashed  []string
+	watchers []*watcher
+}
+
+func newFleet(t *testing.T) *fleet {
+	t.Helper()
+	f := &fleet{t: t, bin: floeBinary(t), nodes: map[string]*fleetNode{}, t0: time.Now(), extra: map[string]any{}}
+	f.dir = t.TempDir()
+	if d := os.Getenv("FLOE_CHAOS_DIR"); d != "" {
+		f.dir = filepath.Join(d, t.Name())
+		if err := os.MkdirAll(f.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := fmt.Sprintf("r%d", time.Now().UnixNano()%1_000_000_000)
+	base := []string{"orders", "clicks", "payments"}
+	if addr := os.Getenv("FLOE_CHAOS_KAFKA"); addr != "" {
+		// A real broker outlives the test: unique topic names per run.
+		for _, b := range base {
+			f.topics = append(f.topics, b+"_"+run)
+		}
+		f.brokers = []string{addr}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		f.client = cl
+		f.createTopics()
+	} else {
+		f.topics = base
+		kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(fleetPartitions, base...)})
+		f.brokers, f.client = kc.ListenAddrs(), cl
+	}
+	f.wh.Location = "file://" + filepath.Join(f.dir, "warehouse")
+	if ep := os.Getenv("FLOE_CHAOS_S3_ENDPOINT"); ep != "" {
+		f.wh = config.Warehouse{
+			Location: "s3://" + os.Getenv("FLOE_CHAOS_S3_BUCKET") + "/chaos-" + run,
+			S3: config.S3{Endpoint: ep, Region: envOr("FLOE_CHAOS_S3_REGION", "us-east-1"),
+				AccessKeyID: os.Getenv("FLOE_CHAOS_S3_ACCESS_KEY"), SecretAccessKey: os.Getenv("FLOE_CHAOS_S3_SECRET_KEY")},
+		}
+	}
+	t.Logf("fleet: dir %s, kafka %v, topics %v, warehouse %s", f.dir, f.brokers, f.topics, f.wh.Location)
+	// go test -timeout panics without running cleanups: kill the fleet
+	// shortly before, so no floe process outlives the test binary.
+	if dl, ok := t.Deadline(); ok && time.Until(dl) > time.Minute {
+		timer := time.AfterFunc(time.Until(dl)-10*time.Second, f.killAll)
+		t.Cleanup(func() { timer.Stop() })
+	}
+	t.Cleanup(func() {
+		for _, w := range f.watchers {
+			w.stop()
+		}
+		f.killAll()
+		if t.Failed() {
+			f.dumpDiagnostics()
+		}
+	})
+	return f
+}
+
+func (f *fleet) createTopics() {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 30_000
+	for _, tp := range f.topics {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = tp, fleetPartitions, -1
+		req.Topics = append(req.Topics, rt)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, f.client)
+	if err != nil {
+		f.t.Fatalf("creating topics: %v", err)
+	}
+	for _, rt := range resp.Topics {
+		if rt.ErrorCode != 0 {
+			f.t.Fatalf("creating topic %s: error code %d %v", rt.Topic, rt.ErrorCode, rt.ErrorMessage)
+		}
+	}
+}
+
+// event appends a timestamped line to the action log (printed on failure).
+func (f *fleet) event(format string, args ...any) {
+	f.t.Helper()
+	line := fmt.Sprintf("%+7.1fs ", time.Since(f.t0).Seconds()) + fmt.Sprintf(format, args...)
+	f.mu.Lock()
+	f.events = append(f.events, line)
+	f.mu.Unlock()
+	f.t.Log(line)
+}
+
+func mustFreeAddr(t *testing.T) string {
+	a, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// newNode allocates ports and directories for a node; start runs it.
+func (f *fleet) newNode(prefix string, recover bool) *fleetNode {
+	f.mu.Lock()
+	f.seq++
+	id := fmt.Sprintf("%s%d", prefix, f.seq)
+	f.mu.Unlock()
+	dir := filepath.Join(f.dir, "nodes", id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	return &fleetNode{id: id, dir: dir, dataDir: filepath.Join(dir, "data"), cfgPath: filepath.Join(dir, "floe.yaml"),
+		logPath: filepath.Join(dir, "floe.log"), raftAddr: mustFreeAddr(f.t), adminAddr: mustFreeAddr(f.t),
+		rpcAddr: mustFreeAddr(f.t), recover: recover, state: "stopped"}
+}
+
+func (f *fleet) writeConfig(n *fleetNode, bootstrapExpect int, join []string) {
+	var tables []map[string]any
+	for _, tp := range f.topics {
+		tables = append(tables, map[string]any{"topic": tp, "namespace": fleetNamespace, "name": tp, "format": "json", "start_offset": "earliest"})
+	}
+	wh := map[string]any{"location": f.wh.Location}
+	if f.wh.S3.Endpoint != "" {
+		wh["s3"] = map[string]any{"endpoint": f.wh.S3.Endpoint, "region": f.wh.S3.Region,
+			"access_key_id": f.wh.S3.AccessKeyID, "secret_access_key": f.wh.S3.SecretAccessKey}
+	}
+	raw, err := yaml.Marshal(map[string]any{
+		"node": map[string]any{"id": n.id, "data_dir": n.dataDir, "raft_addr": n.raftAddr, "admin_addr": n.adminAddr, "rpc_addr": n.rpcAddr},
+		"cluster": map[string]any{"bootstrap_expect": bootstrapExpect, "join": join, "max_voters": fleetMaxVoters,
+			"failure_timeout": fleetFailureTimeout.String(), "drain_timeout": fleetDrainTimeout.String(),
+			"backup_interval": fleetBackupInterval.String()},
+		"kafka":           map[string]any{"bootstrap_servers": f.brokers},
+		"warehouse":       wh,
+		"commit_interval": fleetCommitInterval.String(),
+		"tables":          tables,
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(n.cfgPath, raw, 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// startNew starts k fresh nodes. bootstrapExpect > 0 forms a new group of
+// them (the join list is the k nodes); 0 joins the running fleet.
+func (f *fleet) startNew(k, bootstrapExpect int, prefix string, recover bool) []*fleetNode {
+	var ns []*fleetNode
+	for range k {
+		ns = append(ns, f.newNode(prefix, recover))
+	}
+	var join []string
+	if bootstrapExpect > 0 {
+		for _, n := range ns {
+			join = append(join, n.rpcAddr)
+		}
+	} else {
+		for _, n := range f.running() {
+			join = append(join, n.rpcAddr)
+		}
+	}
+	for _, n := range ns {
+		f.writeConfig(n, bootstrapExpect, join)
+		f.mu.Lock()
+		f.nodes[n.id] = n
+		f.mu.Unlock()
+		f.start(n)
+	}
+	return ns
+}
+
+// start runs (or restarts, on the same data dir and ports) a node's process.
+func (f *fleet) start(n *fleetNode) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	logf, err := os.OpenFile(n.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	st, _ := logf.Stat()
+	n.incarnation++
+	n.logStart = st.Size()
+	fmt.Fprintf(logf, "=== harness: start %s incarnation %d at %+.1fs\n", n.id, n.incarnation, time.Since(f.t0).Seconds())
+	args := []string{"serve", "--config", n.cfgPath}
+	if n.recover {
+		args = append(args, "--recover")
+	}
+	cmd := execCommand(f.bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = deathSignal()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		f.t.Fatalf("starting %s: %v", n.id, err)
+	}
+	n.cmd, n.state, n.expectExit, n.exited = cmd, "running", false, make(chan struct{})
+	inc, exited := n.incarnation, n.exited
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		f.mu.Lock()
+		n.exitCode = cmd.ProcessState.ExitCode()
+		if !n.expectExit {
+			msg := fmt.Sprintf("%s (incarnation %d) exited on its own with code %d", n.id, inc, n.exitCode)
+			f.crashed = append(f.crashed, msg)
+			f.events = append(f.events, fmt.Sprintf("%+7.1fs UNEXPECTED: %s", time.Since(f.t0).Seconds(), msg))
+		}
+		n.state = "stopped"
+		f.mu.Unlock()
+		close(exited)
+	}()
+}
+
+// deathSignal makes the kernel SIGKILL a child when the test binary dies
+// (Linux Pdeathsig; set by reflection so the file builds elsewhere).
+func deathSignal() *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{}
+	if fv := reflect.ValueOf(attr).Elem().FieldByName("Pdeathsig"); fv.IsValid() && fv.CanSet() {
+		fv.Set(reflect.ValueOf(syscall.SIGKILL))
+	}
+	return attr
+}
+
+func (f *fleet) signal(n *fleetNode, sig syscall.Signal, expectExit bool) chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if expectExit {
+		n.expectExit = true
+	}
+	if n.cmd != nil && n.state != "stopped" {
+		_ = n.cmd.Process.Signal(sig)
+	}
+	return n.exited
+}
+
+// kill SIGKILLs a node and waits for the process to be gone.
+func (f *fleet) kill(n *fleetNode) {
+	select {
+	case <-f.signal(n, syscall.SIGKILL, true):
+	case <-time.After(20 * time.Second):
+		f.t.Fatalf("%s did not die after SIGKILL", n.id)
+	}
+}
+
+func (f *fleet) pause(n *fleetNode) {
+	f.signal(n, syscall.SIGSTOP, false)
+	f.mu.Lock()
+	n.state = "paused"
+	f.mu.Unlock()
+}
+
+func (f *fleet) resume(n *fleetNode) {
+	f.signal(n, syscall.SIGCONT, false)
+	f.mu.Lock()
+	if n.state == "paused" {
+		n.state = "running"
+	}
+	f.mu.Unlock()
+}
+
+// terminate sends SIGTERM (a graceful drain) and waits up to limit for the
+// exit; it returns the exit code and how long the node took.
+func (f *fleet) terminate(n *fleetNode, limit time.Duration) (int, time.Duration, error) {
+	start := time.Now()
+	select {
+	case <-f.signal(n, syscall.SIGTERM, true):
+	case <-time.After(limit):
+		f.kill(n)
+		return -1, time.Since(start), fmt.Errorf("%s did not exit within %s of SIGTERM (killed)", n.id, limit)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return n.exitCode, time.Since(start), nil
+}
+
+// remove forgets a node that left the group for good.
+func (f *fleet) remove(n *fleetNode) {
+	f.mu.Lock()
+	delete(f.nodes, n.id)
+	f.mu.Unlock()
+}
+
+// incarnationLog returns what the node logged since its last start.
+func (f *fleet) incarnationLog(n *fleetNode) string {
+	data, _ := os.ReadFile(n.logPath)
+	f.mu.Lock()
+	from := n.logStart
+	f.mu.Unlock()
+	if from > int64(len(data)) {
+		return ""
+	}
+	return string(data[from:])
+}
+
+func (f *fleet) killAll() {
+	f.mu.Lock()
+	var chans []chan struct{}
+	for _, n := range f.nodes {
+		if n.cmd != nil && n.state != "stopped" {
+			n.expectExit = true
+			_ = n.cmd.Process.Signal(syscall.SIGKILL)
+			chans = append(chans, n.exited)
+		}
+	}
+	f.mu.Unlock()
+	for _, c := range chans {
+		select {
+		case <-c:
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// running returns the nodes whose process runs (not paused), by id.
+func (f *fleet) running() []*fleetNode {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*fleetNode
+	for _, n := range f.nodes {
+		if n.state == "running" {
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func (f *fleet) node(id string) *fleetNode {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.nodes[id]
+}
+
+func (f *fleet) incarnation(n *fleetNode) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return n.incarnation, n.state == "running"
+}
+
+func (f *fleet) checkCrashes() {
+	f.mu.Lock()
+	crashed := slices.Clone(f.crashed)
+	f.mu.Unlock()
+	if len(crashed) > 0 {
+		f.t.Fatalf("floe processes exited on their own: %s", strings.Join(crashed, "; "))
+	}
+}
+
+func (f *fleet) fetch(n *fleetNode, timeout time.Duration) (admin.Report, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return admin.Fetch(ctx, n.adminAddr)
+}
+
+// status returns the report of the first running node that answers.
+func (f *fleet) status() (admin.Report, *fleetNode, error) {
+	var errs []error
+	ns := f.running()
+	rand.Shuffle(len(ns), func(i, j int) { ns[i], ns[j] = ns[j], ns[i] })
+	for _, n := range ns {
+		rep, err := f.fetch(n, 3*time.Second)
+		if err == nil {
+			return rep, n, nil
+		}
+		errs = append(errs, err)
+	}
+	return admin.Report{}, nil, fmt.Errorf("no node answers: %w", errors.Join(errs...))
+}
+
+// leaderStatus returns the leader's report: only the leader judges health.
+func (f *fleet) leaderStatus() (admin.Report, *fleetNode, error) {
+	rep, _, err := f.status()
+	if err != nil {
+		return rep, nil, err
+	}
+	ln := f.node(rep.Leader)
+	if ln == nil {
+		return rep, nil, fmt.Errorf("leader %q is not a running fleet node", rep.Leader)
+	}
+	if _, ok := f.incarnation(ln); !ok {
+		return rep, nil, fmt.Errorf("leader %s is not running", ln.id)
+	}
+	lrep, err := f.fetch(ln, 3*time.Second)
+	if err != nil {
+		return rep, nil, err
+	}
+	if lrep.RaftState != "Leader" {
+		return lrep, nil, fmt.Errorf("%s is %s, not the leader", ln.id, lrep.RaftState)
+	}
+	return lrep, ln, nil
+}
+
+func ready(n *fleetNode) bool {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + n.adminAddr + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// healthProblem says what keeps the fleet from being settled, "" if it is:
+// every running node ready and a member the leader finds healthy, no other
+// member, at least 3 voters (so one more failure keeps a majority), every
+// known partition and committer role on a running node.
+func (f *fleet) healthProblem() string {
+	rep, _, err := f.leaderStatus()
+	if err != nil {
+		return err.Error()
+	}
+	run := f.running()
+	want := map[string]bool{}
+	for _, n := range run {
+		want[n.id] = true
+		if !ready(n) {
+			return n.id + " not ready"
+		}
+	}
+	voters := 0
+	for _, m := range rep.Members {
+		if !want[m.ID] {
+			return fmt.Sprintf("member %s is not a running node", m.ID)
+		}
+		delete(want, m.ID)
+		if !m.Healthy || m.Draining {
+			return fmt.Sprintf("member %s healthy=%v draining=%v", m.ID, m.Healthy, m.Draining)
+		}
+		if m.Role == "leader" || m.Role == "voter" {
+			voters++
+		}
+	}
+	if len(want) > 0 {
+		return fmt.Sprintf("running nodes not members: %v", slices.Sorted(mapKeys(want)))
+	}
+	if v := min(len(run), 3); voters < v {
+		return fmt.Sprintf("%d voters, want at least %d", voters, v)
+	}
+	live := map[string]bool{}
+	for _, n := range run {
+		live[n.id] = true
+	}
+	for _, tr := range rep.Tables {
+		if tr.Committer != "" && !live[tr.Committer] {
+			return fmt.Sprintf("%s committer %s is not running", tr.Table, tr.Committer)
+		}
+		for _, p := range tr.Partitions {
+			if p.Epoch > 0 && !live[p.Node] { // epoch 0: not in the ledger yet, no holder shown
+				return fmt.Sprintf("%s %s/%d held by %q", tr.Table, p.Topic, p.Partition, p.Node)
+			}
+		}
+	}
+	return ""
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// settle waits until healthProblem is empty; a fleet that does not heal
+// is a finding.
+func (f *fleet) settle(timeout time.Duration) {
+	f.t.Helper()
+	start, last := time.Now(), ""
+	for {
+		f.checkCrashes()
+		p := f.healthProblem()
+		if p == "" {
+			return
+		}
+		last = p
+		if time.Since(start) > timeout {
+			rep, _, _ := f.status()
+			f.t.Fatalf("fleet not settled after %s: %s\nstatus: %s", timeout, last, reportSummary(rep))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// waitCommitted waits until every table committed at least once.
+func (f *fleet) waitCommitted(timeout time.Duration) {
+	f.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		rep, _, err := f.status()
+		done := err == nil && len(rep.Tables) >= len(f.topics)
+		for _, tr := range rep.Tables {
+			done = done && tr.Rows > 0
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("tables never committed within %s (err %v): %s", timeout, err, reportSummary(rep))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func tableOf(topic string) string { return fleetNamespace + "." + topic }
+
+// verify is the final check: wait until every table's committed offsets
+// reach what was produced, then read each table from its metadata location
+// with iceberg-go, without Floe's catalog, and require every (partition,
+// offset) in [0, produced) exactly once.
+func (f *fleet) verify(produced map[string]int64, timeout time.Duration) {
+	f.t.Helper()
+	start, lastLog := time.Now(), time.Now()
+	var rep admin.Report
+	for {
+		f.checkCrashes()
+		var err error
+		rep, _, err = f.status()
+		behind := f.behind(rep, produced)
+		if err == nil && behind == "" {
+			break
+		}
+		if time.Since(start) > timeout {
+			f.t.Fatalf("not caught up after %s: %v %s\nstatus: %s", timeout, err, behind, reportSummary(rep))
+		}
+		if time.Since(lastLog) > 15*time.Second {
+			lastLog = time.Now()
+			f.event("catching up: %v %s", err, behind)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	f.event("caught up after %.1fs", time.Since(start).Seconds())
+	var total int64
+	var report []map[string]any
+	for _, topic := range f.topics {
+		tr, _ := tableReport(rep, tableOf(topic))
+		ctx := context.Background()
+		tbl, err := table.NewFromLocation(ctx, table.Identifier{fleetNamespace, topic}, tr.MetadataLocation,
+			icebergio.LoadFSFunc(ioProps(f.wh), tr.MetadataLocation), nil)
+		if err != nil {
+			f.t.Fatalf("loading %s from %s: %v", tr.Table, tr.MetadataLocation, err)
+		}
+		per, ranges := map[int32]int64{}, map[string][2]int64{}
+		for p := range int32(fleetPartitions) {
+			tp := fmt.Sprintf("%s/%d", topic, p)
+			per[p], ranges[tp] = produced[tp], [2]int64{0, produced[tp]}
+			total += produced[tp]
+		}
+		checkExactlyOnce(f.t, []*table.Table{tbl}, topic, per)
+		offs, err := icebergsink.Offsets(tbl.CurrentSnapshot())
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		for tp, r := range ranges {
+			if offs[tp] != r[1] {
+				f.t.Errorf("%s: snapshot floe.offsets[%s] = %d, produced %d", tr.Table, tp, offs[tp], r[1])
+			}
+		}
+		if tr.DeadLetterRows != 0 {
+			f.t.Errorf("%s: %d dead letters, want none", tr.Table, tr.DeadLetterRows)
+		}
+		report = append(report, map[string]any{"table": tr.Table, "topic": topic, "metadata_location": tr.MetadataLocation,
+			"expect": map[string]any{"table": tr.Table, "ranges": ranges, "key_field": "k", "header_key": "k", "append_delta_equals_records": true,
+				"columns": []string{"_kafka_topic", "_kafka_partition", "_kafka_offset", "_kafka_timestamp", "_kafka_key", "_kafka_headers", "k", "n", "pad"}}})
+	}
+	f.event("exactly once: %d records over %d tables read back from their metadata locations", total, len(f.topics))
+	if path := os.Getenv("FLOE_CHAOS_REPORT"); path != "" && !f.t.Failed() {
+		f.extra["tables"], f.extra["warehouse"] = report, f.wh.Location
+		data, _ := json.MarshalIndent(f.extra, "", " ")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// behind says which partitions have not committed what was produced.
+func (f *fleet) behind(rep admin.Report, produced map[string]int64) string {
+	var out []string
+	for _, topic := range f.topics {
+		tr, ok := tableReport(rep, tableOf(topic))
+		if !ok {
+			return "no table " + tableOf(topic)
+		}
+		got := map[string]int64{}
+		for _, p := range tr.Partitions {
+			got[fmt.Sprintf("%s/%d", p.Topic, p.Partition)] = p.Committed
+		}
+		for p := range fleetPartitions {
+			tp := fmt.Sprintf("%s/%d", topic, p)
+			if got[tp] != produced[tp] {
+				out = append(out, fmt.Sprintf("%s=%d/%d", tp, got[tp], produced[tp]))
+			}
+		}
+	}
+	if len(out) > 6 {
+		out = append(out[:6], fmt.Sprintf("(+%d more)", len(out)-6))
+	}
+	return strings.Join(out, " ")
+}
+
+// reportSummary renders a report compactly for failure messages.
+func reportSummary(rep admin.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "node %s (%s) leader %s problems %v\n", rep.Node, rep.RaftState, rep.Leader, rep.Problems)
+	for _, m := range rep.Members {
+		fmt.Fprintf(&b, "  member %s %s healthy=%v draining=%v partitions=%d committers=%d unreachable=%.1fs\n",
+			m.ID, m.Role, m.Healthy, m.Draining, m.Partitions, m.Committers, m.Unreachable)
+	}
+	for _, tr := range rep.Tables {
+		fmt.Fprintf(&b, "  %s %s %q rows=%d committer=%s pending=%d failures=%d\n", tr.Table, tr.State, tr.Reason, tr.Rows, tr.Committer, tr.PendingEntries, tr.CommitFailures)
+		for _, p := range tr.Partitions {
+			fmt.Fprintf(&b, "    %s/%d committed=%d recorded=%d hw=%d node=%s epoch=%d %s\n", p.Topic, p.Partition, p.Committed, p.Recorded, p.HighWatermark, p.Node, p.Epoch, p.LastError)
+		}
+	}
+	return b.String()
+}
+
+func (f *fleet) dumpDiagnostics() {
+	f.mu.Lock()
+	events := slices.Clone(f.events)
+	f.mu.Unlock()
+	f.t.Logf("action log:\n%s", strings.Join(events, "\n"))
+	// Drained nodes are gone from f.nodes; their logs are still on disk.
+	logs, _ := filepath.Glob(filepath.Join(f.dir, "nodes", "*", "floe.log"))
+	for _, path := range logs {
+		data, _ := os.ReadFile(path)
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		var errs []string
+		for _, l := range lines {
+			if strings.Contains(l, "level=ERROR") || strings.Contains(l, "panic") {
+				errs = append(errs, l)
+			}
+		}
+		if len(errs) > 15 {
+			errs = errs[len(errs)-15:]
+		}
+		f.t.Logf("=== %s: %d lines; last errors:\n%s\n--- last 40 lines:\n%s", path, len(lines),
+			strings.Join(errs, "\n"), strings.Join(lines[max(0, len(lines)-40):], "\n"))
+	}
+}
+
+// readBackup reads the state backup the leader writes to the warehouse.
+func (f *fleet) readBackup() (*cluster.State, error) {
+	loc := cluster.BackupLocation(f.wh.Location)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fsys, err := icebergio.LoadFS(ctx, ioProps(f.wh), loc)
+	if err != nil {
+		return nil, err
+	}
+	rfs, ok := fsys.(icebergio.ReadFileIO)
+	if !ok {
+		return nil, fmt.Errorf("storage of %s cannot read", loc)
+	}
+	data, err := rfs.ReadFile(loc)
+	if err != nil {
+		return nil, err
+	}
+	return cluster.DecodeSnapshot(bytes.NewReader(data))
+}
+
+// producer writes JSON records to every partition of the fleet's topics
+// until stopped, and counts per partition what the broker acknowledged.
+// Each record's key, its header k and its payload field k are the same
+// unique string, so readers can tell rows apart and check columns.
+type producer struct {
+	f      *fleet
+	mu     sync.Mutex
+	next   map[string]int64 // "topic/p" -> next offset = records acknowledged
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startProducer produces perTick records to each partition every 100 ms.
+func (f *fleet) startProducer(perTick int) *producer {
+	p := &producer{f: f, next: map[string]int64{}, done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go func() {
+		defer close(p.done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for n := 0; ctx.Err() == nil; n++ {
+			if err := p.round(n, perTick); err != nil {
+				p.done <- err
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-tick.C:
+			}
+		}
+	}()
+	f.t.Cleanup(func() { p.cancel(); <-p.done })
+	return p
+}
+
+func (p *producer) round(n, perTick int) error {
+	var recs []*kgo.Record
+	for _, topic := range p.f.topics {
+		for part := range int32(fleetPartitions) {
+			for j := range perTick {
+				k := fmt.Sprintf("%s-%d-%d-%d", topic, part, n, j)
+				recs = append(recs, &kgo.Record{Topic: topic, Partition: part, Key: []byte(k),
+					Headers: []kgo.RecordHeader{{Key: "k", Value: []byte(k)}},
+					Value:   fmt.Appendf(nil, `{"k":%q,"n":%d,"pad":"%048d"}`, k, n, n)})
+			}
+		}
+	}
+	// Not cancelled with the producer: a produce cut short would leave
+	// records of unknown fate in Kafka.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res := p.f.client.ProduceSync(ctx, recs...)
+	if err := res.FirstErr(); err != nil {
+		return fmt.Errorf("producing: %w", err)
+	}
+	got := map[string][]int64{}
+	for _, r := range res {
+		tp := fmt.Sprintf("%s/%d", r.Record.Topic, r.Record.Partition)
+		got[tp] = append(got[tp], r.Record.Offset)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for tp, offs := range got {
+		slices.Sort(offs)
+		for i, o := range offs {
+			if want := p.next[tp] + int64(i); o != want {
+				return fmt.Errorf("producer: %s acknowledged offset %d, expected %d (offsets must be dense from 0)", tp, o, want)
+			}
+		}
+		p.next[tp] += int64(len(offs))
+	}
+	return nil
+}
+
+// counts returns what has been acknowledged so far.
+func (p *producer) counts() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int64, len(p.next))
+	for k, v := range p.next {
+		out[k] = v
+	}
+	return out
+}
+
+// stop ends production and returns the final counts.
+func (p *producer) stop() map[string]int64 {
+	p.cancel()
+	if err := <-p.done; err != nil {
+		p.f.t.Fatal(err)
+	}
+	c := p.counts()
+	var total int64
+	for _, v := range c {
+		total += v
+	}
+	p.f.event("producer stopped: %d records acknowledged over %d partitions", total, len(c))
+	return c
+}
+
+// watcher polls status (one running node per tick, round robin) and checks
+// that committed offsets never move backwards: strictly within one process
+// (an FSM never un-applies), and across nodes a node showing less than
+// another showed must catch up within watchHeal. It also records the
+// largest freshness and last-commit age seen per table.
+type watcher struct {
+	f        *fleet
+	cancel   context.CancelFunc
+	done     chan struct{}
+	stopOnce sync.Once
+
+	mu         sync.Mutex
+	perProc    map[string]int64 // "node#inc|table|tp" -> max committed
+	global     map[string]int64 // "table|tp" -> max committed
+	lags       map[string]lag   // "node#inc|table|tp" -> pending catch-up
+	violations []string
+	polls      int
+	errors     int
+	fresh      map[string]float64 // table -> max freshness_seconds
+	age        map[string]float64 // table -> max last_commit_age_seconds
+	freshAt    map[string]float64 // table -> when (s since t0) the max was seen
+}
+
+type lag struct {
+	want int64
+	seen time.Time
+	node string
+	inc  int
+}
+
+const watchHeal = 15 * time.Second
+
+func (f *fleet) watch(interval time.Duration) *watcher {
+	w := &watcher{f: f, done: make(chan struct{}), perProc: map[string]int64{}, global: map[string]int64{},
+		lags: map[string]lag{}, fresh: map[string]float64{}, age: map[string]float64{}, freshAt: map[string]float64{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	f.watchers = append(f.watchers, w)
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			ns := f.running()
+			if len(ns) == 0 {
+				continue
+			}
+			n := ns[i%len(ns)]
+			inc, _ := f.incarnation(n)
+			rep, err := f.fetch(n, 2*time.Second)
+			// A restart during the request could attribute one process's
+			// view to another: drop the observation.
+			if inc2, ok := f.incarnation(n); err != nil || !ok || inc2 != inc {
+				w.mu.Lock()
+				w.errors++
+				w.mu.Unlock()
+				continue
+			}
+			w.observe(n.id, inc, rep)
+		}
+	}()
+	return w
+}
+
+func (w *watcher) observe(node string, inc int, rep admin.Report) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.polls++
+	now := time.Now()
+	proc := fmt.Sprintf("%s#%d", node, inc)
+	for _, tr := range rep.Tables {
+		if !tr.LastCommit.IsZero() {
+			if tr.FreshnessSec > w.fresh[tr.Table] {
+				w.fresh[tr.Table], w.freshAt[tr.Table] = tr.FreshnessSec, now.Sub(w.f.t0).Seconds()
+			}
+			w.age[tr.Table] = max(w.age[tr.Table], tr.LastCommitAgeSec)
+		}
+		for _, p := range tr.Partitions {
+			if p.Epoch == 0 {
+				continue // not in the ledger yet: the status shows the fetch position
+			}
+			key := fmt.Sprintf("%s|%s/%d", tr.Table, p.Topic, p.Partition)
+			pk := proc + "|" + key
+			if prev, ok := w.perProc[pk]; ok && p.Committed < prev {
+				w.violations = append(w.violations, fmt.Sprintf("%+.1fs %s: %s committed went back from %d to %d in one process",
+					now.Sub(w.f.t0).Seconds(), proc, key, prev, p.Committed))
+			}
+			w.perProc[pk] = max(w.perProc[pk], p.Committed)
+			if l, ok := w.lags[pk]; ok && p.Committed >= l.want {
+				delete(w.lags, pk)
+			}
+			if g := w.global[key]; p.Committed < g {
+				if _, ok := w.lags[pk]; !ok {
+					w.lags[pk] = lag{want: g, seen: now, node: node, inc: inc}
+				}
+			}
+			w.global[key] = max(w.global[key], p.Committed)
+		}
+	}
+	for pk, l := range w.lags {
+		if l.node == node && l.inc != inc {
+			delete(w.lags, pk) // that process is gone
+		} else if l.node == node && now.Sub(l.seen) > watchHeal {
+			w.violations = append(w.violations, fmt.Sprintf("%+.1fs %s: %s stayed below %d, which another node showed %.1fs earlier",
+				now.Sub(w.f.t0).Seconds(), proc, pk, l.want, now.Sub(l.seen).Seconds()))
+			delete(w.lags, pk)
+		}
+	}
+}
+
+// stop ends polling and reports violations as test errors.
+func (w *watcher) stop() {
+	w.stopOnce.Do(func() {
+		w.cancel()
+		<-w.done
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.f.t.Logf("status watcher: %d observations (%d dropped), %d partitions, %d violations", w.polls, w.errors, len(w.global), len(w.violations))
+		for _, v := range w.violations {
+			w.f.t.Errorf("committed offsets moved backwards: %s", v)
+		}
+	})
+}
+
+// maxFreshness returns the largest freshness seen over all tables, and
+// a per-table summary.
+func (w *watcher) maxFreshness() (float64, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var m float64
+	var parts []string
+	for _, tbl := range slices.Sorted(mapKeys(w.fresh)) {
+		m = max(m, w.fresh[tbl])
+		parts = append(parts, fmt.Sprintf("%s freshness max %.1fs (at %+.1fs), last-commit age max %.1fs", tbl, w.fresh[tbl], w.freshAt[tbl], w.age[tbl]))
+	}
+	return m, strings.Join(parts, "; ")
+}
+
+// pick returns a random element.
+func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
+
+// maxCommitted returns the largest committed offset seen per
+// "namespace.table|topic/partition".
+func (w *watcher) maxCommitted() map[string]int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]int64, len(w.global))
+	for k, v := range w.global {
+		out[k] = v
+	}
+	return out
+}
