@@ -53,23 +53,23 @@ type Kind uint8
 // registry schemas (Avro, Protobuf, JSON Schema); the Go type of their values
 // is given with each.
 const (
-	Bool   Kind = iota + 1 // bool
-	Long                   // int64
-	Double                 // float64
-	String                 // string
-	Struct                 // map[string]any
-	List                   // []any
-	Int                    // int32
-	Float                  // float32
-	Bytes                  // []byte
-	Fixed                  // []byte of Shape.Size bytes
-	Decimal                // *big.Int unscaled, with Shape.Precision and Shape.Scale
-	Date                   // Days (since 1970-01-01)
-	Time                   // time.Duration since midnight (microsecond precision)
-	Timestamp              // time.Time, without zone (local date-time read as UTC)
-	TimestampTz            // time.Time, an instant
-	UUID                   // [16]byte
-	Map                    // []MapEntry, keys of Shape.Key, values of Shape.Elem
+	Bool        Kind = iota + 1 // bool
+	Long                        // int64
+	Double                      // float64
+	String                      // string
+	Struct                      // map[string]any
+	List                        // []any
+	Int                         // int32
+	Float                       // float32
+	Bytes                       // []byte
+	Fixed                       // []byte of Shape.Size bytes
+	Decimal                     // *big.Int unscaled, with Shape.Precision and Shape.Scale
+	Date                        // Days (since 1970-01-01)
+	Time                        // time.Duration since midnight (microsecond precision)
+	Timestamp                   // time.Time, without zone (local date-time read as UTC)
+	TimestampTz                 // time.Time, an instant
+	UUID                        // [16]byte
+	Map                         // []MapEntry, keys of Shape.Key, values of Shape.Elem
 )
 
 // Days is a calendar date as days since 1970-01-01.
@@ -79,7 +79,6 @@ type Days int32
 type MapEntry struct {
 	Key, Value any
 }
-
 
 func (k Kind) String() string {
 	switch k {

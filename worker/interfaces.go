@@ -135,3 +135,28 @@ type Message struct {
 	Time          time.Time
 	HighWatermark int64
 }
+
+// SchemaDecoder decodes records of the Schema Registry formats (avro,
+// protobuf, json_schema, latest). Errors wrapping ErrBadRecord mean the
+// record is at fault (wrong magic byte, unknown schema id, truncated or
+// invalid payload) and go where the error mode says; any other error (the
+// registry unreachable or slow) is transient: the pipeline holds the record,
+// retries with backoff and shows the table DEGRADED.
+type SchemaDecoder interface {
+	// Value decodes a record value. subject is the value subject, used by
+	// the latest format.
+	Value(ctx context.Context, format, subject string, data []byte) (Decoded, error)
+	// Key decodes a key that carries a schema id the registry knows; ok is
+	// false for any other key, which stays bytes only.
+	Key(ctx context.Context, data []byte) (d Decoded, ok bool, err error)
+}
+
+// Decoded is a key or value decoded with its writer's schema.
+type Decoded struct {
+	// Value conforms to Shape (a map[string]any for a Struct shape).
+	Value map[string]any
+	// Shape is the schema's shape, shared by every record of the schema:
+	// read it, never change it.
+	Shape    *records.Shape
+	SchemaID int
+}

@@ -124,14 +124,14 @@ func TestSchemaKindsRoundTripAndEvolve(t *testing.T) {
 		return vals["8"] + ";" + vals["9"] + ";"
 	}
 	want := map[string]string{
-		"i":    "-7;1099511627776;",
-		"f":    "1.5;2.25;",
-		"dec":  "-123.45;1234567890.12;",
-		"d":    "2024-02-29;(null);",
-		"tm":   "13:00:00.000005;(null);",
-		"id":   "01020304-0506-0708-090a-0b0c0d0e0f10;(null);",
-		"bin":  "AAE=;(null);",
-		"fx":   "YWJjZA==;(null);",
+		"i":     "-7;1099511627776;",
+		"f":     "1.5;2.25;",
+		"dec":   "-123.45;1234567890.12;",
+		"d":     "2024-02-29;(null);",
+		"tm":    "13:00:00.000005;(null);",
+		"id":    "01020304-0506-0708-090a-0b0c0d0e0f10;(null);",
+		"bin":   "AAE=;(null);",
+		"fx":    "YWJjZA==;(null);",
 		"added": "(null);x;",
 	}
 	for name, w := range want {

@@ -1,0 +1,539 @@
+package schemas
+
+import (
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hamba/avro/v2"
+
+	"github.com/floe-io/floe/records"
+)
+
+// MaxRecursion is how many times a recursive type may nest inside itself
+// along one path. Iceberg schemas are finite, so a recursive Avro record,
+// Protobuf message or JSON Schema $ref is unrolled this many levels; the
+// field that would recurse once more has no column, and a record that fills
+// it is a bad record naming the field.
+const MaxRecursion = 4
+
+// avroOp is what an avroNode decodes.
+type avroOp uint8
+
+const (
+	aNull avroOp = iota
+	aBool
+	aInt
+	aLong
+	aFloat
+	aDouble
+	aBytes
+	aString
+	aRecord
+	aEnum
+	aArray
+	aMap
+	aOptional // union of null and one type
+	aUnion    // other unions: a struct with one field per branch
+	aFixed
+	aDecimalBytes
+	aDecimalFixed
+	aUUID
+	aDate
+	aTimeMillis
+	aTimeMicros
+	aTimestampMillis
+	aTimestampMicros
+	aLocalMillis
+	aLocalMicros
+	aCut // a recursive field past MaxRecursion: must be null or empty
+)
+
+// avroNode is one compiled Avro type: a tree unrolled like the shape.
+type avroNode struct {
+	op       avroOp
+	fields   []avroField // record
+	elem     *avroNode   // array, map, optional's value
+	branches []*avroNode // union (nil entry: the null branch)
+	names    []string    // union branch field names
+	nullIdx  int         // optional: index of the null branch
+	symbols  []string    // enum
+	size     int         // fixed
+	cutName  string      // the recursive type a cut stands for
+}
+
+type avroField struct {
+	name string
+	node *avroNode
+	keep bool // false for fields of type null: no column
+}
+
+// compileAvro parses an Avro schema (with named types from references
+// already in cache) into a decoder tree and the shape of its values.
+func compileAvro(text string, cache *avro.SchemaCache) (*avroNode, *records.Shape, error) {
+	sc, err := avro.ParseWithCache(text, "", cache)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parsing Avro schema: %w", err)
+	}
+	c := &avroCompiler{depth: map[string]int{}}
+	n, s, err := c.compile(sc, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if s == nil || s.Kind != records.Struct || n.op != aRecord {
+		// A value that is not a record (a string, a union...) becomes one
+		// column, "value".
+		wrapped := &records.Shape{Kind: records.Struct}
+		if s != nil {
+			wrapped.Fields = []*records.Field{{Name: "value", Shape: s}}
+		}
+		return &avroNode{op: aRecord, fields: []avroField{{name: "value", node: n, keep: s != nil}}}, wrapped, nil
+	}
+	return n, s, nil
+}
+
+type avroCompiler struct {
+	depth map[string]int // named record -> nesting on the current path
+}
+
+func prim(k records.Kind) *records.Shape { return &records.Shape{Kind: k} }
+
+// compile returns the node and shape of one schema; a nil shape means the
+// type has no column (null).
+func (c *avroCompiler) compile(sc avro.Schema, path string) (*avroNode, *records.Shape, error) {
+	if ref, ok := sc.(*avro.RefSchema); ok {
+		sc = ref.Schema()
+	}
+	switch s := sc.(type) {
+	case *avro.PrimitiveSchema:
+		return c.primitive(s, path)
+	case *avro.RecordSchema:
+		name := s.FullName()
+		if c.depth[name] >= MaxRecursion {
+			return &avroNode{op: aCut, cutName: name}, nil, nil
+		}
+		c.depth[name]++
+		defer func() { c.depth[name]-- }()
+		n := &avroNode{op: aRecord}
+		shape := &records.Shape{Kind: records.Struct}
+		for _, f := range s.Fields() {
+			fp := joinPath(path, f.Name())
+			fn, fs, err := c.compile(f.Type(), fp)
+			if err != nil {
+				return nil, nil, err
+			}
+			n.fields = append(n.fields, avroField{name: f.Name(), node: fn, keep: fs != nil})
+			if fs != nil {
+				shape.Fields = append(shape.Fields, &records.Field{Name: f.Name(), Shape: fs})
+			}
+		}
+		return n, shape, nil
+	case *avro.EnumSchema:
+		return &avroNode{op: aEnum, symbols: s.Symbols()}, prim(records.String), nil
+	case *avro.ArraySchema:
+		en, es, err := c.compile(s.Items(), path+"[]")
+		if err != nil {
+			return nil, nil, err
+		}
+		if es == nil {
+			return nil, nil, fmt.Errorf("%w: field %s: array of null", ErrUnsupported, path)
+		}
+		return &avroNode{op: aArray, elem: en}, &records.Shape{Kind: records.List, Elem: es}, nil
+	case *avro.MapSchema:
+		vn, vs, err := c.compile(s.Values(), path+"{}")
+		if err != nil {
+			return nil, nil, err
+		}
+		if vs == nil {
+			return nil, nil, fmt.Errorf("%w: field %s: map of null", ErrUnsupported, path)
+		}
+		return &avroNode{op: aMap, elem: vn}, &records.Shape{Kind: records.Map, Key: prim(records.String), Elem: vs}, nil
+	case *avro.UnionSchema:
+		return c.union(s, path)
+	case *avro.FixedSchema:
+		if l, ok := s.Logical().(*avro.DecimalLogicalSchema); ok {
+			return &avroNode{op: aDecimalFixed, size: s.Size()}, decimalShape(l), nil
+		}
+		return &avroNode{op: aFixed, size: s.Size()}, &records.Shape{Kind: records.Fixed, Size: s.Size()}, nil
+	}
+	return nil, nil, fmt.Errorf("%w: field %s: Avro type %s", ErrUnsupported, path, sc.Type())
+}
+
+func decimalShape(l *avro.DecimalLogicalSchema) *records.Shape {
+	return &records.Shape{Kind: records.Decimal, Precision: l.Precision(), Scale: l.Scale()}
+}
+
+func (c *avroCompiler) primitive(s *avro.PrimitiveSchema, path string) (*avroNode, *records.Shape, error) {
+	if l := s.Logical(); l != nil {
+		switch l.Type() {
+		case avro.Decimal:
+			if d, ok := l.(*avro.DecimalLogicalSchema); ok && s.Type() == avro.Bytes {
+				if d.Precision() > 38 {
+					return nil, nil, fmt.Errorf("%w: field %s: decimal precision %d is above Iceberg's 38", ErrUnsupported, path, d.Precision())
+				}
+				return &avroNode{op: aDecimalBytes}, decimalShape(d), nil
+			}
+		case avro.UUID:
+			if s.Type() == avro.String {
+				return &avroNode{op: aUUID}, prim(records.UUID), nil
+			}
+		case avro.Date:
+			return &avroNode{op: aDate}, prim(records.Date), nil
+		case avro.TimeMillis:
+			return &avroNode{op: aTimeMillis}, prim(records.Time), nil
+		case avro.TimeMicros:
+			return &avroNode{op: aTimeMicros}, prim(records.Time), nil
+		case avro.TimestampMillis:
+			return &avroNode{op: aTimestampMillis}, prim(records.TimestampTz), nil
+		case avro.TimestampMicros:
+			return &avroNode{op: aTimestampMicros}, prim(records.TimestampTz), nil
+		case avro.LocalTimestampMillis:
+			return &avroNode{op: aLocalMillis}, prim(records.Timestamp), nil
+		case avro.LocalTimestampMicros:
+			return &avroNode{op: aLocalMicros}, prim(records.Timestamp), nil
+		}
+		// Unknown logical types fall back to their underlying type, as the
+		// Avro specification says readers must.
+	}
+	switch s.Type() {
+	case avro.Null:
+		return &avroNode{op: aNull}, nil, nil
+	case avro.Boolean:
+		return &avroNode{op: aBool}, prim(records.Bool), nil
+	case avro.Int:
+		return &avroNode{op: aInt}, prim(records.Int), nil
+	case avro.Long:
+		return &avroNode{op: aLong}, prim(records.Long), nil
+	case avro.Float:
+		return &avroNode{op: aFloat}, prim(records.Float), nil
+	case avro.Double:
+		return &avroNode{op: aDouble}, prim(records.Double), nil
+	case avro.Bytes:
+		return &avroNode{op: aBytes}, prim(records.Bytes), nil
+	case avro.String:
+		return &avroNode{op: aString}, prim(records.String), nil
+	}
+	return nil, nil, fmt.Errorf("%w: field %s: Avro type %s", ErrUnsupported, path, s.Type())
+}
+
+// union maps ["null", T] (either order) to an optional T, and any other
+// union to a struct with one optional field per non-null branch, named by
+// the branch's type (a named type's name, else the primitive's).
+func (c *avroCompiler) union(s *avro.UnionSchema, path string) (*avroNode, *records.Shape, error) {
+	types := s.Types()
+	nullIdx := -1
+	for i, t := range types {
+		if t.Type() == avro.Null {
+			nullIdx = i
+		}
+	}
+	if len(types) == 2 && nullIdx >= 0 {
+		vn, vs, err := c.compile(types[1-nullIdx], path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if vs == nil {
+			return &avroNode{op: aOptional, nullIdx: nullIdx, elem: vn}, nil, nil // a cut recursive branch
+		}
+		return &avroNode{op: aOptional, nullIdx: nullIdx, elem: vn}, vs, nil
+	}
+	n := &avroNode{op: aUnion, branches: make([]*avroNode, len(types)), names: make([]string, len(types))}
+	shape := &records.Shape{Kind: records.Struct}
+	for i, t := range types {
+		if i == nullIdx {
+			continue
+		}
+		name := branchName(t)
+		bn, bs, err := c.compile(t, joinPath(path, name))
+		if err != nil {
+			return nil, nil, err
+		}
+		n.branches[i], n.names[i] = bn, name
+		if bs != nil {
+			shape.Fields = append(shape.Fields, &records.Field{Name: name, Shape: bs})
+		}
+	}
+	return n, shape, nil
+}
+
+func branchName(t avro.Schema) string {
+	if ref, ok := t.(*avro.RefSchema); ok {
+		t = ref.Schema()
+	}
+	if n, ok := t.(avro.NamedSchema); ok {
+		return n.Name()
+	}
+	if p, ok := t.(*avro.PrimitiveSchema); ok && p.Logical() != nil {
+		return strings.ReplaceAll(string(p.Logical().Type()), "-", "_")
+	}
+	return string(t.Type())
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// avroReader reads the Avro binary encoding.
+type avroReader struct {
+	b   []byte
+	pos int
+}
+
+var errTruncated = fmt.Errorf("truncated Avro payload")
+
+func (r *avroReader) long() (int64, error) {
+	var v uint64
+	var shift uint
+	for {
+		if r.pos >= len(r.b) {
+			return 0, errTruncated
+		}
+		c := r.b[r.pos]
+		r.pos++
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			break
+		}
+		shift += 7
+		if shift > 63 {
+			return 0, fmt.Errorf("varint overflows a long")
+		}
+	}
+	return int64(v>>1) ^ -int64(v&1), nil
+}
+
+func (r *avroReader) bytes(n int) ([]byte, error) {
+	if n < 0 || len(r.b)-r.pos < n {
+		return nil, errTruncated
+	}
+	out := r.b[r.pos : r.pos+n]
+	r.pos += n
+	return out, nil
+}
+
+func (r *avroReader) lenBytes() ([]byte, error) {
+	n, err := r.long()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 || n > int64(len(r.b)-r.pos) {
+		return nil, errTruncated
+	}
+	return r.bytes(int(n))
+}
+
+// decode reads one value of node n. Byte slices are copied: the record's
+// buffer is not kept.
+func (r *avroReader) decode(n *avroNode, path string) (any, error) {
+	switch n.op {
+	case aNull:
+		return nil, nil
+	case aBool:
+		b, err := r.bytes(1)
+		if err != nil {
+			return nil, err
+		}
+		return b[0] != 0, nil
+	case aInt, aDate, aTimeMillis:
+		v, err := r.long()
+		if err != nil {
+			return nil, err
+		}
+		if int64(int32(v)) != v {
+			return nil, fmt.Errorf("field %s: %d does not fit an int", path, v)
+		}
+		switch n.op {
+		case aDate:
+			return records.Days(v), nil
+		case aTimeMillis:
+			return time.Duration(v) * time.Millisecond, nil
+		}
+		return int32(v), nil
+	case aLong, aTimeMicros, aTimestampMillis, aTimestampMicros, aLocalMillis, aLocalMicros:
+		v, err := r.long()
+		if err != nil {
+			return nil, err
+		}
+		switch n.op {
+		case aTimeMicros:
+			return time.Duration(v) * time.Microsecond, nil
+		case aTimestampMillis, aLocalMillis:
+			return time.UnixMilli(v).UTC(), nil
+		case aTimestampMicros, aLocalMicros:
+			return time.UnixMicro(v).UTC(), nil
+		}
+		return v, nil
+	case aFloat:
+		b, err := r.bytes(4)
+		if err != nil {
+			return nil, err
+		}
+		return float32frombits(b), nil
+	case aDouble:
+		b, err := r.bytes(8)
+		if err != nil {
+			return nil, err
+		}
+		return float64frombits(b), nil
+	case aBytes:
+		b, err := r.lenBytes()
+		if err != nil {
+			return nil, err
+		}
+		return append([]byte{}, b...), nil
+	case aString:
+		b, err := r.lenBytes()
+		if err != nil {
+			return nil, err
+		}
+		return string(b), nil
+	case aUUID:
+		b, err := r.lenBytes()
+		if err != nil {
+			return nil, err
+		}
+		u, err := uuid.ParseBytes(b)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %q is not a UUID", path, b)
+		}
+		return [16]byte(u), nil
+	case aDecimalBytes:
+		b, err := r.lenBytes()
+		if err != nil {
+			return nil, err
+		}
+		return twosComplement(b), nil
+	case aDecimalFixed:
+		b, err := r.bytes(n.size)
+		if err != nil {
+			return nil, err
+		}
+		return twosComplement(b), nil
+	case aFixed:
+		b, err := r.bytes(n.size)
+		if err != nil {
+			return nil, err
+		}
+		return append([]byte{}, b...), nil
+	case aEnum:
+		i, err := r.long()
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 || int(i) >= len(n.symbols) {
+			return nil, fmt.Errorf("field %s: enum index %d out of range", path, i)
+		}
+		return n.symbols[i], nil
+	case aRecord:
+		out := make(map[string]any, len(n.fields))
+		for _, f := range n.fields {
+			v, err := r.decode(f.node, joinPath(path, f.name))
+			if err != nil {
+				return nil, err
+			}
+			if v != nil && f.keep {
+				out[f.name] = v
+			}
+		}
+		return out, nil
+	case aArray:
+		var out []any
+		err := r.blocks(func() error {
+			v, err := r.decode(n.elem, path+"[]")
+			out = append(out, v)
+			return err
+		})
+		if out == nil && err == nil {
+			out = []any{}
+		}
+		return out, err
+	case aMap:
+		var out []records.MapEntry
+		err := r.blocks(func() error {
+			k, err := r.lenBytes()
+			if err != nil {
+				return err
+			}
+			v, err := r.decode(n.elem, path+"{}")
+			out = append(out, records.MapEntry{Key: string(k), Value: v})
+			return err
+		})
+		if out == nil && err == nil {
+			out = []records.MapEntry{}
+		}
+		return out, err
+	case aOptional:
+		i, err := r.long()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case int(i) == n.nullIdx:
+			return nil, nil
+		case i == 0 || i == 1:
+			return r.decode(n.elem, path)
+		}
+		return nil, fmt.Errorf("field %s: union branch %d out of range", path, i)
+	case aUnion:
+		i, err := r.long()
+		if err != nil {
+			return nil, err
+		}
+		if i < 0 || int(i) >= len(n.branches) {
+			return nil, fmt.Errorf("field %s: union branch %d out of range", path, i)
+		}
+		if n.branches[i] == nil {
+			return nil, nil // the null branch
+		}
+		v, err := r.decode(n.branches[i], joinPath(path, n.names[i]))
+		if err != nil || v == nil {
+			return nil, err
+		}
+		return map[string]any{n.names[i]: v}, nil
+	case aCut:
+		return nil, fmt.Errorf("field %s: recursive type %s nests deeper than %d levels, Floe's limit", path, n.cutName, MaxRecursion)
+	}
+	return nil, fmt.Errorf("field %s: unknown Avro op %d", path, n.op)
+}
+
+// blocks reads an array or map: blocks of a count (a negative count is
+// followed by the block's size in bytes) until a zero count.
+func (r *avroReader) blocks(item func() error) error {
+	for {
+		n, err := r.long()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		if n < 0 {
+			n = -n
+			if _, err := r.long(); err != nil {
+				return err
+			}
+		}
+		if n > int64(len(r.b)-r.pos) {
+			return errTruncated // every item takes at least one byte
+		}
+		for range n {
+			if err := item(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// twosComplement reads a big-endian two's-complement integer.
+func twosComplement(b []byte) *big.Int {
+	v := new(big.Int).SetBytes(b)
+	if len(b) > 0 && b[0]&0x80 != 0 {
+		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(len(b)*8)))
+	}
+	return v
+}
