@@ -1,9 +1,13 @@
 # Floe. `make demo` and `make test` are the two commands a new machine needs.
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X main.version=$(VERSION)
+IMAGE   ?= floe:$(VERSION)
+CFN_LINT_VERSION ?= 1.58.0
+CFN_LINT_VENV    ?= $(or $(FLOE_INTEROP_CACHE),.cache)/cfn-lint-$(CFN_LINT_VERSION)
 
-.PHONY: demo test bench interop build release vet fmt clean
+.PHONY: demo test bench interop build release image cfn-lint vet fmt clean
 
 ## demo: run Floe end to end on embedded defaults (in-process Kafka, local warehouse)
 demo:
@@ -22,15 +26,29 @@ bench:
 	$(GO) run ./cmd/floe bench --cluster
 
 ## interop: real Kafka, MinIO, moto, a schema registry, PyIceberg and Iceberg Java
-interop:
+## (after cfn-lint, which needs PyPI like the suite's own installs)
+interop: cfn-lint
 	bash test/interop/run.sh
 
 ## build: the floe binary in bin/
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o bin/floe ./cmd/floe
 
-## release: the static release binary (no Docker needed)
-release: build
+## release: the static release binary with version and commit stamped, exactly as the
+## image's build stage builds it (deploy/docker/Dockerfile runs `make release`; no Docker
+## needed here). Cross-compiles with GOOS/GOARCH from the environment.
+release:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS) -X main.commit=$(COMMIT)' -o bin/floe ./cmd/floe
+
+## image: the container image (needs a Docker engine with BuildKit)
+image:
+	docker build -f deploy/docker/Dockerfile --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
+
+## cfn-lint: validate the CloudFormation template with cfn-lint from PyPI (pinned, in a venv)
+cfn-lint:
+	@test -x $(CFN_LINT_VENV)/bin/cfn-lint || { python3 -m venv $(CFN_LINT_VENV) && \
+		$(CFN_LINT_VENV)/bin/pip install -q --disable-pip-version-check cfn-lint==$(CFN_LINT_VERSION); }
+	$(CFN_LINT_VENV)/bin/cfn-lint deploy/cloudformation/*.yaml
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

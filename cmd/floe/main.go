@@ -203,11 +203,14 @@ func healthCmd() *cobra.Command {
 	return cmd
 }
 
+// commit is stamped at build time with -ldflags "-X main.commit=..." (make release).
+var commit = "unknown"
+
 func versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), "floe", version) },
+		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), "floe", version, "commit", commit) },
 	}
 }
 
