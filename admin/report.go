@@ -66,6 +66,16 @@ type TableReport struct {
 	BytesRewritten   int64             `json:"bytes_rewritten"`
 	LastCompaction   time.Time         `json:"last_compaction,omitzero"`
 	Partitions       []PartitionReport `json:"partitions"`
+	Tombstones       int64             `json:"records_tombstones"`     // null values in decoded formats
+	SuspendedAt      *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
+}
+
+// SuspendedRecord is where and why a table suspended (error mode suspend).
+type SuspendedRecord struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Error     string `json:"error"`
 }
 
 // PartitionReport is one partition of a table.

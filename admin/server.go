@@ -28,6 +28,7 @@ type Server struct {
 	log *slog.Logger
 	srv *http.Server
 	ln  net.Listener
+	mux *http.ServeMux
 }
 
 // Listen binds addr and returns a server ready to Serve.
@@ -39,15 +40,21 @@ func Listen(addr string, src Source, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{src: src, log: log, ln: ln}
 	mux := http.NewServeMux()
+	s := &Server{src: src, log: log, ln: ln, mux: mux}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /v1/status", s.status)
 	mux.HandleFunc("POST /v1/tables/{table}/maintenance", s.maintain)
+	s.routeResume(mux) // resume.go
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
 }
+
+// Handle serves h for pattern next to the admin endpoints (the Iceberg REST
+// catalog mounts itself at /iceberg/). It may be called while serving: a
+// node mounts the catalog once it has joined the group.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Addr returns the bound address.
 func (s *Server) Addr() string { return s.ln.Addr().String() }

@@ -24,7 +24,7 @@ func newDecoder(t *testing.T) (*Decoder, *registrytest.Registry) {
 func TestAvroAllTypes(t *testing.T) {
 	ctx := context.Background()
 	dec, fake := newDecoder(t)
-	id := fake.Register("orders-value", "AVRO", avroAllTypes)
+	id := fake.Register("orders-value", "AVRO", registrytest.AvroAllTypes)
 	ts := time.Date(2024, 2, 29, 13, 14, 15, 123456000, time.UTC)
 	in := map[string]any{
 		"b": true, "i": int32(-5), "l": int64(1) << 40, "f": float32(1.5), "d": 2.25, "s": "héllo", "by": []byte{0, 255},
@@ -36,7 +36,7 @@ func TestAvroAllTypes(t *testing.T) {
 		"tsms": ts.Truncate(time.Millisecond), "tsus": ts, "ltms": ts.Truncate(time.Millisecond), "ltus": ts,
 		"next": nil,
 	}
-	payload, err := registrytest.Avro(avroAllTypes, in)
+	payload, err := registrytest.Avro(registrytest.AvroAllTypes, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +108,8 @@ func TestAvroRecursionCut(t *testing.T) {
 func TestProtobufAllTypes(t *testing.T) {
 	ctx := context.Background()
 	dec, fake := newDecoder(t)
-	id := fake.Register("orders-value", "PROTOBUF", protoAllTypes)
-	md, err := registrytest.Proto(protoAllTypes, "shop.Order")
+	id := fake.Register("orders-value", "PROTOBUF", registrytest.ProtoAllTypes)
+	md, err := registrytest.Proto(registrytest.ProtoAllTypes, "shop.Order")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestProtobufAllTypes(t *testing.T) {
 		t.Fatalf("shape %s", s)
 	}
 	// The second message of the file, by index.
-	other, _ := registrytest.Proto(protoAllTypes, "shop.Other")
+	other, _ := registrytest.Proto(registrytest.ProtoAllTypes, "shop.Other")
 	p2, _ := registrytest.ProtoFromJSON(other, `{"x": "y"}`)
 	got, err = dec.Value(ctx, "protobuf", "", registrytest.Frame(id, []int{1}, p2))
 	if err != nil || got.Value["x"] != "y" || got.Shape.String() != "struct<x: string>" {
@@ -162,7 +162,7 @@ func TestProtobufAllTypes(t *testing.T) {
 func TestJSONSchemaAllTypes(t *testing.T) {
 	ctx := context.Background()
 	dec, fake := newDecoder(t)
-	id := fake.Register("orders-value", "JSON", jsonAllTypes)
+	id := fake.Register("orders-value", "JSON", registrytest.JSONAllTypes)
 	doc := `{"b": true, "n": 7, "x": 1.5, "s": "s", "opt": null, "alt": "a", "e": "RED", "arr": [1, 2], "m": {"k": "v"},
 		"item": {"sku": "A"}, "day": "2024-02-29", "at": "2024-02-29T13:14:15.123456Z", "tm": "13:00:00.000005",
 		"id": "0b5c2a94-4a8c-4f43-9d6b-2f0f5e1b7c11", "bin": "AP8=", "next": {"n": 1}, "extra": 1}`

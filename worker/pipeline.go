@@ -59,7 +59,21 @@ type pipeline struct {
 	maxTS    int64
 
 	suspended bool
-	inflight  chan flushResult // the flush in flight, nil when none
+	// suspendedAt is the record a suspend stopped at; a resume with skip
+	// consumes it as skipped.
+	suspendedAt *ledger.Range
+	skipOnce    *ledger.Range // one record to skip when it comes again
+	// Registry formats: schema ids already merged into shape (keys' ids
+	// negated), the record held while the registry is unavailable, and the
+	// topics paused by an incompatible schema (topic -> reason).
+	schemas      map[int]bool
+	held         *fetched
+	heldUntil    time.Time
+	holdBackoff  *backoff
+	registryDown bool
+	pausedTopics map[string]string
+	resume       chan resumeReq
+	inflight     chan flushResult // the flush in flight, nil when none
 	// prepared: the table has been created and its spec checked against
 	// the mapping since the pipeline started.
 	prepared bool
@@ -75,6 +89,7 @@ func newPipeline(w *Worker, spec TableSpec, m config.Table) *pipeline {
 		log:     w.log.With("table", ledger.DisplayName(spec.Key)),
 		in:      make(chan fetched, 4096),
 		assign:  make(chan map[ledger.TopicPartition]uint64, 1),
+		resume:  make(chan resumeReq),
 		parts:   map[ledger.TopicPartition]*partState{},
 		drained: make(chan struct{}),
 	}
@@ -117,6 +132,10 @@ func (p *pipeline) run(ctx context.Context) {
 	defer retry.Stop()
 	drain := p.w.drainCh // nil once handled: a closed channel is always ready
 	for {
+		in := p.in
+		if p.held != nil {
+			in = nil // nothing more until the held record decodes
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -126,13 +145,16 @@ func (p *pipeline) run(ctx context.Context) {
 		case want := <-p.assign:
 			p.want = want
 			p.reconcile(ctx)
-		case f := <-p.in:
+		case req := <-p.resume:
+			req.reply <- p.doResume(ctx, req)
+		case f := <-in:
 			p.handle(ctx, f)
 		case res := <-p.inflight:
 			p.finish(ctx, res)
 		case <-tick.C:
 			p.flush(ctx, false)
 		case <-retry.C:
+			p.retryHeld(ctx)
 			// Partitions whose start offset could not be resolved yet.
 			if len(p.parts) != len(p.want) {
 				p.reconcile(ctx)
@@ -144,7 +166,7 @@ func (p *pipeline) run(ctx context.Context) {
 // loadShape reads the table's current columns, retrying while storage or
 // the catalog is unavailable.
 func (p *pipeline) loadShape(ctx context.Context) bool {
-	if p.spec.Format != "json" {
+	if p.spec.Format == "raw" {
 		return true
 	}
 	b := newBackoff()
@@ -183,6 +205,9 @@ func (p *pipeline) reconcile(ctx context.Context) {
 	}
 	var missing []ledger.TopicPartition
 	for tp := range p.want {
+		if _, paused := p.pausedTopics[tp.Topic]; paused {
+			continue
+		}
 		if _, ok := p.parts[tp]; !ok {
 			missing = append(missing, tp)
 		}
@@ -336,20 +361,47 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 	m := f.msg
 	rec := &records.Record{Topic: f.tp.Topic, Partition: f.tp.Partition, Offset: m.Offset, Timestamp: m.Time, Key: m.Key, Headers: m.Headers}
 	var decodeErr error
-	switch p.spec.Format {
-	case "json":
-		if len(m.Value) == 0 {
-			decodeErr = fmt.Errorf("%w: value is empty (a tombstone or null record)", ErrBadRecord)
-		} else if v, err := decodeJSON(p.shape, m.Value); err != nil {
+	tombstone, operatorSkip := false, false
+	switch {
+	case p.skipOnce != nil && p.skipOnce.Topic == f.tp.Topic && p.skipOnce.Partition == f.tp.Partition && p.skipOnce.From == m.Offset:
+		// The record a suspended table was resumed past.
+		p.skipOnce, operatorSkip = nil, true
+	case p.spec.Format == "raw":
+		rec.Raw = m.Value
+	case len(m.Value) == 0:
+		tombstone = true
+	case p.spec.Format == "json":
+		if v, err := decodeJSON(p.shape, m.Value); err != nil {
 			decodeErr = err
 		} else {
 			rec.Value = v
 		}
 	default:
-		rec.Raw = m.Value
+		switch out, err := p.decodeSchema(ctx, f.tp, m, rec); out {
+		case held:
+			p.hold(f, err)
+			return
+		case paused:
+			p.pauseTopic(ctx, f.tp, m.Offset, err)
+			return
+		default:
+			decodeErr = err
+		}
 	}
 	size := rec.Size() + int64(len(m.Value))
-	if decodeErr != nil {
+	switch {
+	case tombstone && p.mapping.Tombstones == "dlq":
+		rec.Err = "tombstone: the record's value is null"
+		p.dlq = append(p.dlq, rec)
+		p.status(func(t *TableStatus) { t.Tombstones++; t.DeadLettered++ })
+	case tombstone:
+		p.status(func(t *TableStatus) { t.Tombstones++ })
+		rec = nil
+	case operatorSkip:
+		p.log.Info("skipping the record the table was suspended at", "partition", f.tp.String(), "offset", m.Offset)
+		p.status(func(t *TableStatus) { t.Skipped++ })
+		rec = nil
+	case decodeErr != nil:
 		switch p.mapping.ErrorMode {
 		case "skip":
 			p.log.Debug("skipping bad record", "partition", f.tp.String(), "offset", m.Offset, "err", decodeErr)
@@ -358,12 +410,12 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 		case "suspend":
 			p.suspend(ctx, f.tp, m.Offset, decodeErr)
 			return
-		default:
+		default: // log (dlq)
 			rec.Raw, rec.Err, rec.Value = m.Value, decodeErr.Error(), nil
 			p.dlq = append(p.dlq, rec)
 			p.status(func(t *TableStatus) { t.DeadLettered++ })
 		}
-	} else {
+	default:
 		p.buf = append(p.buf, rec)
 	}
 	if rec != nil {
@@ -398,10 +450,14 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 func (p *pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset int64, err error) {
 	p.flush(ctx, true)
 	p.suspended = true
+	p.suspendedAt = &ledger.Range{TopicPartition: tp, From: offset, To: offset + 1}
 	p.stopAll()
 	reason := fmt.Sprintf("bad record at %s offset %d: %v", tp, offset, err)
 	p.log.Error("table suspended", "reason", reason)
-	p.status(func(t *TableStatus) { t.State, t.Reason = StateSuspended, reason })
+	p.status(func(t *TableStatus) {
+		t.State, t.Reason = StateSuspended, reason
+		t.SuspendedAt = &SuspendedRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: offset, Error: err.Error()}
+	})
 }
 
 // flushJob is one flush: the buffered records and the offset ranges they

@@ -62,9 +62,23 @@ type TableStatus struct {
 	LastCompaction time.Time                   `json:"last_compaction,omitzero"`
 	Partitions     map[string]*PartitionStatus `json:"partitions,omitempty"`
 
+	// Tombstones counts records with a null value in decoded formats
+	// (ignored, or also dead-lettered with tombstones: dlq).
+	Tombstones int64 `json:"records_tombstones"`
+	// SuspendedAt is the bad record a suspended table stopped at.
+	SuspendedAt *SuspendedRecord `json:"suspended_at,omitempty"`
+
 	// The reasons of each failing component, so one recovering does not hide
 	// another still failing.
 	problems map[string]string
+}
+
+// SuspendedRecord is where and why a table suspended.
+type SuspendedRecord struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Error     string `json:"error"`
 }
 
 // Status collects the node's runtime status. Safe for concurrent use.

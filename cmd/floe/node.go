@@ -153,6 +153,9 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 	}
 	wk.Store(n.worker)
 	n.backup = cluster.NewBackup(rn.FSM(), cfg.Warehouse.Location, ioProps(cfg.Warehouse), log)
+	if cfg.SchemaRegistry.URL != "" {
+		n.worker.SetSchemaDecoder(newSchemaDecoder(cfg.SchemaRegistry)) // schemas.go
+	}
 	rctx, rcancel := context.WithCancel(context.Background())
 	n.cancel = rcancel
 	ctl := assignment.NewController(n.state, log)
@@ -313,6 +316,10 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 		}
 		if ti.t.NewestRecordTS > 0 {
 			tr.FreshnessSec = now.Sub(time.UnixMilli(ti.t.NewestRecordTS)).Seconds()
+		tr.Tombstones = rt.Tombstones
+		if at := rt.SuspendedAt; at != nil {
+			tr.SuspendedAt = &admin.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error}
+		}
 		}
 		if ti.t.MetadataLocation != "" {
 			if tbl, err := n.catalog.LoadTable(ctx, ti.t.Ident); err == nil {

@@ -1,8 +1,11 @@
-package schemas
+package registrytest
 
-// Schemas shared by this package's tests.
+// Schemas that exercise every type Floe maps, shared by the tests of
+// schemas, cmd/floe and the benchmarks.
 
-const avroAllTypes = `{"type":"record","name":"Order","namespace":"shop","fields":[
+// AvroAllTypes has every Avro type and logical type, a recursive field
+// and a non-nullable union.
+const AvroAllTypes = `{"type":"record","name":"Order","namespace":"shop","fields":[
  {"name":"b","type":"boolean"},
  {"name":"i","type":"int"},
  {"name":"l","type":"long"},
@@ -30,7 +33,10 @@ const avroAllTypes = `{"type":"record","name":"Order","namespace":"shop","fields
  {"name":"next","type":["null","Order"],"default":null}
 ]}`
 
-const protoAllTypes = `syntax = "proto3";
+// ProtoAllTypes has every Protobuf scalar, enum, map, repeated, oneof,
+// nested and recursive messages and the well-known types; shop.Order is
+// message index 0, shop.Other index 1.
+const ProtoAllTypes = `syntax = "proto3";
 package shop;
 import "google/protobuf/timestamp.proto";
 import "google/protobuf/duration.proto";
@@ -70,7 +76,9 @@ message Order {
 message Other { string x = 1; }
 `
 
-const jsonAllTypes = `{
+// JSONAllTypes has every JSON Schema type, format, union and a recursive
+// $ref.
+const JSONAllTypes = `{
  "$schema": "http://json-schema.org/draft-07/schema#",
  "title": "Order", "type": "object",
  "properties": {

@@ -1,0 +1,61 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Resumer restarts a suspended or paused table; a Source may implement it.
+type Resumer interface {
+	// Resume restarts table (namespace.name); with skip, past the record
+	// it suspended at.
+	Resume(ctx context.Context, table string, skip bool) (any, error)
+}
+
+// routeResume serves POST /v1/tables/{table}/resume[?skip=true] when the
+// source can resume tables.
+func (s *Server) routeResume(mux *http.ServeMux) {
+	r, ok := s.src.(Resumer)
+	if !ok {
+		return
+	}
+	mux.HandleFunc("POST /v1/tables/{table}/resume", func(w http.ResponseWriter, req *http.Request) {
+		res, err := r.Resume(req.Context(), req.PathValue("table"), req.URL.Query().Get("skip") == "true")
+		if err != nil {
+			s.log.Warn("resume", "table", req.PathValue("table"), "err", err)
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(res)
+	})
+}
+
+// ResumeTable asks a node to resume a table and returns its JSON answer.
+func ResumeTable(ctx context.Context, addr, table string, skip bool) ([]byte, error) {
+	url := "http://" + addr + "/v1/tables/" + table + "/resume"
+	if skip {
+		url += "?skip=true"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reaching floe at %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("resume of %s refused: %s", table, strings.TrimSpace(string(body)))
+	}
+	return body, nil
+}
