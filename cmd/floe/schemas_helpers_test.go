@@ -57,16 +57,16 @@ func mustAvro(t *testing.T, reg *registrytest.Registry, id int, schema string, v
 	return registrytest.Frame(id, nil, b)
 }
 
-// tableCells reads a table back with iceberg-go: per offset, each column's
-// value as JSON (arrow's own rendering), so tests compare what a reader sees.
-func tableCells(t *testing.T, n *floeNode, ident ...string) map[int64]map[string]string {
+// tableRows reads a table back with iceberg-go: each row's columns as JSON
+// (arrow's own rendering), so tests compare what a reader sees.
+func tableRows(t *testing.T, n *floeNode, ident ...string) []map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	tbl, err := n.catalog.LoadTable(ctx, ident)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[int64]map[string]string{}
+	var out []map[string]string
 	if tbl.CurrentSnapshot() == nil {
 		return out
 	}
@@ -78,17 +78,26 @@ func tableCells(t *testing.T, n *floeNode, ident ...string) map[int64]map[string
 		if err != nil {
 			t.Fatal(err)
 		}
-		offs := b.Column(b.Schema().FieldIndices(icebergsink.ColOffset)[0])
 		for i := range int(b.NumRows()) {
-			var off int64
-			_ = json.Unmarshal(mustJSON(t, offs, i), &off)
 			row := map[string]string{}
 			for c, f := range b.Schema().Fields() {
 				row[f.Name] = string(mustJSON(t, b.Column(c), i))
 			}
-			out[off] = row
+			out = append(out, row)
 		}
 		b.Release()
+	}
+	return out
+}
+
+// tableCells is tableRows by offset, for single-partition topics.
+func tableCells(t *testing.T, n *floeNode, ident ...string) map[int64]map[string]string {
+	t.Helper()
+	out := map[int64]map[string]string{}
+	for _, row := range tableRows(t, n, ident...) {
+		var off int64
+		_ = json.Unmarshal([]byte(row[icebergsink.ColOffset]), &off)
+		out[off] = row
 	}
 	return out
 }
