@@ -30,6 +30,9 @@ type Config struct {
 	MemoryBudget ByteSize `yaml:"memory_budget"`
 	Log          Log      `yaml:"log"`
 	Cluster      Cluster  `yaml:"cluster"`
+	// Auth and Catalogs: see catalogs.go.
+	Auth     Auth     `yaml:"auth"`
+	Catalogs Catalogs `yaml:"catalogs"`
 	// SchemaRegistry is the Confluent-compatible Schema Registry that the
 	// avro, protobuf, json_schema and latest formats read schemas from.
 	SchemaRegistry SchemaRegistry `yaml:"schema_registry"`
@@ -286,6 +289,7 @@ func Defaults() Config {
 		TargetFileSize: 128 << 20,
 		MemoryBudget:   1 << 30,
 		Log:            Log{Level: "info", Format: "text"},
+		Catalogs:       catalogDefaults(),
 		SchemaRegistry: SchemaRegistry{Timeout: Duration(10 * time.Second), RefreshInterval: Duration(time.Minute)},
 	}
 }

@@ -100,6 +100,7 @@ func (c *Config) Validate() error {
 		bad("kafka.sasl.mechanism", "%q: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.Kafka.SASL.Mechanism)
 	}
 	c.validateWarehouse(bad)
+	c.validateCatalogs(bad)
 	c.validateRegistry(bad)
 	if c.CommitInterval.D() < 100*time.Millisecond {
 		bad("commit_interval", "%s is below the 100ms minimum", c.CommitInterval.D())

@@ -45,6 +45,8 @@ type floeNode struct {
 	admin   *admin.Server
 	backup  *cluster.Backup
 	state   stateAdapter
+	// catalogs: the REST catalog endpoint and the external catalog mirrors.
+	catalogs *catalogParts
 	// started is closed once the worker runs; before, the node is joining.
 	started chan struct{}
 
@@ -153,6 +155,9 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 	}
 	wk.Store(n.worker)
 	n.backup = cluster.NewBackup(rn.FSM(), cfg.Warehouse.Location, ioProps(cfg.Warehouse), log)
+	if err := n.startCatalogs(); err != nil {
+		return fail(err)
+	}
 	if cfg.SchemaRegistry.URL != "" {
 		n.worker.SetSchemaDecoder(newSchemaDecoder(cfg.SchemaRegistry)) // schemas.go
 	}
@@ -169,6 +174,7 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 			log.Error("worker stopped", "err", err)
 		}
 		wg.Wait()
+		n.stopCatalogs()
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = n.admin.Shutdown(sctx)
 		scancel()

@@ -1,0 +1,167 @@
+package auth
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+)
+
+// Scope is what a token may do.
+type Scope string
+
+// Scopes, weakest first. Admin includes read.
+const (
+	ScopeRead  Scope = "read"
+	ScopeAdmin Scope = "admin"
+)
+
+// Sentinel errors of the auth package.
+var (
+	// ErrNoToken: the request carries no bearer token (HTTP 401).
+	ErrNoToken = errors.New("no bearer token")
+	// ErrBadToken: the token is not one of the configured tokens (HTTP 401).
+	ErrBadToken = errors.New("unknown bearer token")
+	// ErrScope: the token is valid but its scope does not allow the
+	// operation (HTTP 403).
+	ErrScope = errors.New("token scope does not allow this operation")
+)
+
+// Tokens is a set of accepted bearer tokens. The zero value and nil accept
+// every request (authentication off).
+type Tokens struct {
+	// Tokens are kept as SHA-256 digests: a lookup then does not compare
+	// secrets byte by byte, and a heap dump shows no token.
+	byHash map[[32]byte]Scope
+}
+
+// Load reads tokens from file (one "TOKEN SCOPE" per line; blank lines and
+// lines starting with # are skipped; SCOPE defaults to read) and from
+// inline ("TOKEN:SCOPE,TOKEN2:SCOPE", the form of FLOE_AUTH_TOKENS). Both
+// may be empty: then authentication is off.
+func Load(file, inline string) (*Tokens, error) {
+	t := &Tokens{byHash: map[[32]byte]Scope{}}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading auth tokens: %w", err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			fields := strings.Fields(line)
+			scope := ""
+			if len(fields) > 1 {
+				scope = fields[1]
+			}
+			if len(fields) > 2 {
+				return nil, fmt.Errorf("auth tokens file %s line %d: want TOKEN [SCOPE]", file, n)
+			}
+			if err := t.add(fields[0], scope); err != nil {
+				return nil, fmt.Errorf("auth tokens file %s line %d: %w", file, n, err)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("reading auth tokens %s: %w", file, err)
+		}
+	}
+	for i, item := range strings.Split(inline, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		// The scope follows the last colon, so a token may contain colons.
+		tok, scope := item, ""
+		if j := strings.LastIndexByte(item, ':'); j > 0 && isScope(item[j+1:]) {
+			tok, scope = item[:j], item[j+1:]
+		}
+		if err := t.add(tok, scope); err != nil {
+			return nil, fmt.Errorf("auth tokens item %d: %w", i+1, err)
+		}
+	}
+	return t, nil
+}
+
+func isScope(s string) bool { return s == string(ScopeRead) || s == string(ScopeAdmin) }
+
+func (t *Tokens) add(tok, scope string) error {
+	if scope == "" {
+		scope = string(ScopeRead)
+	}
+	if !isScope(scope) {
+		return fmt.Errorf("scope %q: use read or admin", scope)
+	}
+	if len(tok) < 16 {
+		return errors.New("token shorter than 16 characters")
+	}
+	t.byHash[sha256.Sum256([]byte(tok))] = Scope(scope)
+	return nil
+}
+
+// Enabled reports whether any token is configured.
+func (t *Tokens) Enabled() bool { return t != nil && len(t.byHash) > 0 }
+
+// Len returns how many tokens are configured.
+func (t *Tokens) Len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.byHash)
+}
+
+// Check authorizes a request for need: nil when authentication is off or
+// the request's bearer token has a scope that includes need.
+func (t *Tokens) Check(r *http.Request, need Scope) error {
+	if !t.Enabled() {
+		return nil
+	}
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return ErrNoToken
+	}
+	have, ok := t.byHash[sha256.Sum256([]byte(strings.TrimSpace(tok)))]
+	if !ok {
+		return ErrBadToken
+	}
+	if need == ScopeAdmin && have != ScopeAdmin {
+		return ErrScope
+	}
+	return nil
+}
+
+// Status returns the HTTP status for a Check error: 401 for a missing or
+// unknown token, 403 for a scope that is too weak.
+func Status(err error) int {
+	if errors.Is(err, ErrScope) {
+		return http.StatusForbidden
+	}
+	return http.StatusUnauthorized
+}
+
+// Require wraps next so that only requests whose token includes need get
+// through; refusals are written by refuse (each API has its own error
+// format), or as plain text when refuse is nil.
+func (t *Tokens) Require(need Scope, refuse func(w http.ResponseWriter, r *http.Request, status int, err error), next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := t.Check(r, need); err != nil {
+			status := Status(err)
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="floe"`)
+			}
+			if refuse != nil {
+				refuse(w, r, status, err)
+				return
+			}
+			http.Error(w, err.Error(), status)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
