@@ -327,9 +327,43 @@ func (r *avroReader) lenBytes() ([]byte, error) {
 	return r.bytes(int(n))
 }
 
+// fieldError carries the path of the field an error happened in; the path
+// is built while the error unwinds, so decoding builds no strings.
+type fieldError struct {
+	path string
+	err  error
+}
+
+func (e *fieldError) Error() string {
+	if e.path == "" {
+		return e.err.Error()
+	}
+	return "field " + e.path + ": " + e.err.Error()
+}
+
+func (e *fieldError) Unwrap() error { return e.err }
+
+// under prefixes err's field path with name ("" for a list element or map
+// value, which add "[]" / "{}" themselves).
+func under(name string, err error) error {
+	fe, ok := err.(*fieldError)
+	if !ok {
+		return &fieldError{path: name, err: err}
+	}
+	switch {
+	case fe.path == "":
+		fe.path = name
+	case strings.HasPrefix(fe.path, "[]") || strings.HasPrefix(fe.path, "{}"):
+		fe.path = name + fe.path
+	default:
+		fe.path = name + "." + fe.path
+	}
+	return fe
+}
+
 // decode reads one value of node n. Byte slices are copied: the record's
 // buffer is not kept.
-func (r *avroReader) decode(n *avroNode, path string) (any, error) {
+func (r *avroReader) decode(n *avroNode) (any, error) {
 	switch n.op {
 	case aNull:
 		return nil, nil
@@ -345,7 +379,7 @@ func (r *avroReader) decode(n *avroNode, path string) (any, error) {
 			return nil, err
 		}
 		if int64(int32(v)) != v {
-			return nil, fmt.Errorf("field %s: %d does not fit an int", path, v)
+			return nil, fmt.Errorf("%d does not fit an int", v)
 		}
 		switch n.op {
 		case aDate:
@@ -399,7 +433,7 @@ func (r *avroReader) decode(n *avroNode, path string) (any, error) {
 		}
 		u, err := uuid.ParseBytes(b)
 		if err != nil {
-			return nil, fmt.Errorf("field %s: %q is not a UUID", path, b)
+			return nil, fmt.Errorf("%q is not a UUID", b)
 		}
 		return [16]byte(u), nil
 	case aDecimalBytes:
@@ -426,15 +460,15 @@ func (r *avroReader) decode(n *avroNode, path string) (any, error) {
 			return nil, err
 		}
 		if i < 0 || int(i) >= len(n.symbols) {
-			return nil, fmt.Errorf("field %s: enum index %d out of range", path, i)
+			return nil, fmt.Errorf("enum index %d out of range", i)
 		}
 		return n.symbols[i], nil
 	case aRecord:
 		out := make(map[string]any, len(n.fields))
 		for _, f := range n.fields {
-			v, err := r.decode(f.node, joinPath(path, f.name))
+			v, err := r.decode(f.node)
 			if err != nil {
-				return nil, err
+				return nil, under(f.name, err)
 			}
 			if v != nil && f.keep {
 				out[f.name] = v
@@ -444,9 +478,12 @@ func (r *avroReader) decode(n *avroNode, path string) (any, error) {
 	case aArray:
 		var out []any
 		err := r.blocks(func() error {
-			v, err := r.decode(n.elem, path+"[]")
+			v, err := r.decode(n.elem)
 			out = append(out, v)
-			return err
+			if err != nil {
+				return under("[]", err)
+			}
+			return nil
 		})
 		if out == nil && err == nil {
 			out = []any{}
@@ -459,9 +496,12 @@ func (r *avroReader) decode(n *avroNode, path string) (any, error) {
 			if err != nil {
 				return err
 			}
-			v, err := r.decode(n.elem, path+"{}")
+			v, err := r.decode(n.elem)
 			out = append(out, records.MapEntry{Key: string(k), Value: v})
-			return err
+			if err != nil {
+				return under("{}", err)
+			}
+			return nil
 		})
 		if out == nil && err == nil {
 			out = []records.MapEntry{}
@@ -476,29 +516,32 @@ func (r *avroReader) decode(n *avroNode, path string) (any, error) {
 		case int(i) == n.nullIdx:
 			return nil, nil
 		case i == 0 || i == 1:
-			return r.decode(n.elem, path)
+			return r.decode(n.elem)
 		}
-		return nil, fmt.Errorf("field %s: union branch %d out of range", path, i)
+		return nil, fmt.Errorf("union branch %d out of range", i)
 	case aUnion:
 		i, err := r.long()
 		if err != nil {
 			return nil, err
 		}
 		if i < 0 || int(i) >= len(n.branches) {
-			return nil, fmt.Errorf("field %s: union branch %d out of range", path, i)
+			return nil, fmt.Errorf("union branch %d out of range", i)
 		}
 		if n.branches[i] == nil {
 			return nil, nil // the null branch
 		}
-		v, err := r.decode(n.branches[i], joinPath(path, n.names[i]))
-		if err != nil || v == nil {
-			return nil, err
+		v, err := r.decode(n.branches[i])
+		if err != nil {
+			return nil, under(n.names[i], err)
+		}
+		if v == nil {
+			return nil, nil
 		}
 		return map[string]any{n.names[i]: v}, nil
 	case aCut:
-		return nil, fmt.Errorf("field %s: recursive type %s nests deeper than %d levels, Floe's limit", path, n.cutName, MaxRecursion)
+		return nil, fmt.Errorf("recursive type %s nests deeper than %d levels, Floe's limit", n.cutName, MaxRecursion)
 	}
-	return nil, fmt.Errorf("field %s: unknown Avro op %d", path, n.op)
+	return nil, fmt.Errorf("unknown Avro op %d", n.op)
 }
 
 // blocks reads an array or map: blocks of a count (a negative count is

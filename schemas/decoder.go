@@ -125,7 +125,7 @@ func (d *Decoder) decode(c *compiled, _ []int, body []byte, framed bool) (worker
 	switch c.typ {
 	case TypeAvro:
 		r := avroReader{b: body}
-		v, err := r.decode(c.avro, "")
+		v, err := r.decode(c.avro)
 		if err != nil {
 			return out, bad("Avro payload of schema %d: %v", c.id, err)
 		}
