@@ -18,7 +18,7 @@ locals {
   join_address   = "${var.discovery_service_name}.${var.namespace_name}:7422"
   warehouse      = "s3://${var.warehouse_bucket}/${var.warehouse_prefix}"
   use_efs        = var.efs_file_system_id != null
-  secret_arns    = compact([var.kafka_sasl_password_secret_arn, var.s3_credentials_secret_arn])
+  secret_arns    = compact([var.kafka_sasl_password_secret_arn, var.s3_credentials_secret_arn, var.auth_tokens_secret_arn])
 
   # The container's configuration: FLOE_* variables (docs/configuration.md). node.id is
   # left to default to the task's host name; the listeners bind all interfaces and Floe
@@ -50,6 +50,13 @@ locals {
     var.s3_endpoint_url == null ? [] : [
       { name = "FLOE_WAREHOUSE_S3_ENDPOINT", value = var.s3_endpoint_url },
     ],
+    length(var.glue_databases) == 0 ? [] : [
+      { name = "FLOE_CATALOGS_GLUE_ENABLED", value = "true" },
+      { name = "FLOE_CATALOGS_GLUE_REGION", value = local.region },
+    ],
+    var.glue_database_prefix == null ? [] : [
+      { name = "FLOE_CATALOGS_GLUE_DATABASE_PREFIX", value = var.glue_database_prefix },
+    ],
     [for k, v in var.extra_environment : { name = k, value = v }],
   )
 
@@ -62,6 +69,9 @@ locals {
     var.s3_credentials_secret_arn == null ? [] : [
       { name = "FLOE_WAREHOUSE_S3_ACCESS_KEY_ID", valueFrom = "${var.s3_credentials_secret_arn}:access_key_id::" },
       { name = "FLOE_WAREHOUSE_S3_SECRET_ACCESS_KEY", valueFrom = "${var.s3_credentials_secret_arn}:secret_access_key::" },
+    ],
+    var.auth_tokens_secret_arn == null ? [] : [
+      { name = "FLOE_AUTH_TOKENS", valueFrom = var.auth_tokens_secret_arn },
     ],
   )
 
@@ -380,7 +390,7 @@ data "aws_iam_policy_document" "task" {
   dynamic "statement" {
     for_each = length(var.glue_databases) > 0 ? [1] : []
     content {
-      actions = ["glue:GetDatabase", "glue:GetTable", "glue:GetTables", "glue:CreateTable", "glue:UpdateTable", "glue:DeleteTable"]
+      actions = ["glue:GetDatabase", "glue:CreateDatabase", "glue:GetTable", "glue:CreateTable", "glue:UpdateTable"]
       resources = concat(
         ["arn:${local.partition}:glue:${local.region}:${local.account_id}:catalog"],
         [for db in var.glue_databases : "arn:${local.partition}:glue:${local.region}:${local.account_id}:database/${db}"],

@@ -69,7 +69,7 @@ variable "assign_public_ip" {
 }
 
 variable "admin_ingress_cidrs" {
-  description = "CIDRs allowed to reach the admin port 7421 (floe status, /readyz, /v1/status)."
+  description = "CIDRs allowed to reach the admin port 7421 (floe status, /readyz, /v1/status, the Iceberg REST catalog at /iceberg)."
   type        = list(string)
   default     = []
 }
@@ -223,9 +223,21 @@ variable "s3_credentials_secret_arn" {
 }
 
 variable "glue_databases" {
-  description = "Glue databases Floe may create and update tables in (catalog sync). Empty grants no Glue access."
+  description = "Glue databases (glue_database_prefix + namespace) Floe mirrors its tables into (catalogs.glue). Non-empty turns the Glue sync on and grants only these; empty: no Glue."
   type        = list(string)
   default     = []
+}
+
+variable "glue_database_prefix" {
+  description = "catalogs.glue.database_prefix, put before each namespace to name its Glue database."
+  type        = string
+  default     = null
+}
+
+variable "auth_tokens_secret_arn" {
+  description = "Optional secret holding auth.tokens (TOKEN:SCOPE,...), injected as FLOE_AUTH_TOKENS; protects the Iceberg REST catalog on the admin port."
+  type        = string
+  default     = null
 }
 
 variable "secrets_kms_key_arn" {
