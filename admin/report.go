@@ -68,6 +68,29 @@ type TableReport struct {
 	Partitions       []PartitionReport `json:"partitions"`
 	Tombstones       int64             `json:"records_tombstones"`     // null values in decoded formats
 	SuspendedAt      *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
+	// Catalogs is the table's one-way sync to each external catalog.
+	Catalogs []CatalogReport `json:"catalogs,omitempty"`
+}
+
+// CatalogReport is one table's sync to one external catalog (Glue, a REST
+// catalog). The synced location and time are replicated, so every node
+// shows them; errors and failure counts are known only on the table's
+// committer, which runs the sync.
+type CatalogReport struct {
+	Catalog string `json:"catalog"`
+	// MetadataLocation is what the catalog was last pointed at.
+	MetadataLocation string    `json:"metadata_location,omitempty"`
+	LastSync         time.Time `json:"last_sync,omitzero"`
+	// InSync: the catalog points at the table's current metadata.
+	InSync bool `json:"in_sync"`
+	// LagSec is how long the catalog has been behind the table (0 when in
+	// sync): on the committer since it first saw the table ahead, on other
+	// nodes since the table's last commit.
+	LagSec      float64   `json:"lag_seconds"`
+	LastError   string    `json:"last_error,omitempty"`
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+	Syncs       int64     `json:"syncs"`
+	Failures    int64     `json:"failures"`
 }
 
 // SuspendedRecord is where and why a table suspended (error mode suspend).
@@ -143,6 +166,24 @@ func (r Report) WriteText(w io.Writer) error {
 	for _, t := range r.Tables {
 		if t.Reason != "" {
 			fmt.Fprintf(w, "\n%s: %s\n", t.Table, t.Reason)
+		}
+	}
+	for _, t := range r.Tables {
+		if len(t.Catalogs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s catalogs\n", t.Table)
+		cw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(cw, "  CATALOG\tIN SYNC\tLAG\tLAST SYNC\tERROR")
+		for _, c := range t.Catalogs {
+			last := "never"
+			if !c.LastSync.IsZero() {
+				last = c.LastSync.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(cw, "  %s\t%v\t%s\t%s\t%s\n", c.Catalog, c.InSync, dur(c.LagSec), last, c.LastError)
+		}
+		if err := cw.Flush(); err != nil {
+			return err
 		}
 	}
 	for _, t := range r.Tables {

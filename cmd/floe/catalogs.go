@@ -2,15 +2,23 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 
+	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/auth"
+	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/restcatalog"
+	"github.com/floe-io/floe/sinks/glue"
+	"github.com/floe-io/floe/worker"
 )
 
 // catalogParts are the node's Iceberg REST catalog endpoint and its
@@ -19,12 +27,57 @@ type catalogParts struct {
 	listener  *restcatalog.Listener // nil when served on the admin port
 	listenErr chan error
 	uri       string // the catalog URI clients use
+
+	sync       *worker.CatalogSync // nil without external catalogs
+	syncCancel context.CancelFunc
+	syncDone   chan struct{}
 }
 
 // startCatalogs serves the REST catalog (on the admin port or its own
-// listener). The catalog of record must exist.
+// listener) and starts the mirrors to external catalogs. The catalog of
+// record must exist.
 func (n *floeNode) startCatalogs() error {
 	n.catalogs = &catalogParts{}
+	if err := n.serveCatalog(); err != nil {
+		return err
+	}
+	syncers, err := n.catalogSyncers()
+	if err != nil {
+		return err
+	}
+	if len(syncers) == 0 {
+		return nil
+	}
+	st := catalogState{node: n.raft}
+	cs := worker.NewCatalogSync(worker.CatalogSyncConfig{
+		NodeID: n.cfg.Node.ID, Interval: n.cfg.Catalogs.SyncInterval.D(), Timeout: n.cfg.Catalogs.SyncTimeout.D(),
+		IsFenced: func(err error) bool { return errors.Is(err, cluster.ErrStaleCommitter) },
+	}, st, st, syncers, n.log.With("component", "catalog-sync"))
+	ctx, cancel := context.WithCancel(context.Background())
+	n.catalogs.sync, n.catalogs.syncCancel, n.catalogs.syncDone = cs, cancel, make(chan struct{})
+	go func() { defer close(n.catalogs.syncDone); cs.Run(ctx) }()
+	n.log.Info("mirroring tables to external catalogs", "catalogs", cs.Catalogs())
+	return nil
+}
+
+// catalogSyncers builds one syncer per configured external catalog.
+func (n *floeNode) catalogSyncers() ([]worker.CatalogSyncer, error) {
+	var out []worker.CatalogSyncer
+	if g := n.cfg.Catalogs.Glue; g.Enabled {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := glue.New(ctx, glue.Config{Region: g.Region, Endpoint: g.Endpoint, CatalogID: g.CatalogID,
+			DatabasePrefix: g.DatabasePrefix, SkipArchive: g.SkipArchive, IOProps: ioProps(n.cfg.Warehouse)}, n.log.With("catalog", "glue"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// serveCatalog serves the Iceberg REST catalog when enabled.
+func (n *floeNode) serveCatalog() error {
 	cfg := n.cfg.Catalogs
 	if !cfg.Server.Enabled {
 		return nil
@@ -55,7 +108,14 @@ func (n *floeNode) startCatalogs() error {
 
 // stopCatalogs stops what startCatalogs started.
 func (n *floeNode) stopCatalogs() {
-	if n.catalogs == nil || n.catalogs.listener == nil {
+	if n.catalogs == nil {
+		return
+	}
+	if n.catalogs.sync != nil {
+		n.catalogs.syncCancel()
+		<-n.catalogs.syncDone
+	}
+	if n.catalogs.listener == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -82,4 +142,89 @@ func tableConfig(w config.Warehouse, vend bool) iceberg.Properties {
 		}
 	}
 	return p
+}
+
+// catalogReports fills a table's catalog sync status: the replicated record
+// (every node) joined with this node's runtime status (the committer's).
+func (n *floeNode) catalogReports(key string, now time.Time) []admin.CatalogReport {
+	if n.catalogs == nil || n.catalogs.sync == nil {
+		return nil
+	}
+	var (
+		cur        string
+		lastCommit int64
+		synced     = map[string]cluster.SyncRecord{}
+	)
+	n.raft.FSM().Read(func(s *cluster.State) {
+		if t, ok := s.Tables[key]; ok {
+			cur, lastCommit = t.MetadataLocation, t.LastCommitAt
+			maps.Copy(synced, t.Synced)
+		}
+	})
+	if cur == "" {
+		return nil
+	}
+	runtime := n.catalogs.sync.Status()[key]
+	var out []admin.CatalogReport
+	for _, name := range n.catalogs.sync.Catalogs() {
+		rec := synced[name]
+		st, local := runtime[name]
+		cr := admin.CatalogReport{Catalog: name, MetadataLocation: rec.MetadataLocation, InSync: rec.MetadataLocation == cur}
+		if rec.At > 0 {
+			cr.LastSync = time.UnixMilli(rec.At)
+		}
+		if !cr.InSync {
+			switch {
+			case local && !st.BehindSince.IsZero():
+				cr.LagSec = now.Sub(st.BehindSince).Seconds()
+			case lastCommit > 0:
+				cr.LagSec = now.Sub(time.UnixMilli(lastCommit)).Seconds()
+			}
+		}
+		if local {
+			cr.LastError, cr.LastErrorAt, cr.Syncs, cr.Failures = st.LastError, st.LastErrorAt, st.Syncs, st.Failures
+		}
+		out = append(out, cr)
+	}
+	return out
+}
+
+// catalogState shows the replicated state to catalog sync and records its
+// syncs (cluster command CatalogSynced, fenced by the committer epoch).
+type catalogState struct{ node *cluster.Node }
+
+var (
+	_ worker.CatalogState = catalogState{}
+	_ worker.SyncRecorder = catalogState{}
+)
+
+func (c catalogState) Tables() []worker.CatalogTable {
+	var out []worker.CatalogTable
+	c.node.FSM().Read(func(s *cluster.State) {
+		for _, key := range s.TableKeys() {
+			t := s.Tables[key]
+			if t.MetadataLocation == "" {
+				continue
+			}
+			ct := worker.CatalogTable{Key: key, Ident: slices.Clone(t.Ident), MetadataLocation: t.MetadataLocation,
+				PreviousMetadataLocation: t.PreviousMetadataLocation, Synced: map[string]worker.SyncedAt{}}
+			for name, r := range t.Synced {
+				ct.Synced[name] = worker.SyncedAt{MetadataLocation: r.MetadataLocation, At: time.UnixMilli(r.At)}
+			}
+			out = append(out, ct)
+		}
+	})
+	return out
+}
+
+func (c catalogState) Committer(table string) (a ledger.Assignment, ok bool) {
+	c.node.FSM().Read(func(s *cluster.State) { a, ok = s.Committers[table] })
+	return
+}
+
+func (c catalogState) Watch() <-chan struct{} { return c.node.FSM().Watch() }
+
+func (c catalogState) CatalogSynced(ctx context.Context, table, catalog, location string, committer ledger.Assignment, at time.Time) error {
+	_, err := c.node.Apply(ctx, cluster.CatalogSynced{Table: table, Catalog: catalog, MetadataLocation: location, Committer: &committer, At: at.UnixMilli()})
+	return err
 }

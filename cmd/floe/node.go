@@ -368,6 +368,7 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 			pr.Lag = max(0, pr.HighWatermark-pr.Committed)
 			tr.Partitions = append(tr.Partitions, pr)
 		}
+		tr.Catalogs = n.catalogReports(ti.key, now) // catalogs.go
 		rep.Tables = append(rep.Tables, tr)
 	}
 	return rep, nil

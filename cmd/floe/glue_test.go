@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/glue/gluetest"
+)
+
+// TestGlueSync mirrors a live table into a fake Glue: created with its
+// database, kept current with coalesced updates, a hand edit overwritten,
+// and Glue down for a while blocking no commit, shown in status, then
+// caught up.
+func TestGlueSync(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	fake := gluetest.New(t)
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "orders")})
+	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "orders", Namespace: "shop"}})
+	cfg.CommitInterval = config.Duration(300 * time.Millisecond)
+	cfg.Catalogs.Glue = config.Glue{Enabled: true, Region: "eu-west-1", Endpoint: fake.URL, SkipArchive: true}
+	cfg.Catalogs.SyncInterval = config.Duration(time.Second)
+	n, err := startNode(context.Background(), cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	ident := table.Identifier{"shop", "orders"}
+	batch := func(from, count int) {
+		var vals []string
+		for i := from; i < from+count; i++ {
+			vals = append(vals, fmt.Sprintf(`{"id":%d}`, i))
+		}
+		produce(t, cl, "orders", vals, 2)
+	}
+	// inGlue waits until Glue points at the table's current metadata and
+	// the status says so.
+	inGlue := func(what string) admin.CatalogReport {
+		t.Helper()
+		var last admin.CatalogReport
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			cur, _ := n.catalog.MetadataLocation(ident)
+			tb, ok := fake.Table("shop", "orders")
+			rep, _ := n.Report(context.Background())
+			tr, _ := tableReport(rep, "shop.orders")
+			if len(tr.Catalogs) == 1 {
+				last = tr.Catalogs[0]
+			}
+			if ok && tb.Parameters["metadata_location"] == cur && last.InSync && last.MetadataLocation == cur {
+				return last
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("%s: glue not in sync: status %+v, glue calls %d", what, last, len(fake.Calls()))
+		return last
+	}
+
+	// Commits every 300 ms for a while: Glue follows with fewer updates.
+	for i := range 10 {
+		batch(i*100, 100)
+		time.Sleep(300 * time.Millisecond)
+	}
+	waitRows(t, n, "shop.orders", 1000, time.Minute)
+	st := inGlue("first sync")
+	if st.LagSec != 0 || st.LastError != "" || st.Syncs == 0 {
+		t.Fatalf("status in sync: %+v", st)
+	}
+	if !fake.Database("shop") {
+		t.Fatal("glue database shop missing")
+	}
+	tb, _ := fake.Table("shop", "orders")
+	if tb.TableType != "EXTERNAL_TABLE" || tb.Parameters["table_type"] != "ICEBERG" || !strings.Contains(strings.Join(colNames(tb), ","), "_kafka_offset") {
+		t.Fatalf("glue entry %+v", tb)
+	}
+	rep, _ := n.Report(context.Background())
+	tr, _ := tableReport(rep, "shop.orders")
+	puts := 0
+	for _, c := range fake.Calls() {
+		if c == "AWSGlue.UpdateTable" || c == "AWSGlue.CreateTable" {
+			puts++
+		}
+	}
+	if int64(puts) >= tr.Commits {
+		t.Fatalf("%d glue writes for %d commits: not coalesced", puts, tr.Commits)
+	}
+	t.Logf("%d commits mirrored with %d glue writes", tr.Commits, puts)
+	// The replicated record names what was synced, so a new committer
+	// resumes from it.
+	var rec cluster.SyncRecord
+	n.raft.FSM().Read(func(s *cluster.State) { rec = s.Tables[ledger.TableKey(ident)].Synced["glue"] })
+	if cur, _ := n.catalog.MetadataLocation(ident); rec.MetadataLocation != cur || rec.At == 0 {
+		t.Fatalf("replicated sync record %+v, current %s", rec, cur)
+	}
+
+	// A hand edit is overwritten at the next sync.
+	fake.Alter("shop", "orders", map[string]string{"metadata_location": "s3://elsewhere/metadata/00001-x.metadata.json"})
+	batch(1000, 100)
+	waitRows(t, n, "shop.orders", 1100, time.Minute)
+	inGlue("after a hand edit")
+
+	// Glue down: commits go on, status shows the lag and the error.
+	fake.SetDown(true)
+	start := time.Now()
+	for i := range 8 {
+		batch(1100+i*100, 100)
+		time.Sleep(300 * time.Millisecond)
+	}
+	waitRows(t, n, "shop.orders", 1900, time.Minute)
+	if took := time.Since(start); took > 30*time.Second {
+		t.Fatalf("ingestion took %s with glue down", took)
+	}
+	var down admin.CatalogReport
+	waitReport(t, n, "glue error in status", func(r admin.Report) bool {
+		tr, _ := tableReport(r, "shop.orders")
+		if len(tr.Catalogs) == 1 {
+			down = tr.Catalogs[0]
+		}
+		return !down.InSync && down.LastError != "" && down.LagSec > 0 && down.Failures > 0
+	})
+	t.Logf("while glue is down: %+v", down)
+	fake.SetDown(false)
+	st = inGlue("after glue came back")
+	if st.LastError != "" || st.LagSec != 0 {
+		t.Fatalf("status after catching up: %+v", st)
+	}
+}
+
+func colNames(tb gluetest.Table) []string {
+	var out []string
+	for _, c := range tb.Columns {
+		out = append(out, c.Name)
+	}
+	return out
+}
+

@@ -1,0 +1,8 @@
+// Package glue mirrors Floe's tables one way into the AWS Glue Data
+// Catalog, the way Iceberg's own GlueCatalog registers them (EXTERNAL_TABLE,
+// table_type=ICEBERG, metadata_location, previous_metadata_location,
+// columns for engines that read them), so that Athena, EMR and PyIceberg's
+// Glue catalog find them. Floe's replicated state stays the catalog of
+// record: whatever anyone changes in Glue is overwritten at the next sync.
+// A Syncer is driven by worker.CatalogSync on the table's committer.
+package glue
