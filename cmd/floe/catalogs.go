@@ -18,6 +18,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/restcatalog"
 	"github.com/floe-io/floe/sinks/glue"
+	"github.com/floe-io/floe/sinks/restsync"
 	"github.com/floe-io/floe/worker"
 )
 
@@ -72,6 +73,10 @@ func (n *floeNode) catalogSyncers() ([]worker.CatalogSyncer, error) {
 			return nil, err
 		}
 		out = append(out, s)
+	}
+	for _, r := range n.cfg.Catalogs.REST {
+		out = append(out, restsync.New(restsync.Config{Name: r.Name, URI: r.URI, Warehouse: r.Warehouse, Prefix: r.Prefix, Token: r.Token,
+			ClientID: r.ClientID, ClientSecret: r.ClientSecret, TokenURI: r.TokenURI, Scope: r.Scope}, n.log.With("catalog", r.Name)))
 	}
 	return out, nil
 }
