@@ -14,8 +14,9 @@ declare -A SCENARIO_TITLES=(
 	[4]="MinIO stopped for 20s mid-stream: DEGRADED, then catch up"
 	[5]="every metadata.json parses with Iceberg Java; summaries carry floe.offsets"
 	[6]="table health: ${FLOE_S6_MINUTES:-10} min of 1-second commits on 4 partitions, compaction alongside"
+	[7]="cluster chaos on real Kafka: ${FLOE_S7_DURATION:-3m} of kills, pauses, drains and joins over 5+ floe processes"
 )
-SCENARIO_ORDER=(1 2 3 4 5 6)
+SCENARIO_ORDER=(1 2 3 4 5 6 7)
 
 # Sizes of the fault scenarios: records per topic and production rate (records/s).
 FAULT_RECORDS=${FLOE_INTEROP_FAULT_RECORDS:-40000}
@@ -221,4 +222,51 @@ EOF
 	run_pyiceberg_check --mode metadata-dir --metadata-location "$loc" --expect "$exp" || failed=1
 	((failed == 0)) || die "floe $n: a reader rejected the table's history, time travel or pruning (see above)"
 	stop_floe $n
+}
+
+# Scenario 7: the Go chaos test (cmd/floe/chaos_test.go, TestChaos) against this
+# run's Kafka and MinIO instead of kfake and local files: five floe processes
+# form a Raft group, and for S7_DURATION every 2-5 s one of them is SIGKILLed
+# (any, the leader, a committer) and restarted, SIGSTOPped past the failure
+# timeout, drained with SIGTERM, or a join-only node is added. The Go test
+# itself checks exactly-once with iceberg-go and writes a report (each table's
+# metadata location and produced offsets); then PyIceberg and Iceberg Java
+# check every table here too, and PyIceberg its metadata history.
+S7_DURATION=${FLOE_S7_DURATION:-3m}
+
+scenario_7() {
+	local dir="$RUN_DIR/s7" report testlog="$RUN_DIR/logs/s7-chaos-test.log" rc=0 lines tbl loc exp failed=0
+	mkdir -p "$dir"
+	report="$dir/chaos-report.json"
+	log "TestChaos for $S7_DURATION on Kafka $KAFKA_BOOTSTRAP, warehouse on MinIO (test log $testlog, node logs $dir/fleet)"
+	fg_run env FLOE_CHAOS_KAFKA="$KAFKA_BOOTSTRAP" FLOE_CHAOS_DURATION="$S7_DURATION" \
+		FLOE_CHAOS_DIR="$dir/fleet" FLOE_CHAOS_REPORT="$report" \
+		FLOE_CHAOS_S3_ENDPOINT="$S3_ENDPOINT" FLOE_CHAOS_S3_BUCKET="$S3_BUCKET" FLOE_CHAOS_S3_REGION="$S3_REGION" \
+		FLOE_CHAOS_S3_ACCESS_KEY="$S3_ACCESS_KEY" FLOE_CHAOS_S3_SECRET_KEY="$S3_SECRET_KEY" \
+		go -C "$REPO" test -count=1 -timeout 40m -run '^TestChaos$' -v ./cmd/floe/ >"$testlog" 2>&1 || rc=$?
+	# The seed, the actions taken and the checks' outcome, for the run's log.
+	grep -E 'chaos seed|chaos over|caught up|exactly once|status watcher|UNEXPECTED|--- (PASS|FAIL)' "$testlog" | sed 's/^ */  /' || true
+	if ((rc != 0)); then
+		tail -n 200 "$testlog" >&2
+		die "TestChaos failed (exit $rc; full log $testlog)"
+	fi
+	[[ -s $report ]] || die "TestChaos passed but wrote no report at $report"
+	lines=$("$PY" - "$report" "$dir" <<'EOF'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+for t in rep["tables"]:
+    path = f"{sys.argv[2]}/{t['table']}.expect.json"
+    with open(path, "w") as f:
+        json.dump(t["expect"], f, indent=1)
+    print(f"{t['table']}\t{t['metadata_location']}\t{path}")
+EOF
+	) || die "reading the chaos report $report"
+	while IFS=$'\t' read -r tbl loc exp; do
+		log "checking $tbl at $loc"
+		printf 's7\t%s\t%s\n' "$loc" "$exp" >>"$RUN_DIR/tables.tsv"
+		run_pyiceberg_check --metadata-location "$loc" --expect "$exp" || failed=1
+		run_java_check --metadata-location "$loc" --expect "$exp" || failed=1
+		run_pyiceberg_check --mode metadata-dir --metadata-location "$loc" --expect "$exp" || failed=1
+	done <<<"$lines"
+	((failed == 0)) || die "a reader rejected a table the chaos test wrote (see above)"
 }
