@@ -34,6 +34,7 @@ func benchCmd() *cobra.Command {
 		profile, memprofile            string
 		health, clusterMode            bool
 		nodes, perPart                 int
+		format                         string
 	)
 	cmd := &cobra.Command{
 		Use:    "bench",
@@ -69,6 +70,9 @@ func benchCmd() *cobra.Command {
 				}
 				return runClusterBench(cmd.Context(), cmd.OutOrStdout(), nodes, partitions, perPart)
 			}
+			if format == "avro" {
+				return runAvroBench(cmd.Context(), cmd.OutOrStdout(), n, partitions) // bench_avro.go
+			}
 			return runBench(cmd.Context(), cmd.OutOrStdout(), n, partitions)
 		},
 	}
@@ -82,6 +86,7 @@ func benchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "nodes (with --cluster)")
 	cmd.Flags().IntVar(&perPart, "per-partition", 300, "backlog records per partition (with --cluster; --partitions defaults to 1000)")
 	cmd.Flags().StringVar(&memprofile, "memprofile", "", "write a heap profile at the end here")
+	cmd.Flags().StringVar(&format, "format", "json", "record format: json, or avro (registry wire format, in-process registry)")
 	return cmd
 }
 
