@@ -31,7 +31,9 @@ func hostIP() (string, error) {
 		return "", err
 	}
 	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil {
+		// Link-local addresses (169.254.x.x: the ECS task metadata
+		// interface on awsvpc) are not reachable from other tasks.
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && !ipn.IP.IsLinkLocalUnicast() && ipn.IP.To4() != nil {
 			return ipn.IP.String(), nil
 		}
 	}

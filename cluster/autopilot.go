@@ -240,8 +240,10 @@ func (n *Node) checkHealth() {
 	wg.Wait()
 }
 
-// desiredVoters is the largest odd number not above max and the number of
-// healthy members.
+// desiredVoters is the number of voters to grow to: the largest odd number
+// not above max and the number of healthy members. The autopilot only
+// promotes towards it; it never demotes a healthy voter to reach it (fewer
+// copies of the log buy nothing), only to respect max.
 func desiredVoters(healthy, max int) int {
 	d := min(healthy, max)
 	if d%2 == 0 {
@@ -305,16 +307,17 @@ func (n *Node) reconcileVoters() {
 		if err := n.raft.DemoteVoter(failedVoters[0].ID, 0, 10*time.Second).Error(); err != nil {
 			n.log.Warn("demoting failed voter", "member", failedVoters[0].ID, "err", err)
 		}
-	case len(voters) < want && len(healthyNonvoters) > 0:
+	case len(healthyVoters) < want && len(voters) < n.cfg.MaxVoters && len(healthyNonvoters) > 0:
 		p := n.pickNonvoter(healthyNonvoters, healthyVoters)
 		if err := n.raft.AddVoter(p.ID, p.Address, 0, 10*time.Second).Error(); err != nil {
 			n.log.Warn("promoting member", "member", p.ID, "err", err)
 			return
 		}
 		n.log.Info("promoted member to voter", "member", p.ID, "voters", len(voters)+1)
-	case len(voters) > want && len(voters) > 1:
-		// Too many voters (or an even number): demote a failed one
-		// first, else the last healthy one that is not the leader.
+	case len(voters) > n.cfg.MaxVoters:
+		// More voters than allowed (max lowered, or replacements added
+		// while failed voters came back): demote a failed one first, else
+		// the last healthy one that is not the leader.
 		var d raft.Server
 		if len(failedVoters) > 0 {
 			d = failedVoters[0]
@@ -382,6 +385,9 @@ func (n *Node) pickNonvoter(cands, voters []raft.Server) raft.Server {
 // self is this node's membership record as it should be replicated.
 func (n *Node) self() Member {
 	m := Member{ID: n.cfg.ID, Addr: n.cfg.Advertise, RPC: n.cfg.RPCAdvertise, Admin: n.cfg.AdminAddr, Version: n.cfg.Version}
+	if a, err := advertisable(m.Admin); err == nil {
+		m.Admin = a
+	}
 	if n.transport != nil && m.Addr == "" {
 		m.Addr = string(n.transport.LocalAddr())
 	}

@@ -515,3 +515,23 @@ func applyRestoreState(s *State, c *RestoreState) error {
 	}
 	return nil
 }
+
+// ReadBackup reads and validates the state backup of a warehouse as it was
+// written, without recovering anything. It wraps ErrNoBackup when there is
+// none.
+func ReadBackup(ctx context.Context, warehouse string, props iceberg.Properties) (*State, error) {
+	r := &recoverer{ctx: ctx, props: props, log: slog.Default(), ios: map[string]icebergio.IO{}, parsed: map[string]table.Metadata{}}
+	loc := BackupLocation(warehouse)
+	data, err := r.readFile(loc)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", loc, ErrNoBackup)
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := DecodeSnapshot(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", loc, err)
+	}
+	return st, nil
+}

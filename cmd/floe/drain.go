@@ -99,6 +99,12 @@ func (n *floeNode) recoverState(ctx context.Context) error {
 		}
 		if n.raft.IsLeader() {
 			st, err := cluster.Recover(ctx, n.cfg.Warehouse.Location, ioProps(n.cfg.Warehouse), n.log)
+			if errors.Is(err, cluster.ErrNoBackup) {
+				// A first start with --recover (templates may always pass
+				// it): nothing to restore.
+				log.Warn("--recover: no state backup in the warehouse; starting empty", "err", err)
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("recovering from the warehouse backup: %w", err)
 			}
@@ -114,4 +120,37 @@ func (n *floeNode) recoverState(ctx context.Context) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// guardBackup refuses to start a new, empty cluster over a warehouse whose
+// backup holds tables, unless --recover was given: the new cluster would
+// recreate those tables from scratch and overwrite the backup that could
+// restore them. The local state is first brought up to date with the
+// leader's, so a node joining an existing cluster does not mistake its
+// not-yet-replicated state for an empty one.
+func (n *floeNode) guardBackup(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err := n.raft.Sync(sctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("reading the cluster state before start: %w", err)
+	}
+	empty := true
+	n.raft.FSM().Read(func(s *cluster.State) { empty = len(s.Tables) == 0 && len(s.Sources) == 0 })
+	if !empty {
+		return nil
+	}
+	st, err := cluster.ReadBackup(ctx, n.cfg.Warehouse.Location, ioProps(n.cfg.Warehouse))
+	if errors.Is(err, cluster.ErrNoBackup) {
+		return nil
+	}
+	if err != nil {
+		n.log.Warn("cannot read the warehouse's state backup; starting", "err", err)
+		return nil
+	}
+	if len(st.Tables) == 0 && len(st.Sources) == 0 {
+		return nil
+	}
+	return fmt.Errorf("this cluster is new and empty but %s holds the state of an earlier cluster (%d tables): "+
+		"start with --recover to restore it, or delete that file to start anew", cluster.BackupLocation(n.cfg.Warehouse.Location), len(st.Tables))
 }

@@ -94,6 +94,7 @@ func serveCmd() *cobra.Command {
 				return &exitError{code: exitConfig, err: fmt.Errorf("config: %w", err)}
 			}
 			log := newLogger(cfg.Log, os.Stderr)
+			ecsDefaults(cmd.Context(), &cfg, log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			n, err := startNodeWith(ctx, cfg, log, nodeOptions{Recover: recover})
@@ -174,15 +175,28 @@ func maintenanceCmd() *cobra.Command {
 
 // healthCmd probes a node's /readyz: the container health check of images
 // without a shell (distroless), where curl is not available.
+//
+// By default it checks liveness (/healthz: the process serves), which is
+// what an orchestrator should replace a task on: were it readiness, losing
+// quorum would make every task unhealthy and the orchestrator would replace
+// them all, destroying the Raft state that could restore quorum. --ready
+// checks readiness (/readyz: a member of a group with a leader).
 func healthCmd() *cobra.Command {
-	var addr string
+	var (
+		addr  string
+		ready bool
+	)
 	cmd := &cobra.Command{
 		Use:   "health",
-		Short: "Exit 0 when the node at --admin-addr is ready (member of a group with a leader), else 1",
+		Short: "Exit 0 when the node at --admin-addr is alive (--ready: member of a group with a leader), else 1",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
 			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+			path := "/healthz"
+			if ready {
+				path = "/readyz"
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
 			if err != nil {
 				return &exitError{code: exitConfig, err: err}
 			}
@@ -195,11 +209,12 @@ func healthCmd() *cobra.Command {
 			if resp.StatusCode != http.StatusOK {
 				return &exitError{code: exitFailure, err: fmt.Errorf("not ready: %s %s", resp.Status, strings.TrimSpace(string(body)))}
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "ready")
+			fmt.Fprintln(cmd.OutOrStdout(), strings.TrimPrefix(path, "/"), "ok")
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of the node")
+	cmd.Flags().BoolVar(&ready, "ready", false, "check readiness (/readyz) instead of liveness (/healthz)")
 	return cmd
 }
 

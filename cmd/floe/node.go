@@ -133,6 +133,8 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 		if err := n.recoverState(ctx); err != nil {
 			return fail(err)
 		}
+	} else if err := n.guardBackup(ctx); err != nil {
+		return fail(&exitError{code: exitConfig, err: err})
 	}
 	n.catalog = cluster.NewCatalog(rn, cfg.Warehouse.Location, ioProps(cfg.Warehouse))
 	nsLocations := map[string]string{}
@@ -153,13 +155,13 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 	if err != nil {
 		return fail(err)
 	}
+	if cfg.SchemaRegistry.URL != "" {
+		n.worker.SetSchemaDecoder(newSchemaDecoder(cfg.SchemaRegistry)) // schemas.go
+	}
 	wk.Store(n.worker)
 	n.backup = cluster.NewBackup(rn.FSM(), cfg.Warehouse.Location, ioProps(cfg.Warehouse), log)
 	if err := n.startCatalogs(); err != nil {
 		return fail(err)
-	}
-	if cfg.SchemaRegistry.URL != "" {
-		n.worker.SetSchemaDecoder(newSchemaDecoder(cfg.SchemaRegistry)) // schemas.go
 	}
 	rctx, rcancel := context.WithCancel(context.Background())
 	n.cancel = rcancel
@@ -316,16 +318,16 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 		if tr.State == "" {
 			tr.State = worker.StatePending
 		}
+		tr.Tombstones = rt.Tombstones
+		if at := rt.SuspendedAt; at != nil {
+			tr.SuspendedAt = &admin.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error}
+		}
 		if ti.t.LastCommitAt > 0 {
 			tr.LastCommit = time.UnixMilli(ti.t.LastCommitAt)
 			tr.LastCommitAgeSec = now.Sub(tr.LastCommit).Seconds()
 		}
 		if ti.t.NewestRecordTS > 0 {
 			tr.FreshnessSec = now.Sub(time.UnixMilli(ti.t.NewestRecordTS)).Seconds()
-		tr.Tombstones = rt.Tombstones
-		if at := rt.SuspendedAt; at != nil {
-			tr.SuspendedAt = &admin.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error}
-		}
 		}
 		if ti.t.MetadataLocation != "" {
 			if tbl, err := n.catalog.LoadTable(ctx, ti.t.Ident); err == nil {

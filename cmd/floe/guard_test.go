@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/floe-io/floe/config"
+)
+
+// TestNewClusterOverOldBackup: a node whose Raft disk is gone must not start
+// a new, empty cluster over a warehouse that holds an earlier cluster's
+// backup (it would recreate the tables from scratch and overwrite the
+// backup); --recover restores the tables, and ingestion resumes exactly once.
+func TestNewClusterOverOldBackup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "guard")})
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "guard", Namespace: "e2e", Name: "guard"}})
+	cfg.Cluster.BackupInterval = config.Duration(time.Second)
+	values := make([]string, 400)
+	for i := range values {
+		values[i] = fmt.Sprintf(`{"i":%d}`, i)
+	}
+	produce(t, cl, "guard", values[:200], 2)
+	ctx := context.Background()
+	n, err := startNode(ctx, cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRows(t, n, "e2e.guard", 200, time.Minute)
+	time.Sleep(2500 * time.Millisecond) // at least one backup after the commit
+	if err := n.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(cfg.Node.DataDir); err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = startNode(ctx, cfg, testLogger(t), true)
+	var ee *exitError
+	if err == nil || !errors.As(err, &ee) || ee.code != exitConfig || !strings.Contains(err.Error(), "--recover") {
+		t.Fatalf("start over an old backup without --recover: %v; want a configuration error naming --recover", err)
+	}
+	if err := os.RemoveAll(cfg.Node.DataDir); err != nil {
+		t.Fatal(err)
+	}
+
+	produce(t, cl, "guard", values[200:], 2)
+	n, err = startNodeWith(ctx, cfg, testLogger(t), nodeOptions{NoSync: true, Recover: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	waitRows(t, n, "e2e.guard", 400, time.Minute)
+	tbl, err := n.catalog.LoadTable(ctx, []string{"e2e", "guard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, []*table.Table{tbl}, "guard", map[int32]int64{0: 200, 1: 200})
+}
