@@ -3,6 +3,7 @@ package main
 import (
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +25,9 @@ import (
 // moving backwards.
 //
 // FLOE_CHAOS_DURATION (default 45s), FLOE_CHAOS_SEED replays a schedule
-// (the cluster's own timing still varies), plus the harness variables in
+// (the cluster's own timing still varies), FLOE_CHAOS_ACTIONS limits the
+// actions (comma-separated: kill, pause, kill-leader, kill-committer, add,
+// drain) to hammer one failure class, plus the harness variables in
 // cluster_harness_test.go (real Kafka, S3 warehouse, kept logs, report).
 func TestChaos(t *testing.T) {
 	if testing.Short() {
@@ -53,6 +56,13 @@ func TestChaos(t *testing.T) {
 		}
 	})
 	c := &chaos{rng: rand.New(rand.NewPCG(seed, seed)), counts: map[string]int{}}
+	if s := os.Getenv("FLOE_CHAOS_ACTIONS"); s != "" {
+		c.only = map[string]bool{}
+		for _, a := range strings.Split(s, ",") {
+			c.only[strings.TrimSpace(a)] = true
+		}
+		t.Logf("only actions %v", s)
+	}
 	f := newFleet(t)
 	c.f, f.extra["seed"] = f, seed
 	f.startNew(5, 5, "n", false)
@@ -77,6 +87,7 @@ type chaos struct {
 	f      *fleet
 	rng    *rand.Rand
 	counts map[string]int
+	only   map[string]bool // FLOE_CHAOS_ACTIONS; nil: all
 }
 
 // step does one random action and returns once it is over (the node is
@@ -90,6 +101,12 @@ func (c *chaos) step() {
 	}
 	if len(run) > 3 { // a drain retires the node: never below three
 		acts = append(acts, "drain")
+	}
+	if c.only != nil {
+		acts = slices.DeleteFunc(acts, func(a string) bool { return !c.only[a] })
+		if len(acts) == 0 {
+			acts = []string{"pause"} // the filter allows nothing possible now
+		}
 	}
 	act := pick(c.rng, acts)
 	c.counts[act]++
