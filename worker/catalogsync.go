@@ -54,6 +54,9 @@ type SyncedAt struct {
 type CatalogState interface {
 	// Tables returns every table that has a metadata location.
 	Tables() []CatalogTable
+	// Table returns one of them; each sync loop reads only its own table
+	// on every state change.
+	Table(key string) (CatalogTable, bool)
 	Committer(table string) (ledger.Assignment, bool)
 	Watch() <-chan struct{}
 }
@@ -188,15 +191,6 @@ func (s *CatalogSync) committerOf(key string) (ledger.Assignment, bool) {
 	return ledger.Assignment{}, false
 }
 
-func (s *CatalogSync) table(key string) (CatalogTable, bool) {
-	for _, t := range s.state.Tables() {
-		if t.Key == key {
-			return t, true
-		}
-	}
-	return CatalogTable{}, false
-}
-
 // loop keeps one table mirrored to one catalog while this node commits it.
 func (s *CatalogSync) loop(ctx context.Context, key string, c CatalogSyncer) {
 	log := s.log.With("table", ledger.DisplayName(key), "catalog", c.Name())
@@ -210,7 +204,7 @@ func (s *CatalogSync) loop(ctx context.Context, key string, c CatalogSyncer) {
 	for {
 		changed := s.state.Watch()
 		a, mine := s.committerOf(key)
-		t, ok := s.table(key)
+		t, ok := s.state.Table(key)
 		if !ok || !mine || a.Node != s.cfg.NodeID {
 			return
 		}

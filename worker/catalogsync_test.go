@@ -59,6 +59,15 @@ func (s *syncState) Tables() []CatalogTable {
 	return out
 }
 
+func (s *syncState) Table(key string) (CatalogTable, bool) {
+	for _, t := range s.Tables() {
+		if t.Key == key {
+			return t, true
+		}
+	}
+	return CatalogTable{}, false
+}
+
 func (s *syncState) Committer(key string) (ledger.Assignment, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -207,19 +207,31 @@ func (c catalogState) Tables() []worker.CatalogTable {
 	var out []worker.CatalogTable
 	c.node.FSM().Read(func(s *cluster.State) {
 		for _, key := range s.TableKeys() {
-			t := s.Tables[key]
-			if t.MetadataLocation == "" {
-				continue
+			if t := s.Tables[key]; t.MetadataLocation != "" {
+				out = append(out, catalogTable(key, t))
 			}
-			ct := worker.CatalogTable{Key: key, Ident: slices.Clone(t.Ident), MetadataLocation: t.MetadataLocation,
-				PreviousMetadataLocation: t.PreviousMetadataLocation, Synced: map[string]worker.SyncedAt{}}
-			for name, r := range t.Synced {
-				ct.Synced[name] = worker.SyncedAt{MetadataLocation: r.MetadataLocation, At: time.UnixMilli(r.At)}
-			}
-			out = append(out, ct)
 		}
 	})
 	return out
+}
+
+func (c catalogState) Table(key string) (ct worker.CatalogTable, ok bool) {
+	c.node.FSM().Read(func(s *cluster.State) {
+		if t, found := s.Tables[key]; found && t.MetadataLocation != "" {
+			ct, ok = catalogTable(key, t), true
+		}
+	})
+	return
+}
+
+// catalogTable copies a table out of the state (under the FSM's read lock).
+func catalogTable(key string, t *cluster.Table) worker.CatalogTable {
+	ct := worker.CatalogTable{Key: key, Ident: slices.Clone(t.Ident), MetadataLocation: t.MetadataLocation,
+		PreviousMetadataLocation: t.PreviousMetadataLocation, Synced: map[string]worker.SyncedAt{}}
+	for name, r := range t.Synced {
+		ct.Synced[name] = worker.SyncedAt{MetadataLocation: r.MetadataLocation, At: time.UnixMilli(r.At)}
+	}
+	return ct
 }
 
 func (c catalogState) Committer(table string) (a ledger.Assignment, ok bool) {
