@@ -47,6 +47,7 @@ type compiled struct {
 type protoShapeEntry struct {
 	md    protoreflect.MessageDescriptor
 	shape *records.Shape
+	plan  *pmsg
 }
 
 func bad(format string, args ...any) error {
@@ -145,7 +146,7 @@ func (d *Decoder) decode(c *compiled, _ []int, body []byte, framed bool) (worker
 		if err != nil {
 			return out, bad("schema %d: %v", c.id, err)
 		}
-		v, err := decodeProto(e.md, e.shape, body)
+		v, err := decodeProto(e.plan, body)
 		if err != nil {
 			return out, bad("schema %d: %v", c.id, err)
 		}
@@ -172,7 +173,8 @@ func (c *compiled) protoEntry(indexes []int) (protoShapeEntry, error) {
 	if e, ok := c.pshape[string(md.FullName())]; ok {
 		return e, nil
 	}
-	e := protoShapeEntry{md: md, shape: protoShape(md)}
+	shape := protoShape(md)
+	e := protoShapeEntry{md: md, shape: shape, plan: planProto(md, shape)}
 	c.pshape[string(md.FullName())] = e
 	return e, nil
 }

@@ -285,3 +285,40 @@ func TestAuthAndLatestAndKeys(t *testing.T) {
 		t.Fatalf("plain key: %v %v", ok, err)
 	}
 }
+
+// A recursive message is unrolled MaxRecursion levels; deeper data is a bad
+// record naming the field; a truncated payload is a bad record too.
+func TestProtobufRecursionAndTruncation(t *testing.T) {
+	ctx := context.Background()
+	dec, fake := newDecoder(t)
+	sc := "syntax = \"proto3\";\npackage r;\nmessage Node { int64 v = 1; Node next = 2; repeated Node kids = 3; }\n"
+	id := fake.Register("n-value", "PROTOBUF", sc)
+	md, err := registrytest.Proto(sc, "r.Node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nest := func(depth int) string {
+		js := `{"v": "1"}`
+		for range depth - 1 {
+			js = `{"v": "1", "next": ` + js + `}`
+		}
+		return js
+	}
+	ok, _ := registrytest.ProtoFromJSON(md, nest(MaxRecursion))
+	got, err := dec.Value(ctx, "protobuf", "", registrytest.Frame(id, []int{0}, ok))
+	if err != nil {
+		t.Fatalf("depth %d: %v", MaxRecursion, err)
+	}
+	if got.Value["next"].(map[string]any)["kids"] == nil {
+		t.Fatalf("repeated message field missing: %v", got.Value)
+	}
+	deep, _ := registrytest.ProtoFromJSON(md, nest(MaxRecursion+1))
+	_, err = dec.Value(ctx, "protobuf", "", registrytest.Frame(id, []int{0}, deep))
+	if !errors.Is(err, worker.ErrBadRecord) || !strings.Contains(err.Error(), "field next.next.next.next: recursive type r.Node nests deeper than 4 levels") {
+		t.Fatalf("too deep: %v", err)
+	}
+	_, err = dec.Value(ctx, "protobuf", "", registrytest.Frame(id, []int{0}, ok[:len(ok)-1]))
+	if !errors.Is(err, worker.ErrBadRecord) || !strings.Contains(err.Error(), "invalid Protobuf") {
+		t.Fatalf("truncated: %v", err)
+	}
+}

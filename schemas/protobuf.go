@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/big"
-	"time"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -201,17 +199,11 @@ func (c *protoCompiler) single(fd protoreflect.FieldDescriptor) *records.Shape {
 	return nil
 }
 
-// decodeProto unmarshals a message and converts it to values of its shape.
-func decodeProto(md protoreflect.MessageDescriptor, shape *records.Shape, body []byte) (map[string]any, error) {
-	m := dynamicpb.NewMessage(md)
-	// AllowPartial: a missing proto2 required field reads null rather than
-	// failing the record, and the check costs a fifth of decoding.
-	if err := (proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true}).Unmarshal(body, m); err != nil {
-		return nil, fmt.Errorf("invalid Protobuf payload: %w", err)
-	}
-	v, err := protoMessageValue(m, shape)
+// decodeProto decodes a message's wire bytes into values of its shape.
+func decodeProto(plan *pmsg, body []byte) (map[string]any, error) {
+	v, err := plan.decode(body)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("invalid Protobuf payload: %w", err)
 	}
 	out, _ := v.(map[string]any)
 	if out == nil {
@@ -220,134 +212,26 @@ func decodeProto(md protoreflect.MessageDescriptor, shape *records.Shape, body [
 	return out, nil
 }
 
-func protoMessageValue(m protoreflect.Message, shape *records.Shape) (any, error) {
-	md := m.Descriptor()
-	switch md.FullName() {
-	case wktTimestamp:
-		f := md.Fields()
-		sec, nanos := m.Get(f.ByName("seconds")).Int(), m.Get(f.ByName("nanos")).Int()
-		return time.Unix(sec, nanos).UTC(), nil
-	case wktDuration:
-		f := md.Fields()
-		sec, nanos := m.Get(f.ByName("seconds")).Int(), m.Get(f.ByName("nanos")).Int()
-		return sec*1e6 + nanos/1e3, nil
-	case wktStruct, wktValue, wktList:
-		b, err := protojson.Marshal(m.Interface())
-		if err != nil {
-			return nil, err
-		}
-		// protojson varies its whitespace on purpose; compact it so equal
-		// values are equal strings.
-		var c bytes.Buffer
-		if err := json.Compact(&c, b); err != nil {
-			return nil, err
-		}
-		return c.String(), nil
+// protoUnmarshal fills a dynamic message (for Struct, Value and ListValue,
+// rendered as JSON).
+func protoUnmarshal(b []byte, m *dynamicpb.Message) error {
+	if err := (proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true}).Unmarshal(b, m); err != nil {
+		return fmt.Errorf("invalid Protobuf payload: %w", err)
 	}
-	if _, ok := wrappers[md.FullName()]; ok {
-		fd := md.Fields().ByName("value")
-		return protoScalar(fd, m.Get(fd))
-	}
-	out := make(map[string]any, len(shape.Fields))
-	fields := md.Fields()
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		name := string(fd.Name())
-		fs := shape.Lookup(name)
-		// Message fields, and fields with explicit presence, are null when
-		// absent; proto3 scalars read their default, as every proto reader does.
-		if (fd.HasPresence() || fd.Message() != nil) && !fd.IsList() && !fd.IsMap() && !m.Has(fd) {
-			continue
-		}
-		if fs == nil {
-			if m.Has(fd) && fd.Message() != nil && !isEmptyMessageType(fd) {
-				return nil, under(name, fmt.Errorf("recursive type %s nests deeper than %d levels, Floe's limit", fd.Message().FullName(), MaxRecursion))
-			}
-			continue
-		}
-		v, err := protoFieldValue(fd, m.Get(fd), fs.Shape)
-		if err != nil {
-			return nil, under(name, err)
-		}
-		if v != nil {
-			out[name] = v
-		}
-	}
-	return out, nil
+	return nil
 }
 
-// isEmptyMessageType: messages without columns (empty ones) are dropped,
-// not refused.
-func isEmptyMessageType(fd protoreflect.FieldDescriptor) bool {
-	return fd.Message() != nil && fd.Message().Fields().Len() == 0
-}
-
-func protoFieldValue(fd protoreflect.FieldDescriptor, v protoreflect.Value, shape *records.Shape) (any, error) {
-	switch {
-	case fd.IsMap():
-		mp := v.Map()
-		out := make([]records.MapEntry, 0, mp.Len())
-		var err error
-		mp.Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
-			var kv, vv any
-			if kv, err = protoSingle(fd.MapKey(), k.Value(), shape.Key); err != nil {
-				return false
-			}
-			if vv, err = protoSingle(fd.MapValue(), mv, shape.Elem); err != nil {
-				err = under("{}", err)
-				return false
-			}
-			out = append(out, records.MapEntry{Key: kv, Value: vv})
-			return true
-		})
-		return out, err
-	case fd.IsList():
-		l := v.List()
-		out := make([]any, l.Len())
-		for i := range l.Len() {
-			e, err := protoSingle(fd, l.Get(i), shape.Elem)
-			if err != nil {
-				return nil, under("[]", err)
-			}
-			out[i] = e
-		}
-		return out, nil
+// protoJSON renders a Struct, Value or ListValue as compact JSON.
+func protoJSON(m protoreflect.Message) (string, error) {
+	b, err := protojson.Marshal(m.Interface())
+	if err != nil {
+		return "", err
 	}
-	return protoSingle(fd, v, shape)
-}
-
-func protoSingle(fd protoreflect.FieldDescriptor, v protoreflect.Value, shape *records.Shape) (any, error) {
-	if fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind {
-		return protoMessageValue(v.Message(), shape)
+	// protojson varies its whitespace on purpose; compact it so equal
+	// values are equal strings.
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil {
+		return "", err
 	}
-	return protoScalar(fd, v)
-}
-
-func protoScalar(fd protoreflect.FieldDescriptor, v protoreflect.Value) (any, error) {
-	switch fd.Kind() {
-	case protoreflect.BoolKind:
-		return v.Bool(), nil
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		return int32(v.Int()), nil
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return v.Int(), nil
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return int64(v.Uint()), nil
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return new(big.Int).SetUint64(v.Uint()), nil
-	case protoreflect.FloatKind:
-		return float32(v.Float()), nil
-	case protoreflect.DoubleKind:
-		return v.Float(), nil
-	case protoreflect.StringKind:
-		return v.String(), nil
-	case protoreflect.BytesKind:
-		return append([]byte{}, v.Bytes()...), nil
-	case protoreflect.EnumKind:
-		if ev := fd.Enum().Values().ByNumber(v.Enum()); ev != nil {
-			return string(ev.Name()), nil
-		}
-		return fmt.Sprint(int32(v.Enum())), nil // a value newer than the schema
-	}
-	return nil, fmt.Errorf("unsupported Protobuf kind %s", fd.Kind())
+	return c.String(), nil
 }

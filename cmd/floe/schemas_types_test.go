@@ -21,7 +21,7 @@ func TestRegistryTypesRoundTrip(t *testing.T) {
 	}
 	reg := registrytest.New()
 	defer reg.Close()
-	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "avro_all", "proto_all", "json_all")})
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "avro_all", "proto_all", "json_all", "bare")})
 
 	ts := time.Date(2024, 2, 29, 13, 14, 15, 123456000, time.UTC)
 	avroID := reg.Register("avro_all-value", "AVRO", registrytest.AvroAllTypes)
@@ -82,18 +82,31 @@ func TestRegistryTypesRoundTrip(t *testing.T) {
 		[2][]byte{nil, registrytest.Frame(jsonID, nil, []byte(`{"n": 8}`))},
 	)
 
+	// format latest: bare payloads (no header), decoded with the subject's
+	// latest schema.
+	bareSchema := `{"type":"record","name":"B","fields":[{"name":"a","type":"long"},{"name":"s","type":"string"}]}`
+	reg.Register("bare-v", "AVRO", bareSchema)
+	for i := range 2 {
+		p, err := registrytest.Avro(bareSchema, map[string]any{"a": int64(i), "s": "bare"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		produceRaw(t, cl, "bare", 0, [2][]byte{nil, p})
+	}
+
 	dir := t.TempDir()
 	cfg := registryConfig(t, dir, kc.ListenAddrs(), reg, []config.Table{
 		{Topic: "avro_all", Namespace: "reg", Format: "avro"},
 		{Topic: "proto_all", Namespace: "reg", Format: "protobuf"},
 		{Topic: "json_all", Namespace: "reg", Format: "json_schema"},
+		{Topic: "bare", Namespace: "reg", Format: "latest", Subject: "{topic}-v"},
 	})
 	n, err := startNode(context.Background(), cfg, testLogger(t), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.Stop()
-	for _, tb := range []string{"reg.avro_all", "reg.proto_all", "reg.json_all"} {
+	for _, tb := range []string{"reg.avro_all", "reg.proto_all", "reg.json_all", "reg.bare"} {
 		waitRows(t, n, tb, 2, time.Minute)
 	}
 
@@ -132,6 +145,9 @@ func TestRegistryTypesRoundTrip(t *testing.T) {
 			"at": `"2024-02-29T13:14:15.123456Z"`, "tm": `"13:00:00.000005"`, "id": `"0b5c2a94-4a8c-4f43-9d6b-2f0f5e1b7c11"`,
 			"bin": `"AP8="`},
 		1: {"n": "8", "b": "null", "alt": "null"},
+	})
+	check("latest", tableCells(t, n, "reg", "bare"), map[int64]map[string]string{
+		0: {"a": "0", "s": `"bare"`}, 1: {"a": "1", "s": `"bare"`},
 	})
 	if t.Failed() {
 		for _, tb := range [][]string{{"reg", "avro_all"}, {"reg", "proto_all"}, {"reg", "json_all"}} {
