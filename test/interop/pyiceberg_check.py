@@ -52,6 +52,42 @@ METADATA_COLUMNS = {
 }
 
 
+def normalize(v, typ):
+    """A value as the expectations write it: integers and decimals as plain strings,
+    floats by repr, dates ISO, times and timestamps in microseconds, uuids canonical,
+    bytes in hex."""
+    import datetime as dt
+    import decimal
+    import uuid as uuidlib
+
+    from pyiceberg.types import UUIDType
+
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, decimal.Decimal):
+        return format(v, "f")
+    if isinstance(v, dt.datetime):
+        epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) if v.tzinfo else dt.datetime(1970, 1, 1)
+        return str((v - epoch) // dt.timedelta(microseconds=1))
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if isinstance(v, dt.time):
+        return str(((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond)
+    if isinstance(v, uuidlib.UUID):
+        return str(v)
+    if isinstance(v, (bytes, bytearray)):
+        if isinstance(typ, UUIDType):
+            return str(uuidlib.UUID(bytes=bytes(v)))
+        return bytes(v).hex()
+    return str(v)
+
+
 class Checker:
     def __init__(self, args: argparse.Namespace) -> None:
         self.location: str = args.metadata_location
@@ -88,6 +124,7 @@ class Checker:
         data = tbl.scan().to_arrow()
         rows = data.num_rows
         self.check_offsets(data, ranges, "")
+        self.check_values(data, schema)
 
         expected = sum(e - s for s, e in ranges.values())
         if rows != expected:
@@ -177,6 +214,12 @@ class Checker:
 
     def check_schema(self, schema) -> None:
         names = {f.name: f for f in schema.fields}
+        for col, want in sorted((self.expect.get("column_types") or {}).items()):
+            f = names.get(col)
+            if f is None:
+                self.problem(f"schema lacks column {col} (expected {want})")
+            elif str(f.field_type) != want:
+                self.problem(f"column {col} is {f.field_type}, expected {want}")
         for c in self.expect.get("columns", []):
             if c not in names:
                 self.problem(f"schema lacks column {c}; schema is {schema}")
@@ -197,6 +240,26 @@ class Checker:
                 ok = isinstance(fields.get("key"), StringType) and isinstance(fields.get("value"), BinaryType)
             if not ok:
                 self.problem(f"metadata column _kafka_headers is {t}, expected list<struct<key: string, value: binary>>")
+
+    def check_values(self, data: pa.Table, schema) -> None:
+        """expect["values"]: {key: {column: normalized value}} for rows found by the
+        key_field column (schema-registry scenarios: typed values read back)."""
+        want = self.expect.get("values") or {}
+        if not want:
+            return
+        key_field = self.expect.get("key_field") or "k"
+        index = {k: i for i, k in enumerate(data[key_field].to_pylist())}
+        types = {f.name: f.field_type for f in schema.fields}
+        for key, cols in sorted(want.items()):
+            i = index.get(key)
+            if i is None:
+                self.problem(f"no row with {key_field}={key}")
+                continue
+            for col, w in sorted(cols.items()):
+                v = data[col][i].as_py() if col in data.column_names else None
+                got = normalize(v, types.get(col))
+                if got != w:
+                    self.problem(f"row {key_field}={key}: column {col} = {got!r}, expected {w!r}")
 
     def floe_offsets(self, snap, where: str) -> dict[str, int] | None:
         summary = snap.summary

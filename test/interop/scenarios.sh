@@ -15,8 +15,9 @@ declare -A SCENARIO_TITLES=(
 	[5]="every metadata.json parses with Iceberg Java; summaries carry floe.offsets"
 	[6]="table health: ${FLOE_S6_MINUTES:-10} min of 1-second commits on 4 partitions, compaction alongside"
 	[7]="cluster chaos on real Kafka: ${FLOE_S7_DURATION:-3m} of kills, pauses, drains and joins over 5+ floe processes"
+	[8]="schema registry: Avro and Protobuf through 6 compatible versions, an incompatible one, poison records, registry stopped ${FLOE_S8_OUTAGE:-30s}"
 )
-SCENARIO_ORDER=(1 2 3 4 5 6 7)
+SCENARIO_ORDER=(1 2 3 4 5 6 7 8)
 
 # Sizes of the fault scenarios: records per topic and production rate (records/s).
 FAULT_RECORDS=${FLOE_INTEROP_FAULT_RECORDS:-40000}
@@ -269,4 +270,52 @@ EOF
 		run_pyiceberg_check --mode metadata-dir --metadata-location "$loc" --expect "$exp" || failed=1
 	done <<<"$lines"
 	((failed == 0)) || die "a reader rejected a table the chaos test wrote (see above)"
+}
+
+# Scenario 8: the Go test TestInteropRegistry (cmd/floe/interop_registry_test.go)
+# against this run's Kafka, the real schema registry (Apicurio, Confluent API)
+# and MinIO: Avro and Protobuf in the wire format through 6 compatible versions
+# mid-stream (added fields, int->long, float->double, decimal widening, a
+# Duration added, a field removed), an incompatible version that pauses only
+# its topic with CONFIG_ISSUE naming the field, poison records (wrong magic
+# byte, unknown id, truncated) under log, skip and suspend (resumed past each)
+# with counts adding up, and the registry SIGSTOPped for FLOE_S8_OUTAGE (30s)
+# while records with a schema Floe has not seen arrive: DEGRADED, nothing lost.
+# Then PyIceberg and Iceberg Java check each table: every offset once, the
+# column types, and typed values of one record per version.
+scenario_8() {
+	local dir="$RUN_DIR/s8" report testlog="$RUN_DIR/logs/s8-registry-test.log" rc=0 lines tbl loc exp failed=0
+	mkdir -p "$dir"
+	report="$dir/registry-report.json"
+	log "TestInteropRegistry on Kafka $KAFKA_BOOTSTRAP, registry $REGISTRY_URL, warehouse on MinIO (test log $testlog)"
+	fg_run env FLOE_S8_KAFKA="$KAFKA_BOOTSTRAP" FLOE_S8_REGISTRY="$REGISTRY_URL" FLOE_S8_REGISTRY_PID="${PIDS[schema-registry]}" \
+		FLOE_S8_OUTAGE="${FLOE_S8_OUTAGE:-30s}" FLOE_S8_REPORT="$report" \
+		FLOE_S8_S3_ENDPOINT="$S3_ENDPOINT" FLOE_S8_S3_BUCKET="$S3_BUCKET" FLOE_S8_S3_REGION="$S3_REGION" \
+		FLOE_S8_S3_ACCESS_KEY="$S3_ACCESS_KEY" FLOE_S8_S3_SECRET_KEY="$S3_SECRET_KEY" \
+		go -C "$REPO" test -count=1 -timeout 20m -run '^TestInteropRegistry$' -v ./cmd/floe/ >"$testlog" 2>&1 || rc=$?
+	kill -CONT "${PIDS[schema-registry]}" 2>/dev/null || true # never leave the registry stopped
+	grep -E 'interop_registry_test.go|--- (PASS|FAIL)' "$testlog" | sed 's/^ */  /' || true
+	if ((rc != 0)); then
+		tail -n 100 "$testlog" >&2
+		die "TestInteropRegistry failed (exit $rc; full log $testlog)"
+	fi
+	[[ -s $report ]] || die "TestInteropRegistry passed but wrote no report at $report"
+	lines=$("$PY" - "$report" "$dir" <<'EOF'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+for t in rep["tables"]:
+    path = f"{sys.argv[2]}/{t['table']}.expect.json"
+    with open(path, "w") as f:
+        json.dump(t["expect"], f, indent=1)
+    print(f"{t['table']}\t{t['metadata_location']}\t{path}")
+EOF
+	) || die "reading the registry report $report"
+	while IFS=$'\t' read -r tbl loc exp; do
+		log "checking $tbl at $loc"
+		printf 's8\t%s\t%s\n' "$loc" "$exp" >>"$RUN_DIR/tables.tsv"
+		run_pyiceberg_check --metadata-location "$loc" --expect "$exp" || failed=1
+		run_java_check --metadata-location "$loc" --expect "$exp" || failed=1
+		run_pyiceberg_check --mode metadata-dir --metadata-location "$loc" --expect "$exp" || failed=1
+	done <<<"$lines"
+	((failed == 0)) || die "a reader rejected a table of the schema registry scenario (see above)"
 }

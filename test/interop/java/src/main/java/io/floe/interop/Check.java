@@ -195,6 +195,9 @@ public final class Check {
             }
           }
         }
+        if (!keyField.isEmpty() && expect.has("values")) {
+          checkValues(r, String.valueOf(r.getField(keyField)), schema);
+        }
         if (!headerKey.isEmpty()) {
           @SuppressWarnings("unchecked")
           List<Record> headers = (List<Record>) r.getField("_kafka_headers");
@@ -234,6 +237,9 @@ public final class Check {
     if (rows != expected) {
       problem("table has " + rows + " rows, expected " + expected);
     }
+    if (expect.has("values") && valueRowsSeen != expect.path("values").size()) {
+      problem(valueRowsSeen + " of the " + expect.path("values").size() + " rows with expected values found");
+    }
 
     Snapshot snap = table.currentSnapshot();
     if (snap == null) {
@@ -249,10 +255,78 @@ public final class Check {
         + " columns=" + schema.columns().size();
   }
 
+  /** expect.values: {key: {column: normalized value}}, for the row whose key field is key. */
+  private void checkValues(Record r, String key, Schema schema) {
+    JsonNode want = expect.path("values").path(key);
+    if (want.isMissingNode()) {
+      return;
+    }
+    valueRowsSeen++;
+    Iterator<Map.Entry<String, JsonNode>> cols = want.fields();
+    while (cols.hasNext()) {
+      Map.Entry<String, JsonNode> e = cols.next();
+      Object v = schema.findField(e.getKey()) == null ? null : r.getField(e.getKey());
+      String got = normalize(v);
+      String w = e.getValue().isNull() ? null : e.getValue().asText();
+      if (got == null ? w != null : !got.equals(w)) {
+        problem("row " + key + ": column " + e.getKey() + " = " + got + ", expected " + w);
+      }
+    }
+  }
+
+  private int valueRowsSeen;
+
+  /** A value as the expectations write it (see pyiceberg_check.py normalize). */
+  private static String normalize(Object v) {
+    if (v == null) {
+      return null;
+    }
+    if (v instanceof java.math.BigDecimal d) {
+      return d.toPlainString();
+    }
+    if (v instanceof java.time.OffsetDateTime t) {
+      return Long.toString(java.time.temporal.ChronoUnit.MICROS.between(java.time.Instant.EPOCH, t.toInstant()));
+    }
+    if (v instanceof java.time.LocalDateTime t) {
+      return Long.toString(java.time.temporal.ChronoUnit.MICROS.between(java.time.LocalDateTime.of(1970, 1, 1, 0, 0), t));
+    }
+    if (v instanceof java.time.LocalTime t) {
+      return Long.toString(t.toNanoOfDay() / 1000);
+    }
+    if (v instanceof ByteBuffer b) {
+      ByteBuffer d = b.duplicate();
+      byte[] out = new byte[d.remaining()];
+      d.get(out);
+      return hex(out);
+    }
+    if (v instanceof byte[] b) {
+      return hex(b);
+    }
+    return v.toString();
+  }
+
+  private static String hex(byte[] b) {
+    StringBuilder sb = new StringBuilder();
+    for (byte x : b) {
+      sb.append(String.format("%02x", x));
+    }
+    return sb.toString();
+  }
+
   private void checkSchema(Schema schema) {
     for (JsonNode c : expect.path("columns")) {
       if (schema.findField(c.asText()) == null) {
         problem("schema lacks column " + c.asText() + "; schema is " + schema.asStruct());
+      }
+    }
+    Iterator<Map.Entry<String, JsonNode>> types = expect.path("column_types").fields();
+    while (types.hasNext()) {
+      Map.Entry<String, JsonNode> e = types.next();
+      Types.NestedField f = schema.findField(e.getKey());
+      if (f == null) {
+        problem("schema lacks column " + e.getKey() + " (expected " + e.getValue().asText() + ")");
+      } else if (!f.type().toString().equals(e.getValue().asText())) {
+        problem("column " + e.getKey() + " is " + f.type() + ", expected " + e.getValue().asText());
       }
     }
     Map<String, String> meta = new LinkedHashMap<>();
