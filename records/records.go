@@ -129,6 +129,11 @@ type Shape struct {
 	Key    *Shape   // Map key
 	// Precision and Scale of a Decimal, Size in bytes of a Fixed.
 	Precision, Scale, Size int
+	// SchemaID (on a table's top-level shape) is the highest registry
+	// schema id the table follows; CommittedSchemaID what the table has
+	// recorded. A schema with a lower id is an older writer: its narrower
+	// types fit the table's wider columns.
+	SchemaID, CommittedSchemaID int
 }
 
 // Field is one field of a Struct shape.
@@ -155,17 +160,22 @@ func (s *Shape) Clone() *Shape {
 	if s == nil {
 		return nil
 	}
-	c := &Shape{Kind: s.Kind, Elem: s.Elem.Clone(), Key: s.Key.Clone(), Precision: s.Precision, Scale: s.Scale, Size: s.Size}
+	c := &Shape{Kind: s.Kind, Elem: s.Elem.Clone(), Key: s.Key.Clone(), Precision: s.Precision, Scale: s.Scale, Size: s.Size,
+		SchemaID: s.SchemaID, CommittedSchemaID: s.CommittedSchemaID}
 	for _, f := range s.Fields {
 		c.Fields = append(c.Fields, &Field{Name: f.Name, Shape: f.Shape.Clone(), Committed: f.Committed})
 	}
 	return c
 }
 
-// HasUncommitted reports whether any field in the tree is not yet committed.
+// HasUncommitted reports whether any field in the tree is not yet committed
+// (or a newer schema id not yet recorded).
 func (s *Shape) HasUncommitted() bool {
 	if s == nil {
 		return false
+	}
+	if s.SchemaID > s.CommittedSchemaID {
+		return true
 	}
 	for _, f := range s.Fields {
 		if !f.Committed || f.Shape.HasUncommitted() {
@@ -180,6 +190,7 @@ func (s *Shape) MarkCommitted() {
 	if s == nil {
 		return
 	}
+	s.CommittedSchemaID = s.SchemaID
 	for _, f := range s.Fields {
 		f.Committed = true
 		f.Shape.MarkCommitted()

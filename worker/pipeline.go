@@ -551,6 +551,9 @@ func (p *pipeline) finish(ctx context.Context, res flushResult) {
 	}
 	if job.prepare {
 		commitFields(p.shape, job.shape)
+		if job.shape != nil && p.shape != nil {
+			p.shape.CommittedSchemaID = max(p.shape.CommittedSchemaID, job.shape.SchemaID)
+		}
 		p.prepared = true
 	}
 	p.status(func(t *TableStatus) {

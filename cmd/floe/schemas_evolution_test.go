@@ -189,3 +189,42 @@ func mustReport(t *testing.T, n *floeNode) admin.Report {
 	}
 	return rep
 }
+
+// TestRegistryOlderWriterAfterRestart: after a restart (nothing cached), a
+// record of an older schema whose int the table widened to long still
+// lands: the table records the newest schema id it follows.
+func TestRegistryOlderWriterAfterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	reg := registrytest.New()
+	defer reg.Close()
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "old")})
+	v1 := `{"type":"record","name":"R","fields":[{"name":"n","type":"int"}]}`
+	v2 := `{"type":"record","name":"R","fields":[{"name":"n","type":"long"}]}`
+	id1, id2 := reg.Register("old-value", "AVRO", v1), reg.Register("old-value", "AVRO", v2)
+	produceRaw(t, cl, "old", 0,
+		[2][]byte{nil, mustAvro(t, reg, id1, v1, map[string]any{"n": int32(1)})},
+		[2][]byte{nil, mustAvro(t, reg, id2, v2, map[string]any{"n": int64(1) << 40})})
+	dir := t.TempDir()
+	cfg := registryConfig(t, dir, kc.ListenAddrs(), reg, []config.Table{{Topic: "old", Namespace: "evo", Format: "avro"}})
+	n, err := startNode(context.Background(), cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRows(t, n, "evo.old", 2, time.Minute)
+	n.Stop()
+	produceRaw(t, cl, "old", 0, [2][]byte{nil, mustAvro(t, reg, id1, v1, map[string]any{"n": int32(3)})})
+	n, err = startNode(context.Background(), cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	tr := waitTable(t, n, "evo.old", "3 rows", time.Minute, func(tr admin.TableReport) bool { return tr.Rows == 3 || tr.State == "CONFIG_ISSUE" })
+	if tr.Rows != 3 {
+		t.Fatalf("older writer after restart: %s %s", tr.State, tr.Reason)
+	}
+	if got := tableCells(t, n, "evo", "old")[2]["n"]; got != "3" {
+		t.Fatalf("n = %s", got)
+	}
+}

@@ -70,8 +70,12 @@ func TestSchemaKindsRoundTripAndEvolve(t *testing.T) {
 	next.Lookup("dec").Shape.Precision, next.Lookup("dec").Committed = 12, false
 	next.Fields = append(next.Fields, field("added", sh(records.String)))
 	next.Fields = removeField(next.Fields, "bin")
+	next.SchemaID = 9
 	if err := s.Prepare(ctx, spec, next); err != nil {
 		t.Fatal(err)
+	}
+	if got, err := s.Shape(ctx, spec); err != nil || got.SchemaID != 9 || got.HasUncommitted() {
+		t.Fatalf("schema id not recorded: %v %+v", err, got)
 	}
 	files, err = s.Write(ctx, spec, "0b5c2a94-4a8c-4f43-9d6b-2f0f5e1b7c13", []*records.Record{{Topic: "t", Offset: 9, Value: map[string]any{
 		"i": int64(1) << 40, "f": 2.25, "dec": big.NewInt(123456789012), "added": "x",

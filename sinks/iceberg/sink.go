@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -78,8 +79,19 @@ func (s *Sink) Shape(ctx context.Context, t worker.TableSpec) (*records.Shape, e
 	if err != nil {
 		return nil, fmt.Errorf("loading table %s: %w", ledger.DisplayName(t.Key), err)
 	}
-	return shapeOf(tbl.Schema(), t.Format)
+	shape, err := shapeOf(tbl.Schema(), t.Format)
+	if err != nil {
+		return nil, err
+	}
+	if id, err := strconv.Atoi(tbl.Properties()[PropSchemaID]); err == nil {
+		shape.SchemaID, shape.CommittedSchemaID = id, id
+	}
+	return shape, nil
 }
+
+// PropSchemaID is the table property holding the highest registry schema
+// id the table follows (see worker's evolve: lower ids are older writers).
+const PropSchemaID = "floe.schema-id"
 
 // Prepare implements worker.Sink: it creates the table on first data, adds
 // the shape's new columns (nested ones included) as optional columns, and
@@ -102,6 +114,11 @@ func (s *Sink) Prepare(ctx context.Context, t worker.TableSpec, shape *records.S
 		tx := tbl.NewTransaction()
 		if err := tx.UpdateSchema(true, false).UnionByNameWith(want).Commit(); err != nil {
 			return fmt.Errorf("evolving schema of %s to %s: %w", ledger.DisplayName(t.Key), shape, err)
+		}
+		if have, _ := strconv.Atoi(tbl.Properties()[PropSchemaID]); shape.SchemaID > have {
+			if err := tx.SetProperties(iceberg.Properties{PropSchemaID: strconv.Itoa(shape.SchemaID)}); err != nil {
+				return fmt.Errorf("recording schema id %d of %s: %w", shape.SchemaID, ledger.DisplayName(t.Key), err)
+			}
 		}
 		if tbl, err = tx.Commit(ctx); err != nil {
 			return fmt.Errorf("committing schema of %s: %w", ledger.DisplayName(t.Key), err)
