@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -519,7 +520,7 @@ func (f *fleet) healthProblem() string {
 		}
 	}
 	if len(want) > 0 {
-		return fmt.Sprintf("running nodes not members: %v", slices.Sorted(mapKeys(want)))
+		return fmt.Sprintf("running nodes not members: %v", slices.Sorted(maps.Keys(want)))
 	}
 	if v := min(len(run), 3); voters < v {
 		return fmt.Sprintf("%d voters, want at least %d", voters, v)
@@ -539,16 +540,6 @@ func (f *fleet) healthProblem() string {
 		}
 	}
 	return ""
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // settle waits until healthProblem is empty; a fleet that does not heal
@@ -985,7 +976,7 @@ func (w *watcher) maxFreshness() (float64, string) {
 	defer w.mu.Unlock()
 	var m float64
 	var parts []string
-	for _, tbl := range slices.Sorted(mapKeys(w.fresh)) {
+	for _, tbl := range slices.Sorted(maps.Keys(w.fresh)) {
 		m = max(m, w.fresh[tbl])
 		parts = append(parts, fmt.Sprintf("%s freshness max %.1fs (at %+.1fs), last-commit age max %.1fs", tbl, w.fresh[tbl], w.freshAt[tbl], w.age[tbl]))
 	}
