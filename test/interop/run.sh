@@ -15,6 +15,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=scenarios.sh
 source "$INTEROP_DIR/scenarios.sh"
+# shellcheck source=scenario9.sh
+source "$INTEROP_DIR/scenario9.sh"
 
 RUN_START=$(date +%s)
 RUN_DIR=""
@@ -28,6 +30,7 @@ on_exit() {
 	local n
 	for n in "${!PIDS[@]}"; do [[ $n == floe-* || $n == producer ]] && stop_proc "$n"; done
 	stop_registry
+	stop_proc rest-reference
 	stop_moto
 	stop_kafka
 	stop_minio

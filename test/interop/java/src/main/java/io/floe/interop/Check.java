@@ -19,7 +19,10 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.StaticTableOperations;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.rest.RESTCatalog;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableMetadataParser;
@@ -53,6 +56,11 @@ public final class Check {
   private final ObjectMapper json = new ObjectMapper();
 
   private String location;
+  // --rest-uri/--rest-table: load the table through an Iceberg REST catalog
+  // (RESTCatalog) instead of from a metadata location (interop scenario 9).
+  private String restUri;
+  private String restToken;
+  private String restTable;
   private String mode = "table";
   private JsonNode expect;
   private final Map<String, String> ioProps = new HashMap<>();
@@ -83,6 +91,9 @@ public final class Check {
         case "--metadata-location": location = v; i++; break;
         case "--expect": expect = json.readTree(new File(v)); i++; break;
         case "--mode": mode = v; i++; break;
+        case "--rest-uri": restUri = v; i++; break;
+        case "--rest-token": restToken = v; i++; break;
+        case "--rest-table": restTable = v; i++; break;
         case "--s3-endpoint": ioProps.put("s3.endpoint", v); ioProps.put("s3.path-style-access", "true"); i++; break;
         case "--s3-access-key": ioProps.put("s3.access-key-id", v); i++; break;
         case "--s3-secret-key": ioProps.put("s3.secret-access-key", v); i++; break;
@@ -91,6 +102,9 @@ public final class Check {
           System.err.println("iceberg-java: unknown argument " + a);
           return 2;
       }
+    }
+    if (restUri != null && location == null) {
+      location = "rest:" + restTable;
     }
     if (location == null || expect == null) {
       System.err.println("iceberg-java: --metadata-location and --expect are required");
@@ -139,7 +153,21 @@ public final class Check {
   // ---------------------------------------------------------------- table mode
 
   private String checkTable(String name) throws Exception {
-    Table table = new BaseTable(new StaticTableOperations(location, io), name);
+    Table table;
+    if (restUri != null) {
+      Map<String, String> props = new HashMap<>(ioProps);
+      props.put("uri", restUri);
+      props.put("header.X-Floe-Consistency", "strong");
+      if (restToken != null) {
+        props.put("token", restToken);
+      }
+      RESTCatalog rest = new RESTCatalog();
+      rest.initialize("floe", props);
+      table = rest.loadTable(TableIdentifier.parse(restTable));
+      location = ((HasTableOperations) table).operations().current().metadataFileLocation();
+    } else {
+      table = new BaseTable(new StaticTableOperations(location, io), name);
+    }
     Schema schema = table.schema();
     checkSchema(schema);
     if (!problems.isEmpty()) {
