@@ -103,8 +103,15 @@ func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, sc *i
 	if err != nil {
 		return nil, fmt.Errorf("creating table %s: %w", strings.Join(ident, "."), err)
 	}
-	if _, err := c.node.Apply(ctx, CreateTable{Ident: slices.Clone(ident), MetadataLocation: metaLoc}); err != nil {
-		return nil, err
+	if idx, err := c.node.Apply(ctx, CreateTable{Ident: slices.Clone(ident), MetadataLocation: metaLoc}); err != nil {
+		// A resent create whose first copy was applied is refused as
+		// existing: the table is ours if it points at our metadata.
+		if idx > 0 {
+			_ = c.node.FSM().WaitApplied(ctx, idx)
+		}
+		if !c.swapsCurrent([]TableSwap{{Table: ledger.TableKey(ident), New: metaLoc}}) {
+			return nil, err
+		}
 	}
 	c.remember(metaLoc, meta)
 	return table.New(ident, meta, metaLoc, c.fsF(metaLoc), c), nil
@@ -267,7 +274,18 @@ func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs 
 		cmd.Swaps = append(cmd.Swaps, swap)
 		cmd.Table, cmd.Entries, cmd.Committer, cmd.CommitID, cmd.At = in.Table, in.Entries, in.Committer, in.CommitID, in.At
 	}
-	if _, err := c.node.Apply(ctx, cmd); err != nil {
+	if idx, err := c.node.Apply(ctx, cmd); err != nil {
+		// A forwarded commit may have been applied although its answer was
+		// lost (the leader died mid-call), and then sent again: the copy
+		// is refused by the compare-and-swap. Read the state as of the
+		// refusal to tell that apart from a real refusal.
+		if idx > 0 {
+			_ = c.node.FSM().WaitApplied(ctx, idx)
+		}
+		if c.swapsCurrent(cmd.Swaps) {
+			c.remember(newLoc, updated)
+			return updated, newLoc, nil
+		}
 		// When the FSM refused the swap, nothing points at the files just
 		// written: remove them now rather than leave them to orphan
 		// cleanup, so a recovery walk (recover.go) meets fewer candidates.
@@ -282,7 +300,9 @@ func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs 
 			}
 			if fs, ferr := c.fsF(newLoc)(ctx); ferr == nil {
 				for _, loc := range dead {
-					_ = fs.Remove(loc) // best effort: orphan cleanup is the fallback
+					if !c.isPointer(loc) {
+						_ = fs.Remove(loc) // best effort: orphan cleanup is the fallback
+					}
 				}
 			}
 		}
@@ -290,6 +310,33 @@ func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs 
 	}
 	c.remember(newLoc, updated)
 	return updated, newLoc, nil
+}
+
+// swapsCurrent reports whether every swap's new location is its table's
+// current pointer: the commit took effect.
+func (c *Catalog) swapsCurrent(swaps []TableSwap) bool {
+	ok := len(swaps) > 0
+	c.readState(func(s *State) {
+		for _, sw := range swaps {
+			if t, found := s.Tables[sw.Table]; !found || t.MetadataLocation != sw.New {
+				ok = false
+			}
+		}
+	})
+	return ok
+}
+
+// isPointer reports whether loc is any table's current metadata location.
+func (c *Catalog) isPointer(loc string) bool {
+	found := false
+	c.readState(func(s *State) {
+		for _, t := range s.Tables {
+			if t.MetadataLocation == loc {
+				found = true
+			}
+		}
+	})
+	return found
 }
 
 // ListTables implements catalog.Catalog.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Apply proposes a command and waits until it is applied here. On a
@@ -131,6 +133,9 @@ func (n *Node) rpcApply(ctx context.Context, in *ApplyRequest) (*ApplyResponse, 
 		return &ApplyResponse{Err: toWire(ErrNotLeader)}, nil
 	}
 	idx, err := n.applyLocal(ctx, in.Command)
+	if n.dropAnswers.Load() > 0 && n.dropAnswers.Add(-1) >= 0 {
+		return nil, status.Error(codes.Unavailable, "answer dropped (test)")
+	}
 	return &ApplyResponse{Index: idx, Err: toWire(err)}, nil
 }
 

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/hashicorp/raft"
 
 	"github.com/floe-io/floe/ledger"
@@ -354,4 +358,47 @@ func (w testWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return le
 
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// TestLostAnswerThenResend: the leader applies a forwarded commit but its
+// answer is lost (it died mid-call); the follower resends, the copy is
+// refused by the compare-and-swap, and the catalog must see that its commit
+// took effect - not report a failure and, above all, not delete the
+// metadata file that is now the table's pointer.
+func TestLostAnswerThenResend(t *testing.T) {
+	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
+	l := g.leader()
+	f := g.followers(l)[0]
+	waitFor(t, "all registered", 10*time.Second, func() bool { return f.Registered() && l.Registered() && len(l.Live()) == 3 })
+	ctx := context.Background()
+	cat := NewCatalog(f, "file://"+filepath.Join(g.dir, "wh"), nil)
+	if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Int64})
+	l.dropAnswers.Store(1)
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"db", "t"}, sc)
+	if err != nil {
+		t.Fatalf("create with a lost answer: %v", err)
+	}
+	l.dropAnswers.Store(1)
+	tx := tbl.NewTransaction()
+	if err := tx.SetProperties(iceberg.Properties{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	committed, err := tx.Commit(ctx)
+	if err != nil {
+		t.Fatalf("commit with a lost answer: %v", err)
+	}
+	loc, err := cat.MetadataLocation(table.Identifier{"db", "t"})
+	if err != nil || loc != committed.MetadataLocation() {
+		t.Fatalf("pointer %s (%v), commit returned %s", loc, err, committed.MetadataLocation())
+	}
+	if _, err := os.Stat(strings.TrimPrefix(loc, "file://")); err != nil {
+		t.Fatalf("the table's current metadata file is gone: %v", err)
+	}
+	reloaded, err := cat.LoadTable(ctx, table.Identifier{"db", "t"})
+	if err != nil || reloaded.Properties()["k"] != "v" {
+		t.Fatalf("reload: %v, properties %v", err, reloaded.Properties())
+	}
 }

@@ -87,6 +87,9 @@ type Node struct {
 	// cutOff makes the internal RPC fail both ways; tests set it to
 	// partition a node together with its Raft transport.
 	cutOff atomic.Bool
+	// dropAnswers makes the next forwarded applies succeed but lose their
+	// answer, as when the leader dies mid-call; tests set it.
+	dropAnswers atomic.Int32
 }
 
 // Open starts the Raft member described by cfg. A node with Raft state

@@ -44,6 +44,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		// state still shows it, this node's state lags behind the move, and
 		// committing again would only be refused again.
 		fencedAt *ledger.Assignment
+		wasMine  bool
 	)
 	defer func() {
 		if rewriting != nil {
@@ -55,6 +56,16 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		changed := w.state.Watch()
 		a, ok := w.state.Committer(table)
 		mine := ok && a.Node == w.cfg.NodeID && (fencedAt == nil || *fencedAt != a)
+		if !mine && wasMine {
+			// The role moved away: problems of committing and maintaining
+			// are the new committer's to report now, not this node's.
+			w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
+				for _, c := range []string{"commit", "compaction", "expiry", "orphan cleanup"} {
+					t.problem(c, "")
+				}
+			})
+		}
+		wasMine = mine
 		if mine {
 			if time.Since(lastExpire) >= w.cfg.ExpireInterval {
 				lastExpire = time.Now()

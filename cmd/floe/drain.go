@@ -129,11 +129,23 @@ func (n *floeNode) recoverState(ctx context.Context) error {
 // leader's, so a node joining an existing cluster does not mistake its
 // not-yet-replicated state for an empty one.
 func (n *floeNode) guardBackup(ctx context.Context) error {
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err := n.raft.Sync(sctx)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("reading the cluster state before start: %w", err)
+	// Catching up may take a few tries: right after an election the
+	// leader's membership record may not have reached this node yet. If it
+	// never succeeds the guard is skipped: it protects, it is not needed
+	// to run.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := n.raft.Sync(sctx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			n.log.Warn("cannot catch up with the leader to check the warehouse's state backup; starting", "err", err)
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	empty := true
 	n.raft.FSM().Read(func(s *cluster.State) { empty = len(s.Tables) == 0 && len(s.Sources) == 0 })
