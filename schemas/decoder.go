@@ -100,6 +100,9 @@ func (d *Decoder) Value(ctx context.Context, format, subject string, data []byte
 
 // Key implements worker.SchemaDecoder.
 func (d *Decoder) Key(ctx context.Context, data []byte) (worker.Decoded, bool, error) {
+	if len(data) < 5 || data[0] != magic {
+		return worker.Decoded{}, false, nil // most keys: plain bytes, no error to build
+	}
 	id, body, err := header(data)
 	if err != nil {
 		return worker.Decoded{}, false, nil

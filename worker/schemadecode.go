@@ -44,7 +44,11 @@ func (p *pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m
 	if dec == nil {
 		return held, errors.New("no schema registry is configured (schema_registry.url)")
 	}
-	d, err := dec.Value(ctx, p.spec.Format, config.SubjectFor(p.mapping.Subject, tp.Topic), m.Value)
+	subject := ""
+	if p.spec.Format == "latest" { // the only format that looks a subject up
+		subject = config.SubjectFor(p.mapping.Subject, tp.Topic)
+	}
+	d, err := dec.Value(ctx, p.spec.Format, subject, m.Value)
 	if errors.Is(err, ErrBadRecord) {
 		return decoded, err
 	}
