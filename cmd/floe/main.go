@@ -45,7 +45,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), healthCmd(), statusCmd(), maintenanceCmd(), demoCmd(), versionCmd(), benchCmd())
+	root.AddCommand(serveCmd(), healthCmd(), statusCmd(), maintenanceCmd(), resumeCmd(), demoCmd(), versionCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "floe:", err)
 		var ee *exitError
