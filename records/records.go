@@ -22,11 +22,9 @@ type Record struct {
 	// Value is the decoded payload: values are nil, bool, int64, float64,
 	// string, map[string]any or []any for json tables, and for schema
 	// formats also the Go types listed with each Kind; they conform to the
-	// table's Shape.
+	// table's Shape. A key decoded with its registry schema is the field
+	// worker.KeyDecodedColumn of Value.
 	Value map[string]any
-	// KeyValue is the decoded key, when the key has a registry schema;
-	// Key still holds its bytes.
-	KeyValue any
 	// Raw is the undecoded value: the payload of a raw table, and of a
 	// dead-letter record.
 	Raw []byte
