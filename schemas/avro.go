@@ -12,11 +12,11 @@ import (
 	"github.com/floe-io/floe/records"
 )
 
-// MaxRecursion is how many times a recursive type may nest inside itself
-// along one path. Iceberg schemas are finite, so a recursive Avro record,
-// Protobuf message or JSON Schema $ref is unrolled this many levels; the
-// field that would recurse once more has no column, and a record that fills
-// it is a bad record naming the field.
+// MaxRecursion is how many times a recursive type may appear along one
+// path, the outermost included. Iceberg schemas are finite, so a recursive
+// Avro record, Protobuf message or JSON Schema $ref is unrolled this many
+// levels; the field that would recurse once more has no column, and a
+// record that fills it is a bad record naming the field.
 const MaxRecursion = 4
 
 // avroOp is what an avroNode decodes.

@@ -322,3 +322,23 @@ func TestProtobufRecursionAndTruncation(t *testing.T) {
 		t.Fatalf("truncated: %v", err)
 	}
 }
+
+func TestJSONSchemaRecursionCut(t *testing.T) {
+	ctx := context.Background()
+	dec, fake := newDecoder(t)
+	id := fake.Register("j-value", "JSON", `{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#"}}}`)
+	nest := func(depth int) string {
+		js := `{"v": 1}`
+		for range depth {
+			js = `{"v": 1, "next": ` + js + `}`
+		}
+		return js
+	}
+	if _, err := dec.Value(ctx, "json_schema", "", registrytest.Frame(id, nil, []byte(nest(MaxRecursion-1)))); err != nil {
+		t.Fatalf("within the limit: %v", err)
+	}
+	_, err := dec.Value(ctx, "json_schema", "", registrytest.Frame(id, nil, []byte(nest(MaxRecursion))))
+	if !errors.Is(err, worker.ErrBadRecord) || !strings.Contains(err.Error(), "recursive $ref # nests deeper than 4 levels") {
+		t.Fatalf("too deep: %v", err)
+	}
+}

@@ -37,7 +37,9 @@ func compileJSONSchema(text string, refs map[string]*jnode) (*jsonType, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &jsonCompiler{root: root, refs: refs, depth: map[string]int{}}
+	// The root counts as one occurrence of "#", as a recursive Avro record
+	// or Protobuf message counts itself.
+	c := &jsonCompiler{root: root, refs: refs, depth: map[string]int{"#": 1}}
 	t, err := c.compile(root, "")
 	if err != nil {
 		return nil, err
