@@ -173,6 +173,10 @@ type Table struct {
 	// table's <name>_dlq table, default; dlq is the same), skip (counted and
 	// dropped) or suspend (the table stops at the record until resumed).
 	ErrorMode string `yaml:"error_mode"`
+	// DeadLetterTopic, with error mode log: a Kafka topic that also
+	// receives every dead letter (key, raw value, headers, plus floe.error
+	// and floe.source.* headers), at least once. Empty: the table only.
+	DeadLetterTopic string `yaml:"dead_letter_topic"`
 	// Tombstones says what happens to records with a null (empty) value in
 	// decoded formats: ignore (counted and dropped, default) or dlq (a row
 	// in the dead-letter table). Raw tables keep them as rows.

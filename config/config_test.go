@@ -108,6 +108,8 @@ func TestEveryInvalidFieldIsNamed(t *testing.T) {
 		{"schema_registry.refresh_interval", validYAML, []string{"FLOE_SCHEMA_REGISTRY_REFRESH_INTERVAL=10ms"}},
 		{"tables[0].subject", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "subject": "{name}-value"}]`}},
 		{"tables[0].tombstones", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "tombstones": "keep"}]`}},
+		{"tables[0].dead_letter_topic", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "dead_letter_topic": "a b"}]`}},
+		{"tables[0].dead_letter_topic", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "error_mode": "skip", "dead_letter_topic": "dlq"}]`}},
 		{"tables[0].error_mode", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "error_mode": "ignore"}]`}},
 		{"tables[0].start_offset", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "start_offset": "middle"}]`}},
 		{"tables[0].orphan_min_age", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "orphan_min_age": "5m"}]`}},

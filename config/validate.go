@@ -155,6 +155,16 @@ func (c *Config) Validate() error {
 		default:
 			bad(f("error_mode"), "%q: use log, skip or suspend", t.ErrorMode)
 		}
+		if t.DeadLetterTopic != "" {
+			switch {
+			case !topicRe.MatchString(t.DeadLetterTopic):
+				bad(f("dead_letter_topic"), "%q is not a legal Kafka topic name", t.DeadLetterTopic)
+			case !DeadLetters(t.ErrorMode):
+				bad(f("dead_letter_topic"), "needs error_mode log, not %s", t.ErrorMode)
+			case t.DeadLetterTopic == t.Topic:
+				bad(f("dead_letter_topic"), "is the source topic %s", t.Topic)
+			}
+		}
 		switch t.Tombstones {
 		case "ignore", "dlq":
 		default:
@@ -233,6 +243,8 @@ func (c *Config) Validate() error {
 }
 
 var transformRe = regexp.MustCompile(`^(identity|year|month|day|hour|bucket\[[1-9][0-9]*\]|truncate\[[1-9][0-9]*\])$`)
+
+var topicRe = regexp.MustCompile(`^[A-Za-z0-9._-]{1,249}$`)
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.\-]*$`)
 

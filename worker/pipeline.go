@@ -586,6 +586,7 @@ func commitFields(live, prepared *records.Shape) {
 // goroutine and touches no pipeline state.
 func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 	var files, dlqFiles []ledger.FileDescriptor
+	dlqSent := false
 	b := newBackoff()
 	fail := func(component string, err error) bool {
 		p.log.Warn("flush failed, retrying", "step", component, "err", err)
@@ -633,6 +634,25 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 			dlqFiles = fs
 		}
 		p.status(func(t *TableStatus) { t.problem("storage", "") })
+		// Dead letters also go to the mapping's topic before the entry is
+		// recorded: at least once (a retry after a crash writes them again),
+		// never lost.
+		if topic := p.mapping.DeadLetterTopic; topic != "" && len(job.dlq) > 0 && !dlqSent {
+			if p.w.dlqTopic == nil {
+				if !fail("dead-letter topic", errors.New("no dead-letter producer is configured")) {
+					return flushResult{job: job, aborted: true}
+				}
+				continue
+			}
+			if err := p.w.dlqTopic.Produce(ctx, topic, job.dlq); err != nil {
+				if !fail("dead-letter topic", err) {
+					return flushResult{job: job, aborted: true}
+				}
+				continue
+			}
+			dlqSent = true
+			p.status(func(t *TableStatus) { t.problem("dead-letter topic", "") })
+		}
 		entry := ledger.Entry{
 			ID: job.id, Node: p.w.cfg.NodeID, Files: files, DLQFiles: dlqFiles, Ranges: job.ranges,
 			Records: int64(len(job.buf)), DLQ: int64(len(job.dlq)), Bytes: job.bytes,

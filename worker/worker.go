@@ -65,7 +65,8 @@ type Worker struct {
 
 	rates *rates // bytes per second fetched per partition
 
-	schemas SchemaDecoder // Schema Registry formats; see SetSchemaDecoder
+	schemas  SchemaDecoder      // Schema Registry formats; see SetSchemaDecoder
+	dlqTopic DeadLetterProducer // dead-letter topics; see SetDeadLetterProducer
 
 	// Drain: draining is set first so no pipeline starts a fetcher once
 	// Drain has begun, then drainCh is closed to make every pipeline stop

@@ -158,6 +158,9 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 	if cfg.SchemaRegistry.URL != "" {
 		n.worker.SetSchemaDecoder(newSchemaDecoder(cfg.SchemaRegistry)) // schemas.go
 	}
+	if err := n.wireDeadLetterTopics(cfg); err != nil { // schemas.go
+		return fail(err)
+	}
 	wk.Store(n.worker)
 	n.backup = cluster.NewBackup(rn.FSM(), cfg.Warehouse.Location, ioProps(cfg.Warehouse), log)
 	if err := n.startCatalogs(); err != nil {

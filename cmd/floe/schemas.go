@@ -7,6 +7,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/schemas"
+	"github.com/floe-io/floe/worker"
 )
 
 // newSchemaDecoder wires the Schema Registry client into the decoder the
@@ -16,6 +17,28 @@ func newSchemaDecoder(c config.SchemaRegistry) *schemas.Decoder {
 		URL: c.URL, Username: c.Username, Password: c.Password, BearerToken: c.BearerToken,
 		Timeout: c.Timeout.D(), RefreshInterval: c.RefreshInterval.D(),
 	}))
+}
+
+// wireDeadLetterTopics gives the worker a producer when a mapping names a
+// dead_letter_topic; it is closed when the node stops.
+func (n *floeNode) wireDeadLetterTopics(cfg config.Config) error {
+	need := false
+	for _, t := range cfg.Tables {
+		need = need || t.DeadLetterTopic != ""
+	}
+	if !need {
+		return nil
+	}
+	w, err := worker.NewDeadLetterWriter(cfg.Kafka)
+	if err != nil {
+		return fmt.Errorf("dead-letter topics: %w", err)
+	}
+	n.worker.SetDeadLetterProducer(w)
+	go func() {
+		<-n.done
+		_ = w.Close()
+	}()
+	return nil
 }
 
 // Resume implements admin.Resumer: it restarts a table this node suspended

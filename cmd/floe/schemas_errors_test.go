@@ -191,3 +191,53 @@ func TestRegistryDown(t *testing.T) {
 		t.Fatalf("%+v", tr)
 	}
 }
+
+// TestDeadLetterTopic: with dead_letter_topic, the dead letters of log mode
+// also go to a Kafka topic, with where they came from and why.
+func TestDeadLetterTopic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	reg := registrytest.New()
+	defer reg.Close()
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "dl_src", "dl_out")})
+	schema := `{"type":"record","name":"R","fields":[{"name":"i","type":"long"},{"name":"s","type":"string"}]}`
+	id := reg.Register("dl_src-value", "AVRO", schema)
+	stream := poisonStream(t, reg, id, schema)
+	produceRaw(t, cl, "dl_src", 0, stream...)
+	cfg := registryConfig(t, t.TempDir(), kc.ListenAddrs(), reg, []config.Table{
+		{Topic: "dl_src", Namespace: "dl", Format: "avro", ErrorMode: "log", DeadLetterTopic: "dl_out"},
+	})
+	n, err := startNode(context.Background(), cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	waitTable(t, n, "dl.dl_src", "all consumed", time.Minute, func(tr admin.TableReport) bool { return tr.Rows+tr.DeadLetterRows == int64(len(stream))-1 })
+
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.ConsumeTopics("dl_out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	var got []string
+	deadline := time.Now().Add(30 * time.Second)
+	for len(got) < 3 && time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		fs := consumer.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			h := map[string]string{}
+			for _, x := range r.Headers {
+				h[x.Key] = string(x.Value)
+			}
+			got = append(got, h["floe.source.topic"]+"/"+h["floe.source.partition"]+"@"+h["floe.source.offset"]+": "+h["floe.error"])
+		})
+	}
+	joined := strings.Join(got, "\n")
+	if len(got) != 3 || !strings.Contains(joined, "dl_src/0@10: ") || !strings.Contains(joined, "magic byte is 1") ||
+		!strings.Contains(joined, "dl_src/0@16: ") || !strings.Contains(joined, "unknown schema id 9999") ||
+		!strings.Contains(joined, "dl_src/0@22: ") || !strings.Contains(joined, "truncated") {
+		t.Fatalf("dead-letter topic holds:\n%s", joined)
+	}
+}
