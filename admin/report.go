@@ -17,6 +17,11 @@ type Report struct {
 	GeneratedAt time.Time         `json:"generated_at"`
 	Problems    map[string]string `json:"problems,omitempty"`
 	Members     []MemberReport    `json:"members,omitempty"`
+	// AppliedIndex is the last Raft entry this node applied; SkippedCommands
+	// counts entries of command types this build does not know (written by
+	// newer nodes during a rolling upgrade) that it skipped.
+	AppliedIndex    uint64 `json:"applied_index"`
+	SkippedCommands uint64 `json:"skipped_commands"`
 	Tables      []TableReport     `json:"tables"`
 }
 

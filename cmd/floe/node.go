@@ -268,6 +268,7 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 	}
 	runtime, problems := n.worker.Status().Snapshot()
 	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.members()}
+	n.raft.FSM().Read(func(s *cluster.State) { rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped })
 	type tableInfo struct {
 		key     string
 		t       cluster.Table
