@@ -22,7 +22,18 @@ type Report struct {
 	// newer nodes during a rolling upgrade) that it skipped.
 	AppliedIndex    uint64 `json:"applied_index"`
 	SkippedCommands uint64 `json:"skipped_commands"`
-	Tables      []TableReport     `json:"tables"`
+	// Backup is the newest state backup in the warehouse (for recovery from
+	// the loss of every node); nil before the first.
+	Backup *BackupReport `json:"backup,omitempty"`
+	Tables []TableReport `json:"tables"`
+}
+
+// BackupReport describes the newest state backup.
+type BackupReport struct {
+	Location     string    `json:"location"`
+	At           time.Time `json:"at"`
+	AgeSec       float64   `json:"age_sec"`
+	AppliedIndex uint64    `json:"applied_index"`
 }
 
 // MemberReport is one node of the Raft group. Health is judged by the
@@ -123,6 +134,9 @@ type PartitionReport struct {
 // WriteText renders the report as tables for people.
 func (r Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "node %s (%s), leader %s\n", r.Node, r.RaftState, r.Leader)
+	if r.Backup != nil {
+		fmt.Fprintf(w, "state backup: %s ago (%s)\n", dur(r.Backup.AgeSec), r.Backup.Location)
+	}
 	keys := make([]string, 0, len(r.Problems))
 	for k := range r.Problems {
 		keys = append(keys, k)

@@ -32,6 +32,7 @@ var registry = map[CommandType]applyFunc{
 	CmdDrainNode:       decodeApply(applyDrainNode),
 	CmdRemoveNode:      decodeApply(applyRemoveNode),
 	CmdCatalogSynced:   decodeApply(applyCatalogSynced),
+	CmdBackupWritten:   decodeApply(applyBackupWritten),
 	// CmdRestoreState registers itself in recover.go.
 }
 
@@ -99,6 +100,16 @@ func applyCatalogSynced(s *State, c *CatalogSynced) error {
 		t.Synced = map[string]SyncRecord{}
 	}
 	t.Synced[c.Catalog] = SyncRecord{MetadataLocation: c.MetadataLocation, At: c.At}
+	return nil
+}
+
+// applyBackupWritten keeps the newest report: a deposed leader's late
+// report of an older backup does not move it back.
+func applyBackupWritten(s *State, c *BackupWritten) error {
+	if s.LastBackup == nil || c.At >= s.LastBackup.At {
+		b := *c
+		s.LastBackup = &b
+	}
 	return nil
 }
 

@@ -50,6 +50,19 @@ type Backup struct {
 	lastApplied uint64    // state.Applied of the last successful write
 	lastAt      time.Time // time of the last successful write
 	lastErr     error     // error of the last attempt, nil after a success
+	// record replicates the fact of a write (BackupWritten); nil: not
+	// recorded.
+	record func(ctx context.Context, c BackupWritten) (uint64, error)
+}
+
+// RecordWith makes every successful write be reported through apply (the
+// node's Apply of a BackupWritten command), so every node's status shows the
+// backup's age. The report's own log entry does not count as a change that
+// needs another backup.
+func (b *Backup) RecordWith(apply func(ctx context.Context, c BackupWritten) (uint64, error)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.record = apply
 }
 
 // NewBackup returns a backup writer of fsm into warehouse, opening storage
@@ -96,13 +109,27 @@ func (b *Backup) WriteOnce(ctx context.Context) error {
 	if err == nil {
 		err = b.write(ctx, data)
 	}
+	now := time.Now()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.lastErr = err
-	if err != nil {
+	if err == nil {
+		b.written, b.lastApplied, b.lastAt = true, applied, now
+	}
+	record := b.record
+	b.mu.Unlock()
+	if err != nil || record == nil {
 		return err
 	}
-	b.written, b.lastApplied, b.lastAt = true, applied, time.Now()
+	idx, rerr := record(ctx, BackupWritten{Location: BackupLocation(b.warehouse), Applied: applied, At: now.UnixMilli()})
+	if rerr != nil {
+		b.log.Debug("recording the state backup", "err", rerr)
+		return nil // the backup itself is written; the report is best effort
+	}
+	b.mu.Lock()
+	if b.lastApplied == applied && idx > applied {
+		b.lastApplied = idx
+	}
+	b.mu.Unlock()
 	return nil
 }
 

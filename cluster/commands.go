@@ -26,7 +26,8 @@ const (
 	CmdRemoveNode      CommandType = 12
 	CmdRestoreState    CommandType = 13
 	CmdCatalogSynced   CommandType = 14
-	// Next: 15. Never reuse a number.
+	CmdBackupWritten   CommandType = 15
+	// Next: 16. Never reuse a number.
 )
 
 func (t CommandType) String() string {
@@ -43,7 +44,7 @@ var commandNames = map[CommandType]string{
 	CmdRecordFiles: "RecordFiles", CmdCommitTables: "CommitTables",
 	CmdRegisterSources: "RegisterSources", CmdAssign: "Assign",
 	CmdDrainNode: "DrainNode", CmdRemoveNode: "RemoveNode", CmdRestoreState: "RestoreState",
-	CmdCatalogSynced: "CatalogSynced",
+	CmdCatalogSynced: "CatalogSynced", CmdBackupWritten: "BackupWritten",
 }
 
 // Command is implemented by every command payload.
@@ -171,7 +172,16 @@ type CatalogSynced struct {
 	At               int64              `json:"at"` // unix ms, stamped by the proposer
 }
 
+// BackupWritten records that the leader wrote the state backup to the
+// warehouse, so that every node can show its age (an alert condition).
+type BackupWritten struct {
+	Location string `json:"location"`
+	Applied  uint64 `json:"applied"` // the state's applied index in the backup
+	At       int64  `json:"at"`      // unix ms, stamped by the proposer
+}
+
 func (CatalogSynced) Type() CommandType   { return CmdCatalogSynced }
+func (BackupWritten) Type() CommandType   { return CmdBackupWritten }
 func (DrainNode) Type() CommandType       { return CmdDrainNode }
 func (RemoveNode) Type() CommandType      { return CmdRemoveNode }
 func (RestoreState) Type() CommandType    { return CmdRestoreState }

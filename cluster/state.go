@@ -74,6 +74,8 @@ type State struct {
 	Nodes      map[string]*Member           `json:"nodes"`
 	Sources    map[string]*TopicSource      `json:"sources"`    // key: topic
 	Committers map[string]ledger.Assignment `json:"committers"` // key: table key
+	// LastBackup is the newest state backup the leader reported writing.
+	LastBackup *BackupWritten `json:"last_backup,omitempty"`
 	// Applied is the index of the last applied log entry.
 	Applied uint64 `json:"applied"`
 	// Skipped counts commands of unknown type skipped (newer nodes).

@@ -163,6 +163,7 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 	}
 	wk.Store(n.worker)
 	n.backup = cluster.NewBackup(rn.FSM(), cfg.Warehouse.Location, ioProps(cfg.Warehouse), log)
+	n.backup.RecordWith(func(ctx context.Context, c cluster.BackupWritten) (uint64, error) { return rn.Apply(ctx, c) })
 	if err := n.startCatalogs(); err != nil {
 		return fail(err)
 	}
@@ -268,7 +269,12 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 	}
 	runtime, problems := n.worker.Status().Snapshot()
 	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.members()}
-	n.raft.FSM().Read(func(s *cluster.State) { rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped })
+	n.raft.FSM().Read(func(s *cluster.State) {
+		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
+		if b := s.LastBackup; b != nil {
+			rep.Backup = &admin.BackupReport{Location: b.Location, At: time.UnixMilli(b.At), AgeSec: now.Sub(time.UnixMilli(b.At)).Seconds(), AppliedIndex: b.Applied}
+		}
+	})
 	type tableInfo struct {
 		key     string
 		t       cluster.Table
