@@ -147,4 +147,3 @@ func colNames(tb gluetest.Table) []string {
 	}
 	return out
 }
-
