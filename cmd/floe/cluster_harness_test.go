@@ -65,6 +65,7 @@ type fleetNode struct {
 	id, dir, dataDir, cfgPath, logPath string
 	raftAddr, adminAddr, rpcAddr       string
 	recover                            bool
+	bin                                string // the floe binary; "" is the fleet's
 
 	// Guarded by fleet.mu.
 	incarnation int
@@ -91,6 +92,9 @@ type fleet struct {
 	events   []string
 	crashed  []string
 	watchers []*watcher
+	// binFor names another floe binary for the nodes started with a
+	// prefix (the mixed-version test runs an older build).
+	binFor map[string]string
 }
 
 func newFleet(t *testing.T) *fleet {
@@ -201,7 +205,7 @@ func (f *fleet) newNode(prefix string, recover bool) *fleetNode {
 	}
 	return &fleetNode{id: id, dir: dir, dataDir: filepath.Join(dir, "data"), cfgPath: filepath.Join(dir, "floe.yaml"),
 		logPath: filepath.Join(dir, "floe.log"), raftAddr: mustFreeAddr(f.t), adminAddr: mustFreeAddr(f.t),
-		rpcAddr: mustFreeAddr(f.t), recover: recover, state: "stopped"}
+		rpcAddr: mustFreeAddr(f.t), recover: recover, state: "stopped", bin: f.binFor[prefix]}
 }
 
 func (f *fleet) writeConfig(n *fleetNode, bootstrapExpect int, join []string) {
@@ -275,7 +279,11 @@ func (f *fleet) start(n *fleetNode) {
 	if n.recover {
 		args = append(args, "--recover")
 	}
-	cmd := execCommand(f.bin, args...)
+	bin := f.bin
+	if n.bin != "" {
+		bin = n.bin
+	}
+	cmd := execCommand(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = deathSignal()
 	if err := cmd.Start(); err != nil {
