@@ -95,6 +95,9 @@ type fleet struct {
 	// binFor names another floe binary for the nodes started with a
 	// prefix (the mixed-version test runs an older build).
 	binFor map[string]string
+	// cfgExtra holds more top-level config sections for every node
+	// written after it is set (auth for the REST catalog test).
+	cfgExtra map[string]any
 }
 
 func newFleet(t *testing.T) *fleet {
@@ -218,7 +221,7 @@ func (f *fleet) writeConfig(n *fleetNode, bootstrapExpect int, join []string) {
 		wh["s3"] = map[string]any{"endpoint": f.wh.S3.Endpoint, "region": f.wh.S3.Region,
 			"access_key_id": f.wh.S3.AccessKeyID, "secret_access_key": f.wh.S3.SecretAccessKey}
 	}
-	raw, err := yaml.Marshal(map[string]any{
+	doc := map[string]any{
 		"node": map[string]any{"id": n.id, "data_dir": n.dataDir, "raft_addr": n.raftAddr, "admin_addr": n.adminAddr, "rpc_addr": n.rpcAddr},
 		"cluster": map[string]any{"bootstrap_expect": bootstrapExpect, "join": join, "max_voters": fleetMaxVoters,
 			"failure_timeout": fleetFailureTimeout.String(), "drain_timeout": fleetDrainTimeout.String(),
@@ -227,7 +230,9 @@ func (f *fleet) writeConfig(n *fleetNode, bootstrapExpect int, join []string) {
 		"warehouse":       wh,
 		"commit_interval": fleetCommitInterval.String(),
 		"tables":          tables,
-	})
+	}
+	maps.Copy(doc, f.cfgExtra)
+	raw, err := yaml.Marshal(doc)
 	if err != nil {
 		f.t.Fatal(err)
 	}
