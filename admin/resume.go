@@ -11,8 +11,8 @@ import (
 
 // Resumer restarts a suspended or paused table; a Source may implement it.
 type Resumer interface {
-	// Resume restarts table (namespace.name); with skip, past the record
-	// it suspended at.
+	// Resume restarts table (namespace.name) on every node; with skip,
+	// past the records it is suspended at.
 	Resume(ctx context.Context, table string, skip bool) (any, error)
 }
 

@@ -236,6 +236,7 @@ func applyCommitTables(s *State, c *CommitTables) error {
 	}
 	t := s.Tables[c.Table]
 	dlq := s.Tables[DLQKey(c.Table)]
+	clearPassedSkips(s, c.Table) // resume.go
 	for _, e := range done {
 		t.Rows += e.Records
 		t.Files += int64(len(e.Files))

@@ -27,7 +27,8 @@ const (
 	CmdRestoreState    CommandType = 13
 	CmdCatalogSynced   CommandType = 14
 	CmdBackupWritten   CommandType = 15
-	// Next: 16. Never reuse a number.
+	CmdResumeTable     CommandType = 16
+	// Next: 17. Never reuse a number.
 )
 
 func (t CommandType) String() string {
@@ -45,6 +46,7 @@ var commandNames = map[CommandType]string{
 	CmdRegisterSources: "RegisterSources", CmdAssign: "Assign",
 	CmdDrainNode: "DrainNode", CmdRemoveNode: "RemoveNode", CmdRestoreState: "RestoreState",
 	CmdCatalogSynced: "CatalogSynced", CmdBackupWritten: "BackupWritten",
+	CmdResumeTable: "ResumeTable",
 }
 
 // Command is implemented by every command payload.

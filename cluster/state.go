@@ -74,6 +74,9 @@ type State struct {
 	Nodes      map[string]*Member           `json:"nodes"`
 	Sources    map[string]*TopicSource      `json:"sources"`    // key: topic
 	Committers map[string]ledger.Assignment `json:"committers"` // key: table key
+	// Resumes is the resume state of tables an operator resumed (see
+	// ResumeTable), by table key; nil until the first resume.
+	Resumes map[string]*TableResume `json:"resumes,omitempty"`
 	// LastBackup is the newest state backup the leader reported writing.
 	LastBackup *BackupWritten `json:"last_backup,omitempty"`
 	// Applied is the index of the last applied log entry.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -135,6 +136,8 @@ type fakeCluster struct {
 	l          *ledger.Ledger
 	sources    []Source
 	committers map[string]ledger.Assignment
+	resumeGen  map[string]uint64
+	skips      map[string]map[ledger.TopicPartition]int64 // cleared as the ledger commits past them
 	changed    chan struct{}
 	node       string
 
@@ -198,6 +201,33 @@ func (c *fakeCluster) Committer(table string) (ledger.Assignment, bool) {
 	defer c.mu.Unlock()
 	a, ok := c.committers[table]
 	return a, ok
+}
+
+func (c *fakeCluster) Resume(table string) (uint64, map[ledger.TopicPartition]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[ledger.TopicPartition]int64{}
+	for tp, off := range c.skips[table] {
+		if o, ok := c.l.Position(table, tp); !ok || o.Committed <= off {
+			out[tp] = off
+		}
+	}
+	return c.resumeGen[table], out
+}
+
+func (c *fakeCluster) ResumeTable(_ context.Context, table string, skips map[ledger.TopicPartition]int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.resumeGen == nil {
+		c.resumeGen, c.skips = map[string]uint64{}, map[string]map[ledger.TopicPartition]int64{}
+	}
+	c.resumeGen[table]++
+	if c.skips[table] == nil {
+		c.skips[table] = map[ledger.TopicPartition]int64{}
+	}
+	maps.Copy(c.skips[table], skips)
+	c.notify()
+	return nil
 }
 
 func (c *fakeCluster) Watch() <-chan struct{} {

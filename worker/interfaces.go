@@ -19,6 +19,10 @@ type State interface {
 	Pending(table string) []ledger.Entry
 	// Committer returns the holder of a table's committer role.
 	Committer(table string) (ledger.Assignment, bool)
+	// Resume returns a table's resume generation, which grows with every
+	// operator resume, and the records to consume as skipped (offset by
+	// partition) until the table commits past them.
+	Resume(table string) (gen uint64, skips map[ledger.TopicPartition]int64)
 	// Watch returns a channel closed at the next state change.
 	Watch() <-chan struct{}
 }
@@ -28,6 +32,9 @@ type State interface {
 type Proposer interface {
 	RecordFiles(ctx context.Context, table string, e ledger.Entry) error
 	RegisterSources(ctx context.Context, sources []Source) error
+	// ResumeTable resumes a suspended or paused table on every node, past
+	// the records at skips (offset by partition).
+	ResumeTable(ctx context.Context, table string, skips map[ledger.TopicPartition]int64) error
 }
 
 // Source is a topic routed into a table.

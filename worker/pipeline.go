@@ -59,10 +59,14 @@ type pipeline struct {
 	maxTS    int64
 
 	suspended bool
-	// suspendedAt is the record a suspend stopped at; a resume with skip
-	// consumes it as skipped.
+	// suspendedAt is the record a suspend stopped at.
 	suspendedAt *ledger.Range
-	skipOnce    *ledger.Range // one record to skip when it comes again
+	// resumeGen is the table's replicated resume generation last seen: a
+	// larger one resumes a suspended or paused table. skips are the records
+	// an operator resumed the table past (offset by partition); see resume.go.
+	resumeGen uint64
+	skips     map[ledger.TopicPartition]int64
+	resumed   chan resumeState // latest resume state; cap 1
 	// Registry formats: schema ids already merged into shape (keys' ids
 	// negated), the record held while the registry is unavailable, and the
 	// topics paused by an incompatible schema (topic -> reason).
@@ -72,7 +76,6 @@ type pipeline struct {
 	holdBackoff  *backoff
 	registryDown bool
 	pausedTopics map[string]string
-	resume       chan resumeReq
 	inflight     chan flushResult // the flush in flight, nil when none
 	// prepared: the table has been created and its spec checked against
 	// the mapping since the pipeline started.
@@ -89,7 +92,7 @@ func newPipeline(w *Worker, spec TableSpec, m config.Table) *pipeline {
 		log:     w.log.With("table", ledger.DisplayName(spec.Key)),
 		in:      make(chan fetched, 4096),
 		assign:  make(chan map[ledger.TopicPartition]uint64, 1),
-		resume:  make(chan resumeReq),
+		resumed: make(chan resumeState, 1),
 		parts:   map[ledger.TopicPartition]*partState{},
 		drained: make(chan struct{}),
 	}
@@ -145,8 +148,8 @@ func (p *pipeline) run(ctx context.Context) {
 		case want := <-p.assign:
 			p.want = want
 			p.reconcile(ctx)
-		case req := <-p.resume:
-			req.reply <- p.doResume(ctx, req)
+		case rs := <-p.resumed:
+			p.applyResume(ctx, rs)
 		case f := <-in:
 			p.handle(ctx, f)
 		case res := <-p.inflight:
@@ -363,9 +366,10 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 	var decodeErr error
 	tombstone, operatorSkip := false, false
 	switch {
-	case p.skipOnce != nil && p.skipOnce.Topic == f.tp.Topic && p.skipOnce.Partition == f.tp.Partition && p.skipOnce.From == m.Offset:
-		// The record a suspended table was resumed past.
-		p.skipOnce, operatorSkip = nil, true
+	case p.operatorSkip(f.tp, m.Offset):
+		// A record an operator resumed the table past (replicated, so
+		// whichever node fetches it skips it until the table commits past).
+		operatorSkip = true
 	case p.spec.Format == "raw":
 		rec.Raw = m.Value
 	case len(m.Value) == 0:
@@ -398,7 +402,7 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 		p.status(func(t *TableStatus) { t.Tombstones++ })
 		rec = nil
 	case operatorSkip:
-		p.log.Info("skipping the record the table was suspended at", "partition", f.tp.String(), "offset", m.Offset)
+		p.log.Info("skipping a record the table was resumed past", "partition", f.tp.String(), "offset", m.Offset)
 		p.status(func(t *TableStatus) { t.Skipped++ })
 		rec = nil
 	case decodeErr != nil:

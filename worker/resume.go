@@ -4,97 +4,142 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/floe-io/floe/ledger"
 )
 
-// ErrNotPaused: a resume named a table that is neither suspended nor has a
-// paused topic on this node.
-var ErrNotPaused = errors.New("table is not suspended or paused on this node")
+// ErrNotPaused: a resume with skip named a table that is not suspended at a
+// bad record on any node.
+var ErrNotPaused = errors.New("table is not suspended at a bad record")
 
 // ErrNoSuchTable: no pipeline of this node writes the named table.
 var ErrNoSuchTable = errors.New("no such table on this node")
 
-type resumeReq struct {
-	skip  bool
-	reply chan ResumeResult
-}
-
 // ResumeResult says what a resume did.
 type ResumeResult struct {
 	Table string `json:"table"`
-	// Skipped is the record a suspended table was resumed past, if skip.
-	Skipped *SuspendedRecord `json:"skipped,omitempty"`
-	// Topics are the topics paused by an incompatible schema that resumed.
-	Topics []string `json:"topics,omitempty"`
-	Err    string   `json:"error,omitempty"`
+	// Skips are the records a suspended table is resumed past, if skip:
+	// whichever node fetches them consumes them as skipped.
+	Skips []SuspendedRecord `json:"skips,omitempty"`
 }
 
-// Resume restarts a table (namespace.name) this node suspended at a bad
-// record, or whose topics it paused at an incompatible schema. With skip,
-// a suspended table consumes the record it stopped at as skipped (it counts
-// once it is flushed and recorded; a crash before that suspends again). A
-// paused topic re-reads the table's schema (an operator may have evolved it
-// by hand) and decodes the record again. The state is per node: in a
-// cluster, send it to the node that holds the table's partitions.
-func (w *Worker) Resume(ctx context.Context, table string, skip bool) (ResumeResult, error) {
+// Resume restarts a table (namespace.name) suspended at a bad record or
+// whose topics are paused at an incompatible schema, on every node: it
+// proposes a replicated resume, and every node's pipeline of the table
+// un-suspends and un-pauses when it applies it. With skip, the records the
+// table is suspended at (on this node, and those the caller found on other
+// nodes, in elsewhere) are consumed as skipped wherever they are fetched,
+// also after a crash, until the table commits past them. A paused topic
+// re-reads the table's schema (an operator may have evolved it by hand) and
+// decodes the record again.
+func (w *Worker) Resume(ctx context.Context, table string, skip bool, elsewhere ...SuspendedRecord) (ResumeResult, error) {
 	w.mu.Lock()
-	var p *pipeline
-	for key, pl := range w.pipelines {
-		if ledger.DisplayName(key) == table || key == table {
-			p = pl
+	key := ""
+	for k := range w.pipelines {
+		if ledger.DisplayName(k) == table || k == table {
+			key = k
 		}
 	}
 	w.mu.Unlock()
-	if p == nil {
+	if key == "" {
 		return ResumeResult{}, fmt.Errorf("%w: %s", ErrNoSuchTable, table)
 	}
-	req := resumeReq{skip: skip, reply: make(chan ResumeResult, 1)}
-	select {
-	case p.resume <- req:
-	case <-ctx.Done():
-		return ResumeResult{}, ctx.Err()
-	}
-	select {
-	case res := <-req.reply:
-		if res.Err != "" {
+	res := ResumeResult{Table: ledger.DisplayName(key)}
+	var skips map[ledger.TopicPartition]int64
+	if skip {
+		found := slices.Clone(elsewhere)
+		if ts, _ := w.status.Snapshot(); ts[key].SuspendedAt != nil {
+			found = append(found, *ts[key].SuspendedAt)
+		}
+		skips = map[ledger.TopicPartition]int64{}
+		for _, r := range found {
+			skips[ledger.TopicPartition{Topic: r.Topic, Partition: r.Partition}] = r.Offset
+		}
+		if len(skips) == 0 {
 			return res, fmt.Errorf("%w: %s", ErrNotPaused, table)
 		}
-		return res, nil
-	case <-ctx.Done():
-		return ResumeResult{}, ctx.Err()
+		for _, tp := range slices.SortedFunc(maps.Keys(skips), func(a, b ledger.TopicPartition) int {
+			return compareTP(a, b)
+		}) {
+			res.Skips = append(res.Skips, SuspendedRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: skips[tp]})
+		}
+	}
+	if err := w.prop.ResumeTable(ctx, key, skips); err != nil {
+		return res, fmt.Errorf("proposing the resume of %s: %w", table, err)
+	}
+	w.log.Info("table resume proposed", "table", res.Table, "skip", skip, "skips", len(res.Skips))
+	return res, nil
+}
+
+func compareTP(a, b ledger.TopicPartition) int {
+	switch {
+	case a.Topic < b.Topic:
+		return -1
+	case a.Topic > b.Topic:
+		return 1
+	}
+	return int(a.Partition - b.Partition)
+}
+
+// resumeState is a table's replicated resume state as the pipeline sees it.
+type resumeState struct {
+	gen   uint64
+	skips map[ledger.TopicPartition]int64
+}
+
+// setResume hands the pipeline the table's latest resume state without
+// blocking: an older undelivered one is replaced.
+func (p *pipeline) setResume(rs resumeState) {
+	for {
+		select {
+		case p.resumed <- rs:
+			return
+		default:
+		}
+		select {
+		case <-p.resumed:
+		default:
+		}
 	}
 }
 
-// doResume runs in the pipeline goroutine.
-func (p *pipeline) doResume(ctx context.Context, req resumeReq) ResumeResult {
-	res := ResumeResult{Table: ledger.DisplayName(p.spec.Key)}
-	if !p.suspended && len(p.pausedTopics) == 0 {
-		res.Err = ErrNotPaused.Error()
-		return res
+// applyResume runs in the pipeline goroutine: the skips always follow the
+// state; a grown generation resumes the table if it is suspended or paused.
+func (p *pipeline) applyResume(ctx context.Context, rs resumeState) {
+	p.skips = rs.skips
+	if rs.gen <= p.resumeGen {
+		return
 	}
+	p.resumeGen = rs.gen
+	if !p.suspended && len(p.pausedTopics) == 0 {
+		return
+	}
+	var topics []string
 	if p.suspended {
-		if req.skip && p.suspendedAt != nil {
-			p.skipOnce = p.suspendedAt
-			at := *p.suspendedAt
-			res.Skipped = &SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.From}
-		}
 		p.suspended, p.suspendedAt = false, nil
 		p.status(func(t *TableStatus) { t.State, t.SuspendedAt = StatePending, nil; t.recompute() })
 	}
 	for topic := range p.pausedTopics {
-		res.Topics = append(res.Topics, topic)
+		topics = append(topics, topic)
 		p.status(func(t *TableStatus) { t.problem(problemSchema+topic, "") })
 	}
+	p.log.Info("table resumed", "generation", rs.gen, "skips", len(rs.skips), "topics", topics)
 	if len(p.pausedTopics) > 0 {
 		p.pausedTopics = nil
 		// The table may have been evolved by hand: start from its schema.
 		p.schemas = nil
 		if !p.loadShape(ctx) {
-			return res
+			return
 		}
 	}
-	p.log.Info("table resumed", "skip", req.skip, "topics", res.Topics)
 	p.reconcile(ctx)
-	return res
+}
+
+// operatorSkip reports whether the record at offset of tp is one an
+// operator resumed the table past.
+func (p *pipeline) operatorSkip(tp ledger.TopicPartition, offset int64) bool {
+	off, ok := p.skips[tp]
+	return ok && off == offset
 }

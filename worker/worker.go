@@ -171,6 +171,9 @@ func (w *Worker) reconcile(ctx context.Context) {
 		key := r.spec.Key
 		if _, ok := w.pipelines[key]; !ok {
 			p := newPipeline(w, r.spec, r.mapping)
+			// Resumes before the pipeline started concern no suspension of
+			// its own; their skips still apply.
+			p.resumeGen, p.skips = w.state.Resume(key)
 			w.pipelines[key] = p
 			w.wg.Add(1)
 			go func() {
@@ -189,6 +192,8 @@ func (w *Worker) reconcile(ctx context.Context) {
 	}
 	for key, p := range w.pipelines {
 		p.setAssignment(perTable[key])
+		gen, skips := w.state.Resume(key)
+		p.setResume(resumeState{gen: gen, skips: skips})
 	}
 }
 

@@ -68,6 +68,49 @@ func (a stateAdapter) Committer(table string) (as ledger.Assignment, ok bool) {
 
 func (a stateAdapter) Watch() <-chan struct{} { return a.node.FSM().Watch() }
 
+func (a stateAdapter) Resume(table string) (gen uint64, skips map[ledger.TopicPartition]int64) {
+	a.read(func(s *cluster.State) {
+		r := s.Resumes[table]
+		if r == nil {
+			return
+		}
+		gen = r.Gen
+		for key, off := range r.Skips {
+			if tp, ok := parseTopicPartition(key); ok {
+				if skips == nil {
+					skips = map[ledger.TopicPartition]int64{}
+				}
+				skips[tp] = off
+			}
+		}
+	})
+	return
+}
+
+// parseTopicPartition reads the "topic/partition" form of TopicPartition.String.
+func parseTopicPartition(key string) (ledger.TopicPartition, bool) {
+	i := strings.LastIndexByte(key, '/')
+	if i <= 0 {
+		return ledger.TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(key[i+1:], 10, 32)
+	if err != nil {
+		return ledger.TopicPartition{}, false
+	}
+	return ledger.TopicPartition{Topic: key[:i], Partition: int32(p)}, true
+}
+
+func (a stateAdapter) ResumeTable(ctx context.Context, table string, skips map[ledger.TopicPartition]int64) error {
+	cmd := cluster.ResumeTable{Table: table, At: time.Now().UnixMilli()}
+	for _, tp := range slices.SortedFunc(maps.Keys(skips), func(x, y ledger.TopicPartition) int {
+		return strings.Compare(x.String(), y.String())
+	}) {
+		cmd.Skips = append(cmd.Skips, cluster.ResumeSkip{TopicPartition: tp, Offset: skips[tp]})
+	}
+	_, err := a.node.Apply(ctx, cmd)
+	return err
+}
+
 func (a stateAdapter) RecordFiles(ctx context.Context, table string, e ledger.Entry) error {
 	_, err := a.node.Apply(ctx, cluster.RecordFiles{Table: table, Entry: e})
 	return err
@@ -95,10 +138,8 @@ func (a stateAdapter) View() assignment.View {
 		v.Nodes = nil
 	}
 	for key, rate := range a.node.Loads() {
-		if i := strings.LastIndexByte(key, '/'); i > 0 {
-			if p, err := strconv.ParseInt(key[i+1:], 10, 32); err == nil {
-				v.Load[ledger.TopicPartition{Topic: key[:i], Partition: int32(p)}] = rate
-			}
+		if tp, ok := parseTopicPartition(key); ok {
+			v.Load[tp] = rate
 		}
 	}
 	a.read(func(s *cluster.State) {

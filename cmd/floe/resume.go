@@ -9,10 +9,10 @@ import (
 	"github.com/floe-io/floe/admin"
 )
 
-// resumeCmd is `floe resume <namespace.table> [--skip]`: restart a table the
-// node suspended at a bad record (error_mode suspend), past it with --skip,
-// or a topic it paused at an incompatible schema once the table or the
-// producer is fixed.
+// resumeCmd is `floe resume <namespace.table> [--skip]`: restart, on every
+// node, a table suspended at a bad record (error_mode suspend), past it with
+// --skip, or a topic paused at an incompatible schema once the table or the
+// producer is fixed. Any node accepts it and replicates it (ResumeTable).
 func resumeCmd() *cobra.Command {
 	var (
 		addr string
@@ -33,7 +33,7 @@ func resumeCmd() *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of the node that holds the table's partitions")
-	cmd.Flags().BoolVar(&skip, "skip", false, "consume the record the table suspended at as skipped")
+	cmd.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of any node of the cluster")
+	cmd.Flags().BoolVar(&skip, "skip", false, "consume the records the table is suspended at (on any node) as skipped")
 	return cmd
 }

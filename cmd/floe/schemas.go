@@ -4,6 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cluster"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/schemas"
@@ -41,18 +46,65 @@ func (n *floeNode) wireDeadLetterTopics(cfg config.Config) error {
 	return nil
 }
 
-// Resume implements admin.Resumer: it restarts a table this node suspended
-// at a bad record (past it with skip) or whose topic it paused at an
-// incompatible schema.
+// Resume implements admin.Resumer: it proposes a replicated resume of a
+// table suspended at a bad record (past it with skip) or whose topics are
+// paused at an incompatible schema, so that every node resumes it. With
+// skip, the records the table is suspended at are found in this node's
+// status and in the status of the other members (a suspension is shown by
+// the node that fetched the bad record).
 func (n *floeNode) Resume(ctx context.Context, table string, skip bool) (any, error) {
 	select {
 	case <-n.started:
 	default:
 		return nil, errors.New("the node is still joining the raft group")
 	}
-	res, err := n.worker.Resume(ctx, table, skip)
+	var elsewhere []worker.SuspendedRecord
+	if skip {
+		elsewhere = n.suspendedElsewhere(ctx, table)
+	}
+	res, err := n.worker.Resume(ctx, table, skip, elsewhere...)
 	if err != nil {
 		return nil, fmt.Errorf("resuming %s: %w", table, err)
 	}
 	return res, nil
+}
+
+// suspendedElsewhere asks the other members' admin endpoints where they
+// have the table suspended. Members that do not answer in time are left out.
+func (n *floeNode) suspendedElsewhere(ctx context.Context, table string) []worker.SuspendedRecord {
+	var addrs []string
+	n.raft.FSM().Read(func(s *cluster.State) {
+		for id, m := range s.Nodes {
+			if id != n.cfg.Node.ID && m.Admin != "" {
+				addrs = append(addrs, m.Admin)
+			}
+		}
+	})
+	var (
+		mu  sync.Mutex
+		out []worker.SuspendedRecord
+		wg  sync.WaitGroup
+	)
+	for _, addr := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			rep, err := admin.Fetch(fctx, addr)
+			if err != nil {
+				n.log.Warn("resume: reading a member's status", "admin", addr, "err", err)
+				return
+			}
+			for _, tr := range rep.Tables {
+				if at := tr.SuspendedAt; at != nil && tr.Table == table {
+					mu.Lock()
+					out = append(out, worker.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error})
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+)
+
+// TestResumeSkipReplicated: a table in suspend mode stops at each poison
+// record; `resume --skip` through the node's admin endpoint proposes a
+// replicated ResumeTable; the table goes on past exactly that record, and
+// in the end holds every other offset exactly once, with the skips counted
+// and cleared from the replicated state once committed past.
+func TestResumeSkipReplicated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	const parts, total = 3, 300
+	poison := map[int]bool{50: true, 151: true, 250: true} // partitions 2, 1, 1
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(parts, "poison")})
+	var vals []string
+	for i := range total {
+		if poison[i] {
+			vals = append(vals, fmt.Sprintf(`{"broken": %d`, i))
+		} else {
+			vals = append(vals, fmt.Sprintf(`{"i":%d}`, i))
+		}
+	}
+	produce(t, cl, "poison", vals, parts)
+	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "poison", Namespace: "res", Name: "poison", ErrorMode: "suspend"}})
+	ctx := context.Background()
+	n, err := startNode(ctx, cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+
+	skipped := map[string]bool{}
+	for range poison {
+		tr := waitTable(t, n, "res.poison", "SUSPENDED at a new record", time.Minute, func(tr admin.TableReport) bool {
+			return tr.State == "SUSPENDED" && tr.SuspendedAt != nil &&
+				!skipped[fmt.Sprintf("%d/%d", tr.SuspendedAt.Partition, tr.SuspendedAt.Offset)]
+		})
+		at := tr.SuspendedAt
+		if want := int64(at.Offset*parts) + int64(at.Partition); !poison[int(want)] {
+			t.Fatalf("suspended at %s/%d offset %d, not a poison record", at.Topic, at.Partition, at.Offset)
+		}
+		skipped[fmt.Sprintf("%d/%d", at.Partition, at.Offset)] = true
+		if _, err := admin.ResumeTable(ctx, cfg.Node.AdminAddr, "res.poison", true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := waitTable(t, n, "res.poison", "every good record", 2*time.Minute, func(tr admin.TableReport) bool {
+		return tr.Rows == total-int64(len(poison))
+	})
+	if tr.State != "RUNNING" || tr.Skipped != int64(len(poison)) || tr.DeadLetterRows != 0 {
+		t.Fatalf("after the resumes: %+v", tr)
+	}
+	// A resume with skip of a table not suspended anywhere is refused.
+	if _, err := admin.ResumeTable(ctx, cfg.Node.AdminAddr, "res.poison", true); err == nil {
+		t.Fatal("resume --skip of a running table accepted")
+	}
+
+	tbl, err := n.catalog.LoadTable(ctx, []string{"res", "poison"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, _, err := offsetCounts(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range total {
+		p, o := i%parts, int64(i/parts)
+		want := 1
+		if poison[i] {
+			want = 0
+		}
+		if got := counts[fmt.Sprintf("poison/%d", p)][o]; got != want {
+			t.Fatalf("poison/%d offset %d appears %d times, want %d", p, o, got, want)
+		}
+	}
+	key := ledger.TableKey([]string{"res", "poison"})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var gen uint64
+		var skips int
+		n.raft.FSM().Read(func(s *cluster.State) {
+			if r := s.Resumes[key]; r != nil {
+				gen, skips = r.Gen, len(r.Skips)
+			}
+		})
+		if gen == uint64(len(poison)) && skips == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicated resume state: gen %d, %d skips left", gen, skips)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
