@@ -28,7 +28,9 @@ const (
 	CmdCatalogSynced   CommandType = 14
 	CmdBackupWritten   CommandType = 15
 	CmdResumeTable     CommandType = 16
-	// Next: 17. Never reuse a number.
+	CmdRequestSchema   CommandType = 17
+	CmdSchemaApplied   CommandType = 18
+	// Next: 19. Never reuse a number.
 )
 
 func (t CommandType) String() string {
@@ -46,7 +48,7 @@ var commandNames = map[CommandType]string{
 	CmdRegisterSources: "RegisterSources", CmdAssign: "Assign",
 	CmdDrainNode: "DrainNode", CmdRemoveNode: "RemoveNode", CmdRestoreState: "RestoreState",
 	CmdCatalogSynced: "CatalogSynced", CmdBackupWritten: "BackupWritten",
-	CmdResumeTable: "ResumeTable",
+	CmdResumeTable: "ResumeTable", CmdRequestSchema: "RequestSchema", CmdSchemaApplied: "SchemaApplied",
 }
 
 // Command is implemented by every command payload.

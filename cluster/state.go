@@ -77,6 +77,9 @@ type State struct {
 	// Resumes is the resume state of tables an operator resumed (see
 	// ResumeTable), by table key; nil until the first resume.
 	Resumes map[string]*TableResume `json:"resumes,omitempty"`
+	// SchemaRequests are the schema requests of tables not yet applied by
+	// their committers, oldest first, by table key (see RequestSchema).
+	SchemaRequests map[string][]SchemaRequest `json:"schema_requests,omitempty"`
 	// LastBackup is the newest state backup the leader reported writing.
 	LastBackup *BackupWritten `json:"last_backup,omitempty"`
 	// Applied is the index of the last applied log entry.

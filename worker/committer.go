@@ -45,6 +45,9 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		// committing again would only be refused again.
 		fencedAt *ledger.Assignment
 		wasMine  bool
+		// schema requests that failed are retried with backoff
+		schemaBackoff = newBackoff()
+		schemaRetryAt time.Time
 	)
 	defer func() {
 		if rewriting != nil {
@@ -99,6 +102,26 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 				_ = w.commitRewrite(fenceCtx(ctx, table, a), table, *planned, &budget, log) // shown in status
 			}
 			planned = nil
+		}
+		// Schema requests first: files that use new columns are recorded
+		// only once their request is applied, so appends stay in order.
+		if reqs := w.state.SchemaRequests(table); mine && len(reqs) > 0 && time.Now().After(schemaRetryAt) {
+			err := w.applySchemas(ctx, table, a, reqs, log) // schemareq.go
+			if ctx.Err() != nil {
+				return
+			}
+			switch {
+			case w.fenced(err):
+				log.Info("committer role is stale; not applying schema requests until the state changes", "epoch", a.Epoch, "err", err)
+				fencedAt = &a
+				continue
+			case err != nil:
+				// Shown to the requesting pipelines; appends of others go on.
+				log.Warn("applying schema requests failed, retrying", "err", err)
+				schemaRetryAt = time.Now().Add(schemaBackoff.next())
+			default:
+				schemaBackoff.reset()
+			}
 		}
 		entries := w.state.Pending(table)
 		if mine && len(entries) > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -137,9 +138,14 @@ type fakeCluster struct {
 	sources    []Source
 	committers map[string]ledger.Assignment
 	resumeGen  map[string]uint64
-	skips      map[string]map[ledger.TopicPartition]int64 // cleared as the ledger commits past them
-	changed    chan struct{}
-	node       string
+	schemaReqs map[string][]SchemaRequest
+	tables     map[string]*records.Shape // created by Prepare: key -> columns
+	// prepares records each Prepare: the node's intent (nil: unfenced)
+	// and whether it added columns to an existing table.
+	prepares []fakePrepare
+	skips    map[string]map[ledger.TopicPartition]int64 // cleared as the ledger commits past them
+	changed  chan struct{}
+	node     string
 
 	files     map[string][]*records.Record // written, by path
 	committed map[string][]*records.Record // table key (or key+"_dlq") -> rows
@@ -230,6 +236,51 @@ func (c *fakeCluster) ResumeTable(_ context.Context, table string, skips map[led
 	return nil
 }
 
+type fakePrepare struct {
+	intent  *ledger.CommitIntent
+	evolved bool
+}
+
+func (c *fakeCluster) SchemaRequests(table string) []SchemaRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.schemaReqs[table])
+}
+
+func (c *fakeCluster) RequestSchema(_ context.Context, table string, req SchemaRequest) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.schemaReqs == nil {
+		c.schemaReqs = map[string][]SchemaRequest{}
+	}
+	if !slices.ContainsFunc(c.schemaReqs[table], func(r SchemaRequest) bool { return r.ID == req.ID }) {
+		req.Shape = req.Shape.Clone()
+		c.schemaReqs[table] = append(c.schemaReqs[table], req)
+	}
+	c.notify()
+	return nil
+}
+
+func (c *fakeCluster) SchemaApplied(_ context.Context, table string, ids []string, errMsg string, committer ledger.Assignment) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.committers[table] != committer {
+		return errFakeFenced
+	}
+	reqs := slices.Clone(c.schemaReqs[table])
+	for i := range reqs {
+		if slices.Contains(ids, reqs[i].ID) {
+			reqs[i].Err = errMsg
+		}
+	}
+	if errMsg == "" {
+		reqs = slices.DeleteFunc(reqs, func(r SchemaRequest) bool { return slices.Contains(ids, r.ID) })
+	}
+	c.schemaReqs[table] = reqs
+	c.notify()
+	return nil
+}
+
 func (c *fakeCluster) Watch() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -279,15 +330,53 @@ func (c *fakeCluster) reassign(tp ledger.TopicPartition, node string) {
 	c.notify()
 }
 
-func (c *fakeCluster) Shape(context.Context, TableSpec) (*records.Shape, error) {
+func (c *fakeCluster) Shape(_ context.Context, t TableSpec) (*records.Shape, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failShape {
 		return nil, errors.New("injected: catalog unreachable")
 	}
+	if sh := c.tables[t.Key]; sh != nil {
+		return sh.Clone(), nil
+	}
 	return nil, nil
 }
-func (c *fakeCluster) Prepare(context.Context, TableSpec, *records.Shape) error { return nil }
+
+// Prepare creates the table or adds the shape's fields as columns; a
+// column change of an existing table is refused unless fenced by the
+// current committer (the single writer).
+func (c *fakeCluster) Prepare(ctx context.Context, t TableSpec, shape *records.Shape) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if shape == nil {
+		return nil
+	}
+	if c.tables == nil {
+		c.tables = map[string]*records.Shape{}
+	}
+	in := ledger.IntentFrom(ctx)
+	cur := c.tables[t.Key]
+	evolved := cur != nil && shape.HasUncommitted()
+	c.prepares = append(c.prepares, fakePrepare{intent: in, evolved: evolved})
+	if evolved && (in == nil || in.Committer == nil || *in.Committer != c.committers[t.Key]) {
+		return fmt.Errorf("injected: a column change of %s not made by its committer", t.Key)
+	}
+	next := shape.Clone()
+	markCommitted(next)
+	c.tables[t.Key] = next
+	return nil
+}
+
+func markCommitted(s *records.Shape) {
+	if s == nil {
+		return
+	}
+	for _, f := range s.Fields {
+		f.Committed = true
+		markCommitted(f.Shape)
+	}
+	markCommitted(s.Elem)
+}
 
 func (c *fakeCluster) Write(_ context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
 	return c.write(t.Key, id, recs)

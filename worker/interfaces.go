@@ -23,8 +23,19 @@ type State interface {
 	// operator resume, and the records to consume as skipped (offset by
 	// partition) until the table commits past them.
 	Resume(table string) (gen uint64, skips map[ledger.TopicPartition]int64)
+	// SchemaRequests returns a table's pending schema requests, oldest first.
+	SchemaRequests(table string) []SchemaRequest
 	// Watch returns a channel closed at the next state change.
 	Watch() <-chan struct{}
+}
+
+// SchemaRequest is a pipeline's request that the table's committer evolve
+// the table to hold Shape (its uncommitted fields); see schemareq.go.
+type SchemaRequest struct {
+	ID    string
+	Node  string
+	Shape *records.Shape
+	Err   string // the committer's last failure to apply it
 }
 
 // Proposer changes the replicated state. Errors for which ledger.Refused is
@@ -35,6 +46,12 @@ type Proposer interface {
 	// ResumeTable resumes a suspended or paused table on every node, past
 	// the records at skips (offset by partition).
 	ResumeTable(ctx context.Context, table string, skips map[ledger.TopicPartition]int64) error
+	// RequestSchema records a schema request for the table's committer
+	// (idempotent by id).
+	RequestSchema(ctx context.Context, table string, req SchemaRequest) error
+	// SchemaApplied answers schema requests: applied (errMsg empty, they go)
+	// or failed (they stay, carrying errMsg). Fenced by committer.
+	SchemaApplied(ctx context.Context, table string, ids []string, errMsg string, committer ledger.Assignment) error
 }
 
 // Source is a topic routed into a table.

@@ -476,6 +476,9 @@ type flushJob struct {
 	// its partition spec checked; shape is then a copy of the live shape.
 	prepare bool
 	shape   *records.Shape
+	// requested: the schema change was requested from the committer (by
+	// the flush goroutine, which owns the job while it runs).
+	requested bool
 }
 
 type flushResult struct {
@@ -602,9 +605,10 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 			return flushResult{job: job, aborted: true}
 		}
 		if job.prepare {
-			if err := p.w.sink.Prepare(ctx, p.spec, job.shape); err != nil {
+			if err := p.prepare(ctx, job); err != nil { // schemareq.go
 				component := "schema"
-				if errors.Is(err, ErrConfig) {
+				var ce *committerSchemaError
+				if errors.Is(err, ErrConfig) || errors.As(err, &ce) && ce.isConfigIssue() {
 					component = "config partitioning"
 				}
 				if !fail(component, err) {

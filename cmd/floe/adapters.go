@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/floe-io/floe/assignment"
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/worker"
 )
 
@@ -98,6 +100,33 @@ func parseTopicPartition(key string) (ledger.TopicPartition, bool) {
 		return ledger.TopicPartition{}, false
 	}
 	return ledger.TopicPartition{Topic: key[:i], Partition: int32(p)}, true
+}
+
+func (a stateAdapter) SchemaRequests(table string) (out []worker.SchemaRequest) {
+	var reqs []cluster.SchemaRequest
+	a.read(func(s *cluster.State) { reqs = slices.Clone(s.SchemaRequests[table]) })
+	for _, r := range reqs {
+		sh := new(records.Shape)
+		if err := json.Unmarshal(r.Shape, sh); err != nil {
+			sh = nil // the committer's Prepare refuses it; the requester shows why
+		}
+		out = append(out, worker.SchemaRequest{ID: r.ID, Node: r.Node, Shape: sh, Err: r.Err})
+	}
+	return out
+}
+
+func (a stateAdapter) RequestSchema(ctx context.Context, table string, req worker.SchemaRequest) error {
+	shape, err := json.Marshal(req.Shape)
+	if err != nil {
+		return err
+	}
+	_, err = a.node.Apply(ctx, cluster.RequestSchema{Table: table, ID: req.ID, Node: req.Node, Shape: shape, At: time.Now().UnixMilli()})
+	return err
+}
+
+func (a stateAdapter) SchemaApplied(ctx context.Context, table string, ids []string, errMsg string, committer ledger.Assignment) error {
+	_, err := a.node.Apply(ctx, cluster.SchemaApplied{Table: table, IDs: ids, Err: errMsg, Committer: &committer, At: time.Now().UnixMilli()})
+	return err
 }
 
 func (a stateAdapter) ResumeTable(ctx context.Context, table string, skips map[ledger.TopicPartition]int64) error {

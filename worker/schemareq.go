@@ -1,0 +1,120 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/floe-io/floe/ledger"
+)
+
+// Schema changes go through the table's single writer. A pipeline whose
+// shape gained fields (or widened types) does not evolve the table itself:
+// it records a schema request in the replicated state and writes no file
+// that uses the new fields until the request is gone from the state. The
+// table's committer applies requests in its commit loop, in order with its
+// appends, fenced by its epoch (a node that lost the role cannot change the
+// schema behind its successor's back), then answers them. Creating a table
+// (its first flush) and bringing the partition spec in line with the
+// mapping at a pipeline's start stay with the pipeline: they do not change
+// an existing table's columns, and the catalog's compare-and-swap orders
+// them.
+
+// prepare makes the table ready for a flush that needs it prepared.
+func (p *pipeline) prepare(ctx context.Context, job *flushJob) error {
+	if !job.requested {
+		if p.spec.Format == "raw" || job.shape == nil || !job.shape.HasUncommitted() {
+			return p.w.sink.Prepare(ctx, p.spec, job.shape)
+		}
+		cur, err := p.w.sink.Shape(ctx, p.spec)
+		if err != nil {
+			return err
+		}
+		if cur == nil { // the first flush of a new table creates it
+			return p.w.sink.Prepare(ctx, p.spec, job.shape)
+		}
+		req := SchemaRequest{ID: job.id, Node: p.w.cfg.NodeID, Shape: job.shape}
+		if err := p.w.prop.RequestSchema(ctx, p.spec.Key, req); err != nil {
+			return fmt.Errorf("requesting a schema change from the committer: %w", err)
+		}
+		job.requested = true
+		p.log.Info("schema change requested from the committer", "request", job.id, "shape", job.shape.String())
+	}
+	for {
+		changed := p.w.state.Watch()
+		reqs := p.w.state.SchemaRequests(p.spec.Key)
+		i := slices.IndexFunc(reqs, func(r SchemaRequest) bool { return r.ID == job.id })
+		if i < 0 {
+			return nil // applied by the committer
+		}
+		if e := reqs[i].Err; e != "" {
+			return &committerSchemaError{msg: e}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// committerSchemaError is the committer's failure to apply a request; the
+// committer retries it, and the pipeline shows it meanwhile.
+type committerSchemaError struct{ msg string }
+
+func (e *committerSchemaError) Error() string {
+	return "the committer could not apply the schema: " + e.msg
+}
+
+// isConfigIssue reports whether a committer's failure is a configuration
+// issue (the mapping's partitioning).
+func (e *committerSchemaError) isConfigIssue() bool {
+	return strings.Contains(e.msg, ErrConfig.Error())
+}
+
+// applySchemas applies a table's pending schema requests as its committer
+// (a is the role the loop read), oldest first, and answers them. It
+// returns a fenced error when the role is stale.
+func (w *Worker) applySchemas(ctx context.Context, table string, a ledger.Assignment, reqs []SchemaRequest, log interface {
+	Warn(string, ...any)
+	Info(string, ...any)
+}) error {
+	spec, ok := w.specOf(table)
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownTable, ledger.DisplayName(table))
+	}
+	var done []string
+	var failure error
+	for _, r := range reqs {
+		if err := w.sink.Prepare(fenceCtx(ctx, table, a), spec, r.Shape); err != nil {
+			failure = err
+			if len(done) == 0 && !w.fenced(err) && ctx.Err() == nil && r.Err != err.Error() {
+				_ = w.prop.SchemaApplied(ctx, table, []string{r.ID}, err.Error(), a) // shown to the requester
+			}
+			break
+		}
+		done = append(done, r.ID)
+	}
+	if len(done) > 0 {
+		if err := w.prop.SchemaApplied(ctx, table, done, "", a); err != nil {
+			return err
+		}
+		log.Info("applied schema requests", "requests", len(done))
+	}
+	return failure
+}
+
+// specOf returns the spec of a table some mapping routes into.
+func (w *Worker) specOf(table string) (TableSpec, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.routes {
+		if r.spec.Key == table {
+			return r.spec, true
+		}
+	}
+	return TableSpec{}, false
+}
