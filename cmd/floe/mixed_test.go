@@ -2,28 +2,32 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/admin"
 )
 
-// TestMixedVersions is a rolling upgrade across a Raft command type: three
-// nodes run the build from just before the newest command type was added,
-// and are replaced one by one, under load, by the current build. While an
-// old node still runs beside a new leader, the new leader proposes the new
-// command (it reports each state backup with it); the old node must skip
-// it, keep applying everything else, and drain cleanly; at the end every
+// TestMixedVersions is a rolling upgrade across Raft command types: three
+// nodes run the build from just before ResumeTable (16) was added, so that
+// ResumeTable, RequestSchema and SchemaApplied are all unknown to them, and
+// are replaced one by one, under load, by the current build. While an old
+// node still runs beside a new leader, the test resumes a table through a
+// current-build node, which proposes ResumeTable (a command that ordinary
+// ingestion of a fixed shape never proposes); the old node must skip it,
+// keep applying everything else, and drain cleanly; at the end every
 // (partition, offset) is in its table exactly once.
 func TestMixedVersions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end rolling upgrade between builds")
 	}
-	oldBin, oldRev, newest := previousBuild(t)
+	oldBin, oldRev, newest := previousBuild(t, "CmdResumeTable")
 	t.Logf("old build: %s (the parent of the commit that added command %s)", oldRev, newest)
 
 	f := newFleet(t)
@@ -69,13 +73,24 @@ func TestMixedVersions(t *testing.T) {
 		f.resume(last)
 		f.settle(2 * time.Minute)
 	}
-	// The new leader reports its backups with the command the old build
-	// does not know: the old node skips it and keeps applying.
+	// A resume through a current-build node proposes the command the old
+	// build does not know: the old node skips it and keeps applying. (A
+	// plain resume of a running table changes nothing else.)
 	var skipped, applied uint64
 	deadline := time.Now().Add(90 * time.Second)
 	for skipped == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("old-build node %s never skipped a command (applied index %d)", last.id, applied)
+		}
+		for _, n := range f.running() {
+			if n != last {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				if _, err := admin.ResumeTable(ctx, n.adminAddr, fleetNamespace+".orders", false); err != nil {
+					f.event("resume through %s: %v", n.id, err)
+				}
+				cancel()
+				break
+			}
 		}
 		time.Sleep(500 * time.Millisecond)
 		rep, err := f.fetch(last, 3*time.Second)
@@ -95,9 +110,10 @@ func TestMixedVersions(t *testing.T) {
 }
 
 // previousBuild builds floe from the parent of the commit that added the
-// newest Raft command type, so that the current build knows a command the
-// old one does not. It skips the test outside a git checkout.
-func previousBuild(t *testing.T) (bin, rev, newest string) {
+// Raft command type named cmd (which must exist), so that the current build
+// knows commands the old one does not. It skips the test outside a git
+// checkout.
+func previousBuild(t *testing.T, cmd string) (bin, rev, newest string) {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -107,14 +123,13 @@ func previousBuild(t *testing.T) (bin, rev, newest string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	best := -1
 	for _, m := range regexp.MustCompile(`(?m)^\s*(Cmd\w+)\s+CommandType = (\d+)`).FindAllStringSubmatch(string(src), -1) {
-		if v, _ := strconv.Atoi(m[2]); v > best {
-			best, newest = v, m[1]
+		if m[1] == cmd {
+			newest = cmd
 		}
 	}
 	if newest == "" {
-		t.Fatal("no command types found in cluster/commands.go")
+		t.Fatalf("no command type %s in cluster/commands.go", cmd)
 	}
 	git := func(args ...string) (string, error) {
 		out, err := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
