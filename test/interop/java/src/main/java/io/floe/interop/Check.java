@@ -135,7 +135,9 @@ public final class Check {
       }
       return 1;
     }
-    System.out.println("OK iceberg-java " + mode + " " + name + ": " + summary);
+    // Through a REST catalog, the metadata location it returned (scenario 9 compares it).
+    String at = restUri != null ? " (" + location + ")" : "";
+    System.out.println("OK iceberg-java " + mode + " " + name + at + ": " + summary);
     return 0;
   }
 
