@@ -29,6 +29,8 @@ var (
 	// ErrNotEmpty: a recovered state can only be installed into a cluster
 	// that holds no tables or sources yet.
 	ErrNotEmpty = errors.New("cluster state is not empty")
+	// ErrRaftShutdownLocal: this node is shutting down.
+	ErrRaftShutdownLocal = errors.New("this node is shutting down")
 	// ErrNotMember: this node is not (yet) part of a Raft configuration.
 	ErrNotMember = errors.New("not a member of the raft group")
 )

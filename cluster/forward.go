@@ -283,8 +283,26 @@ func (n *Node) Sync(ctx context.Context) error {
 	if err := n.clients.call(ctx, addr, "Info", &InfoRequest{}, &info); err != nil {
 		return fmt.Errorf("syncing with leader %s: %w", leaderID, err)
 	}
-	if err := n.fsm.WaitApplied(ctx, info.Applied); err != nil {
+	// The leader's applied index counts every log entry, also those that
+	// carry no command (configuration changes, barriers, the no-op of an
+	// election), which the FSM's own counter skips: wait on Raft's.
+	if err := n.waitRaftApplied(ctx, info.Applied); err != nil {
 		return fmt.Errorf("syncing with leader %s: waiting for index %d: %w", leaderID, info.Applied, err)
+	}
+	return nil
+}
+
+// waitRaftApplied blocks until Raft has applied the log up to index. Raft
+// has no notification for it, so it polls; Sync is a rare call.
+func (n *Node) waitRaftApplied(ctx context.Context, index uint64) error {
+	for n.raft.AppliedIndex() < index {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.stop:
+			return ErrRaftShutdownLocal
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 	return nil
 }

@@ -402,3 +402,29 @@ func TestLostAnswerThenResend(t *testing.T) {
 		t.Fatalf("reload: %v, properties %v", err, reloaded.Properties())
 	}
 }
+
+// TestSyncAfterNonCommandEntries: a strong read on a follower catches up
+// with the leader's applied index even when the newest entries carry no
+// command (a barrier, a configuration change), which the FSM's own counter
+// never reaches. It used to wait until the deadline on an idle cluster.
+func TestSyncAfterNonCommandEntries(t *testing.T) {
+	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
+	l := g.leader()
+	waitFor(t, "all registered", 10*time.Second, func() bool { return len(l.Live()) == 3 })
+	for _, f := range g.followers(l) {
+		waitFor(t, "follower registered", 10*time.Second, f.Registered)
+	}
+	for range 3 {
+		if err := l.raft.Barrier(time.Second).Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range g.followers(l) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		err := f.Sync(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("sync on %s after non-command entries: %v", f.ID(), err)
+		}
+	}
+}
