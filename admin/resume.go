@@ -3,10 +3,7 @@ package admin
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"strings"
 )
 
 // Resumer restarts a suspended or paused table; a Source may implement it.
@@ -37,25 +34,9 @@ func (s *Server) routeResume(mux *http.ServeMux) {
 
 // ResumeTable asks a node to resume a table and returns its JSON answer.
 func ResumeTable(ctx context.Context, addr, table string, skip bool) ([]byte, error) {
-	url := "http://" + addr + "/v1/tables/" + table + "/resume"
+	path := "/v1/tables/" + table + "/resume"
 	if skip {
-		url += "?skip=true"
+		path += "?skip=true"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("reaching floe at %s: %w", addr, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("resume of %s refused: %s", table, strings.TrimSpace(string(body)))
-	}
-	return body, nil
+	return post(ctx, addr, path, "resume of "+table)
 }

@@ -107,7 +107,13 @@ func (s *Server) maintain(w http.ResponseWriter, r *http.Request) {
 // RunMaintenance asks a node to run a table's maintenance now and returns
 // its JSON answer.
 func RunMaintenance(ctx context.Context, addr, table string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/v1/tables/"+table+"/maintenance", nil)
+	return post(ctx, addr, "/v1/tables/"+table+"/maintenance", "maintenance of "+table)
+}
+
+// post sends an empty POST to a node's admin path and returns the body of a
+// 200 answer; any other answer is an error naming what was refused.
+func post(ctx context.Context, addr, path, what string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +127,7 @@ func RunMaintenance(ctx context.Context, addr, table string) ([]byte, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("maintenance of %s refused: %s", table, strings.TrimSpace(string(body)))
+		return nil, fmt.Errorf("%s refused: %s", what, strings.TrimSpace(string(body)))
 	}
 	return body, nil
 }
