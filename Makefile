@@ -7,7 +7,12 @@ IMAGE   ?= floe:$(VERSION)
 CFN_LINT_VERSION ?= 1.58.0
 CFN_LINT_VENV    ?= $(or $(FLOE_INTEROP_CACHE),.cache)/cfn-lint-$(CFN_LINT_VERSION)
 
-.PHONY: demo test bench interop build release image cfn-lint vet fmt clean
+.PHONY: demo test bench interop build release image cfn-lint vet fmt clean proto
+
+PROTOC_GEN_GO_VERSION      ?= v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION ?= v1.5.1
+GRPC_GATEWAY_VERSION       ?= v2.33.0
+PROTO_BIN                  ?= $(CURDIR)/.cache/protoc-bin
 
 ## demo: run Floe end to end on embedded defaults (in-process Kafka, local warehouse)
 demo:
@@ -56,3 +61,17 @@ fmt:
 
 clean:
 	rm -rf bin demo-data
+
+## proto: regenerate proto/floe/admin/v1 (protoc from Debian: apt-get install protobuf-compiler;
+## plugins by go install at pinned versions, no remote registry)
+proto:
+	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install protobuf-compiler" >&2; exit 1; }
+	GOBIN=$(PROTO_BIN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(PROTO_BIN) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	GOBIN=$(PROTO_BIN) $(GO) install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION) github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
+	PATH=$(PROTO_BIN):$$PATH protoc -I proto -I /usr/include \
+	  --go_out=proto --go_opt=paths=source_relative \
+	  --go-grpc_out=proto --go-grpc_opt=paths=source_relative \
+	  --grpc-gateway_out=proto --grpc-gateway_opt=paths=source_relative,grpc_api_configuration=proto/floe/admin/v1/admin_http.yaml \
+	  --openapiv2_out=proto/floe/admin/v1 --openapiv2_opt=grpc_api_configuration=proto/floe/admin/v1/admin_http.yaml,allow_merge=true,merge_file_name=admin,json_names_for_fields=false \
+	  floe/admin/v1/admin.proto
