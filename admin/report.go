@@ -86,6 +86,19 @@ type TableReport struct {
 	SuspendedAt      *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
 	// Catalogs is the table's one-way sync to each external catalog.
 	Catalogs []CatalogReport `json:"catalogs,omitempty"`
+	// Paused: an operator paused the table (PauseTable) and it has not
+	// been resumed.
+	Paused bool `json:"paused,omitempty"`
+	// Rewind is the table's last rewind, nil if never rewound.
+	Rewind *RewindReport `json:"rewind,omitempty"`
+	// BytesConsumed, FilesWritten, BytesWritten and NodeCommits are this
+	// node's counters since it started (Commits above is the table's
+	// total); PendingBytes is the data recorded but not yet committed.
+	BytesConsumed int64 `json:"bytes_consumed"`
+	FilesWritten  int64 `json:"files_written"`
+	BytesWritten  int64 `json:"bytes_written"`
+	NodeCommits   int64 `json:"node_commits"`
+	PendingBytes  int64 `json:"pending_ledger_bytes"`
 }
 
 // CatalogReport is one table's sync to one external catalog (Glue, a REST
@@ -126,6 +139,9 @@ type PartitionReport struct {
 	Recorded      int64  `json:"recorded"`  // ledger end
 	HighWatermark int64  `json:"high_watermark"`
 	Lag           int64  `json:"lag"` // records in Kafka not yet committed
+	// LagSec is how far behind in time the committed position is: 0 when
+	// caught up, else now minus the newest committed record's timestamp.
+	LagSec float64 `json:"lag_seconds"`
 	Node          string `json:"node,omitempty"`
 	Epoch         uint64 `json:"epoch,omitempty"`
 	LastError     string `json:"last_error,omitempty"`
