@@ -141,10 +141,10 @@ type PartitionReport struct {
 	Lag           int64  `json:"lag"` // records in Kafka not yet committed
 	// LagSec is how far behind in time the committed position is: 0 when
 	// caught up, else now minus the newest committed record's timestamp.
-	LagSec float64 `json:"lag_seconds"`
-	Node          string `json:"node,omitempty"`
-	Epoch         uint64 `json:"epoch,omitempty"`
-	LastError     string `json:"last_error,omitempty"`
+	LagSec    float64 `json:"lag_seconds"`
+	Node      string  `json:"node,omitempty"`
+	Epoch     uint64  `json:"epoch,omitempty"`
+	LastError string  `json:"last_error,omitempty"`
 }
 
 // WriteText renders the report as tables for people.
