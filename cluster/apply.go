@@ -213,6 +213,15 @@ func applyCommitTables(s *State, c *CommitTables) error {
 				ledger.DisplayName(c.Table), c.Committer.Node, c.Committer.Epoch, cur.Node, cur.Epoch, ErrStaleCommitter)
 		}
 	}
+	if c.RewindGen != 0 {
+		if err := checkRewindDone(s, c.Table, c.RewindGen); err != nil { // operate.go
+			return err
+		}
+	} else if len(c.Entries) > 0 && s.Rewinds[c.Table].ReplacePending() {
+		// Rows appended before the replace delete would be deleted by it.
+		return fmt.Errorf("committing table %s: %w", ledger.DisplayName(c.Table),
+			commitFailed("the replace delete of rewind %d must commit first", s.Rewinds[c.Table].Gen))
+	}
 	if c.Table != "" {
 		if err := s.Ledger.CheckCommit(c.Table, c.Entries); err != nil {
 			return fmt.Errorf("committing table %s: %w", ledger.DisplayName(c.Table), err)
@@ -226,6 +235,13 @@ func applyCommitTables(s *State, c *CommitTables) error {
 		t.Commits++
 		t.LastCommitAt = c.At
 		t.LastCommitID = c.CommitID
+	}
+	if c.RewindGen != 0 {
+		rw := s.Rewinds[c.Table]
+		rw.ReplaceDone, rw.DeletedRows = true, c.DeletedRows
+		if t := s.Tables[c.Table]; t != nil {
+			t.Rows = max(t.Rows-c.DeletedRows, 0)
+		}
 	}
 	if c.Table == "" || len(c.Entries) == 0 {
 		return nil

@@ -273,6 +273,7 @@ func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs 
 		}
 		cmd.Swaps = append(cmd.Swaps, swap)
 		cmd.Table, cmd.Entries, cmd.Committer, cmd.CommitID, cmd.At = in.Table, in.Entries, in.Committer, in.CommitID, in.At
+		cmd.RewindGen, cmd.DeletedRows = in.RewindGen, in.DeletedRows
 	}
 	if idx, err := c.node.Apply(ctx, cmd); err != nil {
 		// A forwarded commit may have been applied although its answer was

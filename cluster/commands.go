@@ -30,7 +30,11 @@ const (
 	CmdResumeTable     CommandType = 16
 	CmdRequestSchema   CommandType = 17
 	CmdSchemaApplied   CommandType = 18
-	// Next: 19. Never reuse a number.
+	CmdPutMapping      CommandType = 19
+	CmdDeleteMapping   CommandType = 20
+	CmdPauseTable      CommandType = 21
+	CmdRewindTable     CommandType = 22
+	// Next: 23. Never reuse a number.
 )
 
 func (t CommandType) String() string {
@@ -49,6 +53,7 @@ var commandNames = map[CommandType]string{
 	CmdDrainNode: "DrainNode", CmdRemoveNode: "RemoveNode", CmdRestoreState: "RestoreState",
 	CmdCatalogSynced: "CatalogSynced", CmdBackupWritten: "BackupWritten",
 	CmdResumeTable: "ResumeTable", CmdRequestSchema: "RequestSchema", CmdSchemaApplied: "SchemaApplied",
+	CmdPutMapping: "PutMapping", CmdDeleteMapping: "DeleteMapping", CmdPauseTable: "PauseTable", CmdRewindTable: "RewindTable",
 }
 
 // Command is implemented by every command payload.
@@ -116,6 +121,11 @@ type CommitTables struct {
 	Committer *ledger.Assignment `json:"committer,omitempty"`
 	CommitID  string             `json:"commit_id,omitempty"`
 	At        int64              `json:"at"` // unix ms, stamped by the proposer
+	// RewindGen, when set, marks this commit as the replace delete of the
+	// table's rewind of that generation (see RewindTable); DeletedRows is
+	// how many rows it removed.
+	RewindGen   uint64 `json:"rewind_gen,omitempty"`
+	DeletedRows int64  `json:"deleted_rows,omitempty"`
 }
 
 // RegisterSources records the topics routed into tables and their partition

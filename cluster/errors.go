@@ -43,7 +43,8 @@ func IsRetryable(err error) bool {
 	switch {
 	case err == nil:
 		return false
-	case ledger.Refused(err), errors.Is(err, ErrStaleCommitter), errors.Is(err, ErrUnsupported):
+	case ledger.Refused(err), errors.Is(err, ErrStaleCommitter), errors.Is(err, ErrUnsupported),
+		errors.Is(err, ErrStaleRewind), errors.Is(err, ErrNoSuchMapping), errors.Is(err, ErrMappingExists):
 		return false
 	case errors.Is(err, ErrNotLeader), errors.Is(err, raft.ErrNotLeader),
 		errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrEnqueueTimeout),

@@ -80,6 +80,12 @@ type State struct {
 	// SchemaRequests are the schema requests of tables not yet applied by
 	// their committers, oldest first, by table key (see RequestSchema).
 	SchemaRequests map[string][]SchemaRequest `json:"schema_requests,omitempty"`
+	// Mappings are the topic mappings made through the admin API, by name.
+	Mappings map[string]*Mapping `json:"mappings,omitempty"`
+	// Paused maps the tables an operator paused to when (unix ms).
+	Paused map[string]int64 `json:"paused,omitempty"`
+	// Rewinds is the last rewind of each rewound table, by table key.
+	Rewinds map[string]*TableRewind `json:"rewinds,omitempty"`
 	// LastBackup is the newest state backup the leader reported writing.
 	LastBackup *BackupWritten `json:"last_backup,omitempty"`
 	// Applied is the index of the last applied log entry.

@@ -47,6 +47,9 @@ var wireSentinels = []struct {
 	{"enqueue_timeout", raft.ErrEnqueueTimeout},
 	{"raft_shutdown", raft.ErrRaftShutdown},
 	{"not_member", ErrNotMember},
+	{"no_such_mapping", ErrNoSuchMapping},
+	{"mapping_exists", ErrMappingExists},
+	{"stale_rewind", ErrStaleRewind},
 }
 
 func toWire(err error) *wireError {

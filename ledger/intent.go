@@ -26,6 +26,10 @@ type CommitIntent struct {
 	// is how a table and its dead-letter table commit together.
 	Stage  bool
 	Staged []StagedSwap
+	// RewindGen marks the commit as the replace delete of the table's
+	// rewind of that generation; DeletedRows is how many rows it removed.
+	RewindGen   uint64
+	DeletedRows int64
 }
 
 type intentKey struct{}
