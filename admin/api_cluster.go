@@ -1,0 +1,82 @@
+package admin
+
+import (
+	"context"
+
+	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
+)
+
+// clusterAPI implements ClusterService over a Backend. Reads come from the
+// node's status report (its replicated view of the group); writes are the
+// backend's, which forwards them to the leader.
+type clusterAPI struct {
+	adminv1.UnimplementedClusterServiceServer
+	b Backend
+}
+
+func (a *clusterAPI) ListMembers(ctx context.Context, _ *adminv1.ListMembersRequest) (*adminv1.ListMembersResponse, error) {
+	rep, err := a.b.Report(ctx)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	out := &adminv1.ListMembersResponse{Leader: rep.Leader}
+	for _, m := range rep.Members {
+		out.Members = append(out.Members, memberToProto(m))
+	}
+	return out, nil
+}
+
+// GetLeader names the leader. The report carries no leader address or
+// change time yet, so admin_addr and since stay unset.
+func (a *clusterAPI) GetLeader(ctx context.Context, _ *adminv1.GetLeaderRequest) (*adminv1.GetLeaderResponse, error) {
+	rep, err := a.b.Report(ctx)
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return &adminv1.GetLeaderResponse{Id: rep.Leader}, nil
+}
+
+func (a *clusterAPI) TransferLeadership(ctx context.Context, req *adminv1.TransferLeadershipRequest) (*adminv1.WriteResponse, error) {
+	return write(a.b.TransferLeadership(ctx, req.GetId()))
+}
+
+func (a *clusterAPI) DrainNode(ctx context.Context, req *adminv1.DrainNodeRequest) (*adminv1.WriteResponse, error) {
+	if err := required("id", req.GetId()); err != nil {
+		return nil, err
+	}
+	return write(a.b.DrainNode(ctx, req.GetId()))
+}
+
+func (a *clusterAPI) RemoveNode(ctx context.Context, req *adminv1.RemoveNodeRequest) (*adminv1.WriteResponse, error) {
+	if err := required("id", req.GetId()); err != nil {
+		return nil, err
+	}
+	return write(a.b.RemoveNode(ctx, req.GetId()))
+}
+
+// write turns a backend write's answer into the API's.
+func write(r WriteResult, err error) (*adminv1.WriteResponse, error) {
+	if err != nil {
+		return nil, apiError(err)
+	}
+	return writeResponse(r), nil
+}
+
+// healthAPI implements HealthService. It needs only a Source and answers
+// live even when the report cannot be built: liveness is that the process
+// answers at all.
+type healthAPI struct {
+	adminv1.UnimplementedHealthServiceServer
+	src Source
+}
+
+func (h *healthAPI) Check(ctx context.Context, _ *adminv1.HealthCheckRequest) (*adminv1.HealthCheckResponse, error) {
+	out := &adminv1.HealthCheckResponse{Live: true, Ready: true}
+	if err := h.src.Ready(); err != nil {
+		out.Ready, out.Reason = false, err.Error()
+	}
+	if rep, err := h.src.Report(ctx); err == nil {
+		out.Node, out.Leader = rep.Node, rep.Leader
+	}
+	return out, nil
+}
