@@ -1,0 +1,319 @@
+package ctl
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+	"gopkg.in/yaml.v3"
+
+	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
+)
+
+func mappingsCmd(o *options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "mappings",
+		Aliases: []string{"mapping"},
+		Short:   "List, show, create, update and delete topic mappings",
+	}
+	groupRun(cmd)
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List every topic mapping (from the API and from configuration files)",
+		Args:  exactArgs(0),
+		RunE: o.action(func(e *env, _ []string) error {
+			r, err := e.tables.ListMappings(e.ctx, &adminv1.ListMappingsRequest{})
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return printJSON(e.out, r)
+			}
+			tw := newTab(e.out)
+			fmt.Fprintln(tw, "NAME\tSOURCE\tTOPIC\tTABLE\tFORMAT\tERROR-MODE")
+			for _, m := range r.GetMappings() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.GetName(), dash(m.GetSource()), mappingTopic(m),
+					mappingTable(m), dash(m.GetFormat()), dash(m.GetErrorMode()))
+			}
+			return tw.Flush()
+		}),
+	}, &cobra.Command{
+		Use:   "get NAME",
+		Short: "Show one mapping",
+		Args:  exactArgs(1, "NAME"),
+		RunE: o.action(func(e *env, args []string) error {
+			m, err := e.tables.GetMapping(e.ctx, &adminv1.GetMappingRequest{Name: args[0]})
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return printJSON(e.out, m)
+			}
+			return writeMapping(e.out, m)
+		}),
+	}, &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a mapping: its topics stop flowing; tables stay",
+		Args:  exactArgs(1, "NAME"),
+		RunE: o.action(func(e *env, args []string) error {
+			r, err := e.tables.DeleteMapping(e.ctx, &adminv1.DeleteMappingRequest{Name: args[0]})
+			if err != nil {
+				return err
+			}
+			return e.write(r)
+		}),
+	}, mappingWriteCmd(o, false), mappingWriteCmd(o, true))
+	return cmd
+}
+
+func mappingTopic(m *adminv1.Mapping) string {
+	if m.GetTopicRegex() != "" {
+		return "/" + m.GetTopicRegex() + "/"
+	}
+	return dash(m.GetTopic())
+}
+
+func mappingTable(m *adminv1.Mapping) string {
+	switch {
+	case m.GetNamespace() != "" && m.GetTable() != "":
+		return m.GetNamespace() + "." + m.GetTable()
+	case m.GetTable() != "":
+		return m.GetTable()
+	case m.GetNamespace() != "":
+		return m.GetNamespace() + ".-"
+	}
+	return "-"
+}
+
+func writeMapping(w io.Writer, m *adminv1.Mapping) error {
+	var parts []string
+	for _, p := range m.GetPartitionBy() {
+		parts = append(parts, p.GetColumn()+":"+p.GetTransform())
+	}
+	tw := newTab(w)
+	for _, kv := range [][2]string{
+		{"name", m.GetName()},
+		{"source", m.GetSource()},
+		{"topic", m.GetTopic()},
+		{"topic_regex", m.GetTopicRegex()},
+		{"namespace", m.GetNamespace()},
+		{"table", m.GetTable()},
+		{"format", m.GetFormat()},
+		{"subject", m.GetSubject()},
+		{"error_mode", m.GetErrorMode()},
+		{"dead_letter_topic", m.GetDeadLetterTopic()},
+		{"tombstones", m.GetTombstones()},
+		{"start_offset", m.GetStartOffset()},
+		{"partition_by", strings.Join(parts, ", ")},
+		{"snapshot_max_age", m.GetSnapshotMaxAge()},
+		{"snapshot_max_count", fmt.Sprint(m.GetSnapshotMaxCount())},
+		{"orphan_min_age", m.GetOrphanMinAge()},
+	} {
+		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], dash(kv[1]))
+	}
+	return tw.Flush()
+}
+
+// mappingFlags are the flags of mappings create and update.
+type mappingFlags struct {
+	file string
+	topic, topicRegex, namespace, table, format, subject, errorMode, deadLetterTopic string
+	tombstones, startOffset, snapshotMaxAge, orphanMinAge                          string
+	snapshotMaxCount                                                               int32
+	partitionBy                                                                    []string
+}
+
+func (f *mappingFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVarP(&f.file, "file", "f", "", "YAML or JSON file with the mapping's fields in snake_case, as in the API ('-': stdin)")
+	fs.StringVar(&f.topic, "topic", "", "topic to map (or --topic-regex)")
+	fs.StringVar(&f.topicRegex, "topic-regex", "", "regular expression: map every matching topic (or --topic)")
+	fs.StringVar(&f.namespace, "namespace", "", "table namespace template ({topic}, {1}.., named groups)")
+	fs.StringVar(&f.table, "table", "", "table name template ({topic}, {1}.., named groups)")
+	fs.StringVar(&f.format, "format", "", "record format: json, raw, avro, protobuf, json_schema or latest")
+	fs.StringVar(&f.subject, "subject", "", "schema registry subject")
+	fs.StringVar(&f.errorMode, "error-mode", "", "on a bad record: log (dead-letter table), skip or suspend")
+	fs.StringVar(&f.deadLetterTopic, "dead-letter-topic", "", "Kafka topic for bad records")
+	fs.StringVar(&f.tombstones, "tombstones", "", "null-value records: ignore or dlq")
+	fs.StringVar(&f.startOffset, "start-offset", "", "start of partitions never seen before: earliest or latest")
+	fs.StringArrayVar(&f.partitionBy, "partition-by", nil, "partition field column:transform (identity, year, month, day, hour, bucket[N], truncate[W]); repeatable; replaces the whole list")
+	fs.StringVar(&f.snapshotMaxAge, "snapshot-max-age", "", "expire snapshots older than this Go duration (168h)")
+	fs.Int32Var(&f.snapshotMaxCount, "snapshot-max-count", 0, "keep at most this many snapshots")
+	fs.StringVar(&f.orphanMinAge, "orphan-min-age", "", "delete unreferenced files older than this Go duration")
+}
+
+// overlay sets the fields of m whose flags were given.
+func (f *mappingFlags) overlay(cmd *cobra.Command, m *adminv1.Mapping) error {
+	fs := cmd.Flags()
+	if fs.Changed("topic") && fs.Changed("topic-regex") {
+		return usageErrorf("--topic and --topic-regex: give one")
+	}
+	if fs.Changed("topic") {
+		m.Topic, m.TopicRegex = f.topic, ""
+	}
+	if fs.Changed("topic-regex") {
+		m.TopicRegex, m.Topic = f.topicRegex, ""
+	}
+	for name, dst := range map[string]*string{
+		"namespace":         &m.Namespace,
+		"table":             &m.Table,
+		"format":            &m.Format,
+		"subject":           &m.Subject,
+		"error-mode":        &m.ErrorMode,
+		"dead-letter-topic": &m.DeadLetterTopic,
+		"tombstones":        &m.Tombstones,
+		"start-offset":      &m.StartOffset,
+		"snapshot-max-age":  &m.SnapshotMaxAge,
+		"orphan-min-age":    &m.OrphanMinAge,
+	} {
+		if fs.Changed(name) {
+			v, _ := fs.GetString(name)
+			*dst = v
+		}
+	}
+	if fs.Changed("snapshot-max-count") {
+		m.SnapshotMaxCount = f.snapshotMaxCount
+	}
+	if fs.Changed("partition-by") {
+		m.PartitionBy = nil
+		for _, s := range f.partitionBy {
+			if strings.TrimSpace(s) == "" {
+				continue
+			}
+			p, err := parsePartitionField(s)
+			if err != nil {
+				return err
+			}
+			m.PartitionBy = append(m.PartitionBy, p)
+		}
+	}
+	return nil
+}
+
+func parsePartitionField(s string) (*adminv1.PartitionField, error) {
+	col, tr, ok := strings.Cut(strings.TrimSpace(s), ":")
+	col, tr = strings.TrimSpace(col), strings.TrimSpace(tr)
+	if col == "" || (ok && tr == "") {
+		return nil, usageErrorf("--partition-by %q: use column:transform", s)
+	}
+	if !ok {
+		tr = "identity"
+	}
+	return &adminv1.PartitionField{Column: col, Transform: tr}, nil
+}
+
+// readMappingFile parses a YAML or JSON mapping file (JSON is YAML) with protojson,
+// so its fields are the API's.
+func readMappingFile(cmd *cobra.Command, path string) (*adminv1.Mapping, error) {
+	var (
+		b   []byte
+		err error
+	)
+	if path == "-" {
+		b, err = io.ReadAll(cmd.InOrStdin())
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, usageErrorf("--file: %w", err)
+	}
+	var doc any
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, usageErrorf("%s: %w", path, err)
+	}
+	if doc == nil {
+		return nil, usageErrorf("%s: empty", path)
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, usageErrorf("%s: want a mapping object with the fields of a Mapping", path)
+	}
+	js, err := json.Marshal(doc)
+	if err != nil {
+		return nil, usageErrorf("%s: %w", path, err)
+	}
+	m := &adminv1.Mapping{}
+	if err := protojson.Unmarshal(js, m); err != nil {
+		return nil, usageErrorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// mappingWriteCmd is mappings create (update false) or mappings update (update true).
+func mappingWriteCmd(o *options, update bool) *cobra.Command {
+	f := &mappingFlags{}
+	cmd := &cobra.Command{
+		Use:   "create [NAME] (--topic T | --topic-regex R) [flags] | create [NAME] -f FILE",
+		Short: "Create a topic mapping from flags or a YAML/JSON file",
+		Long: `Create a topic mapping from flags, or from a YAML or JSON file (-f) holding the Mapping's
+fields in snake_case as in the API (flags given as well override the file's fields).
+NAME may be left out when the file names the mapping. Creating a mapping that exists with
+the same content prints "unchanged"; with other content the server refuses it (exit 7).`,
+		Args: maxArgs(1),
+	}
+	if update {
+		cmd.Use = "update NAME [flags] | update [NAME] -f FILE"
+		cmd.Short = "Update a topic mapping: change the fields whose flags are given, or replace it with a file"
+		cmd.Long = `Update a mapping made through the API. Without -f the current mapping is fetched and the
+fields whose flags are given replace its fields (so "update NAME --format raw" changes only
+the format); the full mapping is sent. With -f FILE the file is the complete new mapping
+(flags given as well override its fields).`
+	}
+	f.register(cmd)
+	cmd.RunE = o.action(func(e *env, args []string) error {
+		var m *adminv1.Mapping
+		if f.file != "" {
+			var err error
+			if m, err = readMappingFile(cmd, f.file); err != nil {
+				return err
+			}
+		}
+		name := ""
+		if len(args) == 1 {
+			name = args[0]
+		}
+		switch {
+		case m != nil && name != "" && m.GetName() != "" && m.GetName() != name:
+			return usageErrorf("NAME %q and the file's name %q differ", name, m.GetName())
+		case name == "" && (m == nil || m.GetName() == ""):
+			return usageErrorf("%s needs the mapping's NAME (argument or name in the file)", cmd.CommandPath())
+		case name == "":
+			name = m.GetName()
+		}
+		if m == nil && update {
+			cur, err := e.tables.GetMapping(e.ctx, &adminv1.GetMappingRequest{Name: name})
+			if err != nil {
+				return err
+			}
+			m = cur
+		}
+		if m == nil {
+			m = &adminv1.Mapping{}
+		}
+		m.Name = name
+		m.Source = "" // output only
+		if err := f.overlay(cmd, m); err != nil {
+			return err
+		}
+		if m.GetTopic() != "" && m.GetTopicRegex() != "" {
+			return usageErrorf("the mapping has both topic and topic_regex: give one")
+		}
+		var (
+			r   *adminv1.WriteResponse
+			err error
+		)
+		if update {
+			r, err = e.tables.UpdateMapping(e.ctx, &adminv1.UpdateMappingRequest{Mapping: m})
+		} else {
+			r, err = e.tables.CreateMapping(e.ctx, &adminv1.CreateMappingRequest{Mapping: m})
+		}
+		if err != nil {
+			return err
+		}
+		return e.write(r)
+	})
+	return cmd
+}
