@@ -120,11 +120,12 @@ func writeMapping(w io.Writer, m *adminv1.Mapping) error {
 
 // mappingFlags are the flags of mappings create and update.
 type mappingFlags struct {
-	file string
-	topic, topicRegex, namespace, table, format, subject, errorMode, deadLetterTopic string
-	tombstones, startOffset, snapshotMaxAge, orphanMinAge                          string
-	snapshotMaxCount                                                               int32
-	partitionBy                                                                    []string
+	file             string
+	topic            string
+	topicRegex       string
+	snapshotMaxCount int32
+	partitionBy      []string
+	// the other flags are plain strings, read by name in overlay
 }
 
 func (f *mappingFlags) register(cmd *cobra.Command) {
@@ -132,18 +133,18 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.StringVarP(&f.file, "file", "f", "", "YAML or JSON file with the mapping's fields in snake_case, as in the API ('-': stdin)")
 	fs.StringVar(&f.topic, "topic", "", "topic to map (or --topic-regex)")
 	fs.StringVar(&f.topicRegex, "topic-regex", "", "regular expression: map every matching topic (or --topic)")
-	fs.StringVar(&f.namespace, "namespace", "", "table namespace template ({topic}, {1}.., named groups)")
-	fs.StringVar(&f.table, "table", "", "table name template ({topic}, {1}.., named groups)")
-	fs.StringVar(&f.format, "format", "", "record format: json, raw, avro, protobuf, json_schema or latest")
-	fs.StringVar(&f.subject, "subject", "", "schema registry subject")
-	fs.StringVar(&f.errorMode, "error-mode", "", "on a bad record: log (dead-letter table), skip or suspend")
-	fs.StringVar(&f.deadLetterTopic, "dead-letter-topic", "", "Kafka topic for bad records")
-	fs.StringVar(&f.tombstones, "tombstones", "", "null-value records: ignore or dlq")
-	fs.StringVar(&f.startOffset, "start-offset", "", "start of partitions never seen before: earliest or latest")
+	fs.String("namespace", "", "table namespace template ({topic}, {1}.., named groups)")
+	fs.String("table", "", "table name template ({topic}, {1}.., named groups)")
+	fs.String("format", "", "record format: json, raw, avro, protobuf, json_schema or latest")
+	fs.String("subject", "", "schema registry subject")
+	fs.String("error-mode", "", "on a bad record: log (dead-letter table), skip or suspend")
+	fs.String("dead-letter-topic", "", "Kafka topic for bad records")
+	fs.String("tombstones", "", "null-value records: ignore or dlq")
+	fs.String("start-offset", "", "start of partitions never seen before: earliest or latest")
 	fs.StringArrayVar(&f.partitionBy, "partition-by", nil, "partition field column:transform (identity, year, month, day, hour, bucket[N], truncate[W]); repeatable; replaces the whole list")
-	fs.StringVar(&f.snapshotMaxAge, "snapshot-max-age", "", "expire snapshots older than this Go duration (168h)")
+	fs.String("snapshot-max-age", "", "expire snapshots older than this Go duration (168h)")
 	fs.Int32Var(&f.snapshotMaxCount, "snapshot-max-count", 0, "keep at most this many snapshots")
-	fs.StringVar(&f.orphanMinAge, "orphan-min-age", "", "delete unreferenced files older than this Go duration")
+	fs.String("orphan-min-age", "", "delete unreferenced files older than this Go duration")
 }
 
 // overlay sets the fields of m whose flags were given.
