@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+
+	"github.com/floe-io/floe/auth"
 )
 
 // Resumer restarts a suspended or paused table; a Source may implement it.
@@ -20,7 +22,7 @@ func (s *Server) routeResume(mux *http.ServeMux) {
 	if !ok {
 		return
 	}
-	mux.HandleFunc("POST /v1/tables/{table}/resume", func(w http.ResponseWriter, req *http.Request) {
+	mux.Handle("POST /v1/tables/{table}/resume", s.require(auth.ScopeAdmin, func(w http.ResponseWriter, req *http.Request) {
 		res, err := r.Resume(req.Context(), req.PathValue("table"), req.URL.Query().Get("skip") == "true")
 		if err != nil {
 			s.log.Warn("resume", "table", req.PathValue("table"), "err", err)
@@ -29,7 +31,7 @@ func (s *Server) routeResume(mux *http.ServeMux) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(res)
-	})
+	}))
 }
 
 // ResumeTable asks a node to resume a table and returns its JSON answer.

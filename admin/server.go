@@ -10,7 +10,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/floe-io/floe/auth"
 )
 
 // Source produces the status report and readiness, and runs maintenance.
@@ -22,33 +25,34 @@ type Source interface {
 	Maintain(ctx context.Context, table string) (any, error)
 }
 
-// Server is the node's admin HTTP server.
+// Server is the node's admin server: HTTP routes and, when it has a
+// Backend (ListenAPI), the gRPC admin API and its HTTP gateway on the same
+// port.
 type Server struct {
-	src Source
-	log *slog.Logger
-	srv *http.Server
-	ln  net.Listener
-	mux *http.ServeMux
+	src    Source
+	log    *slog.Logger
+	srv    *http.Server
+	ln     net.Listener
+	mux    *http.ServeMux
+	tokens *auth.Tokens // nil: authentication off
+	grpc   *grpc.Server // nil without a Backend
 }
 
-// Listen binds addr and returns a server ready to Serve.
+// Listen binds addr and returns a server ready to Serve with the HTTP
+// routes that need only a Source (health, readiness, status, maintenance,
+// resume), unauthenticated as before. ListenAPI serves the full API.
 func Listen(addr string, src Source, log *slog.Logger) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listening for admin on %s: %w", addr, err)
-	}
-	if log == nil {
-		log = slog.Default()
-	}
-	mux := http.NewServeMux()
-	s := &Server{src: src, log: log, ln: ln, mux: mux}
+	return listen(addr, src, nil, Options{Log: log})
+}
+
+// routeSource serves the routes that need only a Source. The status report
+// needs a read token, the POST routes an admin token (when tokens are set).
+func (s *Server) routeSource(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.HandleFunc("GET /v1/status", s.status)
-	mux.HandleFunc("POST /v1/tables/{table}/maintenance", s.maintain)
+	mux.Handle("GET /v1/status", s.require(auth.ScopeRead, s.status))
+	mux.Handle("POST /v1/tables/{table}/maintenance", s.require(auth.ScopeAdmin, s.maintain))
 	s.routeResume(mux) // resume.go
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	return s, nil
 }
 
 // Handle serves h for pattern next to the admin endpoints (the Iceberg REST
@@ -67,8 +71,15 @@ func (s *Server) Serve() error {
 	return nil
 }
 
-// Shutdown stops the server.
-func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+// Shutdown stops the server: HTTP (and the gRPC calls it carries)
+// gracefully until ctx ends, then whatever gRPC calls remain.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if s.grpc != nil {
+		s.grpc.Stop()
+	}
+	return err
+}
 
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	if err := s.src.Ready(); err != nil {

@@ -118,10 +118,15 @@ func (t *Tokens) Len() int {
 // Check authorizes a request for need: nil when authentication is off or
 // the request's bearer token has a scope that includes need.
 func (t *Tokens) Check(r *http.Request, need Scope) error {
+	return t.CheckHeader(r.Header.Get("Authorization"), need)
+}
+
+// CheckHeader is Check for the value of an Authorization header ("Bearer
+// TOKEN"), for protocols that carry it elsewhere (gRPC metadata).
+func (t *Tokens) CheckHeader(h string, need Scope) error {
 	if !t.Enabled() {
 		return nil
 	}
-	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
 		return ErrNoToken
