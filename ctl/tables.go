@@ -324,7 +324,10 @@ func writeTable(w io.Writer, t *adminv1.TableStatus) error {
 		}
 	}
 	if rw := t.GetRewind(); rw != nil {
-		fmt.Fprintf(w, "\nlast rewind: generation %d, %s at %s", rw.GetGeneration(), rw.GetPolicy(), stamp(rw.GetAt()))
+		fmt.Fprintf(w, "\nlast rewind: generation %d, %s", rw.GetGeneration(), rw.GetPolicy())
+		if rw.GetAt() != nil {
+			fmt.Fprintf(w, " at %s", stamp(rw.GetAt()))
+		}
 		if rw.GetPolicy() == adminv1.ReplayPolicy_REPLACE {
 			if rw.GetReplaceDone() {
 				fmt.Fprint(w, ", rows replaced")
