@@ -123,6 +123,37 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 				schemaBackoff.reset()
 			}
 		}
+		if ctl := w.state.Control(table); mine && len(ctl.ReplaceFrom) > 0 {
+			err := w.replaceDelete(fenceCtx(ctx, table, a), table, ctl, a, log) // operate.go
+			if ctx.Err() != nil {
+				return
+			}
+			switch {
+			case w.fenced(err):
+				fencedAt = &a
+				continue
+			case err != nil:
+				log.Warn("replace rewind delete failed, retrying", "err", err)
+				w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
+					t.CommitFailures++
+					t.problem("commit", "deleting rows for a replace rewind: "+err.Error())
+				})
+				if !sleep(ctx, b.next()) {
+					return
+				}
+				continue
+			}
+			b.reset()
+			w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) { t.Commits++; t.problem("commit", "") })
+			// The state shows the delete done once applied here; wait for it.
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+			case <-tick.C:
+			}
+			continue
+		}
 		entries := w.state.Pending(table)
 		if mine && len(entries) > 0 {
 			if len(entries) > maxEntriesPerCommit {

@@ -35,13 +35,18 @@ func (w *Worker) Drain(ctx context.Context) error {
 	})
 	w.mu.Lock()
 	var pending []*pipeline
+	restarts := map[*pipeline]chan struct{}{}
 	for _, p := range w.pipelines {
 		pending = append(pending, p)
+		if p.restarting {
+			restarts[p] = p.done
+		}
 	}
 	w.mu.Unlock()
 	for _, p := range pending {
 		select {
 		case <-p.drained:
+		case <-restarts[p]: // stopped for a restart: it records nothing more
 		case <-ctx.Done():
 			return fmt.Errorf("draining: flushing table %s: %w", ledger.DisplayName(p.spec.Key), ctx.Err())
 		case <-w.runDone:

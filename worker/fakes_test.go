@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 )
@@ -479,4 +480,15 @@ type fakeRewrite struct{}
 
 func (fakeRewrite) Stats() RewriteStats {
 	return RewriteStats{FilesBefore: 2, FilesAfter: 1, BytesBefore: 10, BytesAfter: 10}
+}
+
+// Control implements State: the fake cluster has no operator controls.
+func (c *fakeCluster) Control(string) TableControl { return TableControl{} }
+
+// Mappings implements State: no API mappings.
+func (c *fakeCluster) Mappings() []config.Table { return nil }
+
+// DeleteFrom implements Sink; the fake never rewinds.
+func (c *fakeCluster) DeleteFrom(context.Context, string, map[ledger.TopicPartition]int64, uint64, ledger.Assignment, time.Time) (int64, error) {
+	return 0, errors.New("fake sink: DeleteFrom not supported")
 }

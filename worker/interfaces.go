@@ -25,6 +25,12 @@ type State interface {
 	Resume(table string) (gen uint64, skips map[ledger.TopicPartition]int64)
 	// SchemaRequests returns a table's pending schema requests, oldest first.
 	SchemaRequests(table string) []SchemaRequest
+	// Control returns an operator's replicated control of a table: pause
+	// and rewind (see operate.go).
+	Control(table string) TableControl
+	// Mappings returns the topic mappings made through the admin API; they
+	// follow the configuration's own mappings in routing order.
+	Mappings() []config.Table
 	// Watch returns a channel closed at the next state change.
 	Watch() <-chan struct{}
 }
@@ -100,6 +106,10 @@ type Sink interface {
 	// CommitRewrite commits a planned rewrite on top of the latest snapshot,
 	// in order with appends (the commit loop calls it).
 	CommitRewrite(ctx context.Context, table string, rw Rewrite) error
+	// DeleteFrom deletes the table's rows at or after the given offsets of
+	// their partitions, as the replace delete of rewind gen, fenced by
+	// committer; it returns how many rows went.
+	DeleteFrom(ctx context.Context, table string, from map[ledger.TopicPartition]int64, gen uint64, committer ledger.Assignment, at time.Time) (int64, error)
 }
 
 // CompactionPolicy says what one compaction run may do.

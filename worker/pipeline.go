@@ -59,6 +59,16 @@ type pipeline struct {
 	maxTS    int64
 
 	suspended bool
+	// paused by an operator, and the rewind generation last applied; see
+	// operate.go.
+	paused    bool
+	rewindGen uint64
+	// cancel stops the pipeline, done is closed when it has; restarting:
+	// its mapping changed and it is stopping (worker.restartPipeline).
+	cancel     context.CancelFunc
+	done       chan struct{}
+	restarting bool
+	control   chan TableControl // latest control; cap 1
 	// suspendedAt is the record a suspend stopped at.
 	suspendedAt *ledger.Range
 	// resumeGen is the table's replicated resume generation last seen: a
@@ -93,6 +103,7 @@ func newPipeline(w *Worker, spec TableSpec, m config.Table) *pipeline {
 		in:      make(chan fetched, 4096),
 		assign:  make(chan map[ledger.TopicPartition]uint64, 1),
 		resumed: make(chan resumeState, 1),
+		control: make(chan TableControl, 1),
 		parts:   map[ledger.TopicPartition]*partState{},
 		drained: make(chan struct{}),
 	}
@@ -109,6 +120,22 @@ func (p *pipeline) setAssignment(want map[ledger.TopicPartition]uint64) {
 		}
 		select {
 		case <-p.assign:
+		default:
+		}
+	}
+}
+
+// setControl hands the pipeline the table's latest control without
+// blocking: an older undelivered one is replaced.
+func (p *pipeline) setControl(c TableControl) {
+	for {
+		select {
+		case p.control <- c:
+			return
+		default:
+		}
+		select {
+		case <-p.control:
 		default:
 		}
 	}
@@ -150,6 +177,8 @@ func (p *pipeline) run(ctx context.Context) {
 			p.reconcile(ctx)
 		case rs := <-p.resumed:
 			p.applyResume(ctx, rs)
+		case c := <-p.control:
+			p.applyControl(ctx, c)
 		case f := <-in:
 			p.handle(ctx, f)
 		case res := <-p.inflight:
@@ -203,7 +232,7 @@ func (p *pipeline) reconcile(ctx context.Context) {
 		}
 	}
 	// A draining worker never fetches again, whatever the state assigns.
-	if p.suspended || p.w.draining.Load() {
+	if p.suspended || p.paused || p.w.draining.Load() {
 		return
 	}
 	var missing []ledger.TopicPartition

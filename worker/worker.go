@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -58,6 +59,8 @@ type Worker struct {
 	mu        sync.Mutex
 	routes    map[string]route // topic -> route
 	regexes   []*regexp.Regexp // per cfg.Tables index; nil for exact topics
+	reMu      sync.Mutex
+	reCache   map[string]*regexp.Regexp // regexes of API mappings
 	pipelines map[string]*pipeline
 	commits   map[string]bool // tables with a committer loop
 	maintain  map[string]chan maintainReq
@@ -169,16 +172,26 @@ func (w *Worker) reconcile(ctx context.Context) {
 	}
 	for _, r := range w.routes {
 		key := r.spec.Key
+		if p, ok := w.pipelines[key]; ok && !p.restarting && !reflect.DeepEqual(p.mapping, r.mapping) {
+			w.restartPipeline(key, p)
+		}
 		if _, ok := w.pipelines[key]; !ok {
 			p := newPipeline(w, r.spec, r.mapping)
+			pctx, cancel := context.WithCancel(ctx)
+			p.cancel, p.done = cancel, make(chan struct{})
 			// Resumes before the pipeline started concern no suspension of
 			// its own; their skips still apply.
 			p.resumeGen, p.skips = w.state.Resume(key)
+			// Likewise rewinds made before it started: it starts from the
+			// ledger anyway.
+			ctl := w.state.Control(key)
+			p.rewindGen, p.paused = ctl.RewindGen, ctl.Paused
 			w.pipelines[key] = p
 			w.wg.Add(1)
 			go func() {
 				defer w.wg.Done()
-				p.run(ctx)
+				defer close(p.done)
+				p.run(pctx)
 			}()
 		}
 		if !w.commits[key] {
@@ -194,7 +207,28 @@ func (w *Worker) reconcile(ctx context.Context) {
 		p.setAssignment(perTable[key])
 		gen, skips := w.state.Resume(key)
 		p.setResume(resumeState{gen: gen, skips: skips})
+		p.setControl(w.state.Control(key))
 	}
+}
+
+// restartPipeline stops a pipeline whose mapping changed (an update through
+// the admin API) and forgets it once it has stopped, so the next reconcile
+// starts one with the new mapping from the ledger's end. Records it buffered
+// but did not record are fetched again. Called with w.mu held.
+func (w *Worker) restartPipeline(key string, p *pipeline) {
+	p.restarting = true
+	p.cancel()
+	p.log.Info("mapping changed: restarting the table's pipeline")
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		<-p.done
+		w.mu.Lock()
+		if w.pipelines[key] == p {
+			delete(w.pipelines, key)
+		}
+		w.mu.Unlock()
+	}()
 }
 
 // mappingOf returns the mapping that routes into a table.
@@ -209,9 +243,57 @@ func (w *Worker) mappingOf(table string) (config.Table, bool) {
 	return config.Table{}, false
 }
 
-// mappingIndex identifies a mapping by its position in the configuration.
-func (w *Worker) mappingIndex(m config.Table) int {
+// mappingRef is a mapping with its compiled topic regex (nil for a topic).
+type mappingRef struct {
+	t  config.Table
+	re *regexp.Regexp
+}
+
+// mappingList returns the configuration's mappings followed by those made
+// through the admin API (replicated), in routing order: the first mapping
+// that matches a topic routes it. API mappings were validated when made; a
+// regex that does not compile here is skipped.
+func (w *Worker) mappingList() []mappingRef {
+	out := make([]mappingRef, 0, len(w.cfg.Tables))
 	for i, t := range w.cfg.Tables {
+		out = append(out, mappingRef{t: t, re: w.regexes[i]})
+	}
+	for _, t := range w.state.Mappings() {
+		ref := mappingRef{t: t}
+		if t.TopicRegex != "" {
+			re, err := w.compiled(t.TopicRegex)
+			if err != nil {
+				continue
+			}
+			ref.re = re
+		}
+		out = append(out, ref)
+	}
+	return out
+}
+
+// compiled caches the regexes of API mappings.
+func (w *Worker) compiled(expr string) (*regexp.Regexp, error) {
+	w.reMu.Lock()
+	defer w.reMu.Unlock()
+	if re, ok := w.reCache[expr]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	if w.reCache == nil {
+		w.reCache = map[string]*regexp.Regexp{}
+	}
+	w.reCache[expr] = re
+	return re, nil
+}
+
+// mappingIndex identifies a mapping by its position in mappingList.
+func (w *Worker) mappingIndex(m config.Table) int {
+	for i, ref := range w.mappingList() {
+		t := ref.t
 		if t.Topic == m.Topic && t.TopicRegex == m.TopicRegex && t.Namespace == m.Namespace && t.Name == m.Name {
 			return i
 		}
@@ -221,12 +303,13 @@ func (w *Worker) mappingIndex(m config.Table) int {
 
 // resolve maps a topic to its table through the first matching mapping.
 func (w *Worker) resolve(topic string) (route, bool) {
-	for i, t := range w.cfg.Tables {
+	for _, ref := range w.mappingList() {
+		t := ref.t
 		var re *regexp.Regexp
 		switch {
 		case t.Topic != "" && t.Topic == topic:
-		case w.regexes[i] != nil && w.regexes[i].MatchString(topic):
-			re = w.regexes[i]
+		case ref.re != nil && ref.re.MatchString(topic):
+			re = ref.re
 		default:
 			continue
 		}
@@ -314,7 +397,8 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 	}
 	// A mapping that names a topic that does not exist is shown, not fatal:
 	// the topic may be created later.
-	for _, t := range w.cfg.Tables {
+	for _, ref := range w.mappingList() {
+		t := ref.t
 		if t.Topic == "" {
 			continue
 		}
@@ -350,8 +434,8 @@ func (w *Worker) forEachMapped(fn func(*TableStatus)) {
 		keys[r.spec.Key] = true
 	}
 	w.mu.Unlock()
-	for _, t := range w.cfg.Tables {
-		if t.Topic != "" {
+	for _, ref := range w.mappingList() {
+		if t := ref.t; t.Topic != "" {
 			r, _ := w.resolve(t.Topic)
 			keys[r.spec.Key] = true
 		}
