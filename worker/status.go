@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -17,7 +18,13 @@ const (
 	// StateConfigIssue: the configuration keeps part of the table from
 	// working (for example two topics named into one table); fix the config.
 	StateConfigIssue = "CONFIG_ISSUE"
+	// StateFailed: the table has been DEGRADED without a break for longer
+	// than FailAfter; retries go on, but it needs an operator.
+	StateFailed = "FAILED"
 )
+
+// FailAfter is how long a table stays DEGRADED before it shows FAILED.
+var FailAfter = 10 * time.Minute
 
 // PartitionStatus is the runtime view of one assigned partition.
 type PartitionStatus struct {
@@ -71,6 +78,8 @@ type TableStatus struct {
 	// The reasons of each failing component, so one recovering does not hide
 	// another still failing.
 	problems map[string]string
+	// degradedSince is when the current run of problems began.
+	degradedSince time.Time
 }
 
 // SuspendedRecord is where and why a table suspended.
@@ -125,6 +134,9 @@ func (t *TableStatus) recompute() {
 		return
 	}
 	if len(t.problems) > 0 {
+		if t.State != StateDegraded && t.State != StateConfigIssue {
+			t.degradedSince = time.Now()
+		}
 		t.State = StateDegraded
 		for k := range t.problems {
 			if strings.HasPrefix(k, "config") {
@@ -182,6 +194,10 @@ func (s *Status) Snapshot() (map[string]TableStatus, map[string]string) {
 			c.Partitions[pk] = &pc
 		}
 		c.problems = nil
+		if c.State == StateDegraded && !c.degradedSince.IsZero() && time.Since(c.degradedSince) > FailAfter {
+			c.State = StateFailed
+			c.Reason = fmt.Sprintf("failing for %s: %s", time.Since(c.degradedSince).Round(time.Second), c.Reason)
+		}
 		out[k] = c
 	}
 	return out, maps.Clone(s.global)
