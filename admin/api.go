@@ -154,13 +154,24 @@ func (s *Server) serveAPI(b Backend) (http.Handler, error) {
 	return gw, nil
 }
 
-// gatewayError is the gateway's default error answer plus the
-// WWW-Authenticate header a 401 must carry.
+// gatewayError is the gateway's default error answer with a proper
+// WWW-Authenticate header on a 401 (the default puts the status message
+// there, which is not a challenge).
 func gatewayError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	if status.Code(err) == codes.Unauthenticated {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="floe"`)
+		w = challengeWriter{w}
 	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+}
+
+// challengeWriter sets the bearer challenge just before the header goes.
+type challengeWriter struct{ http.ResponseWriter }
+
+func (c challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized {
+		c.Header().Set("WWW-Authenticate", `Bearer realm="floe"`)
+	}
+	c.ResponseWriter.WriteHeader(code)
 }
 
 // gatewayRoutingError answers requests the gateway has no route for. The
