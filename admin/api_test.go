@@ -640,7 +640,7 @@ func TestAuth(t *testing.T) {
 	// Plain routes: probes, metrics and the API description are open;
 	// the status report needs read, the legacy POST routes admin.
 	for _, c := range []struct {
-		verb, path          string
+		verb, path         string
 		none, read, admin_ int
 	}{
 		{"GET", "/healthz", 200, 200, 200},
