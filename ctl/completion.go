@@ -1,7 +1,12 @@
 package ctl
 
 import (
+	"context"
+	"time"
+
 	"github.com/spf13/cobra"
+
+	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )
 
 func completionCmd() *cobra.Command {
@@ -31,4 +36,92 @@ func completionCmd() *cobra.Command {
 			return usageErrorf("unknown shell %q: use bash, zsh, fish or powershell", args[0])
 		},
 	}
+}
+
+// remoteNames completes a command's first argument with names the node lists (tables,
+// mappings, members); errors complete nothing.
+func (o *options) remoteNames(list func(e *env) ([]string, error)) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		if o.resolve(cmd.Flags()) != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		c, err := o.dial()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer c.conn.Close()
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		ctx, cancel := context.WithTimeout(ctx, min(o.timeout, 5*time.Second))
+		defer cancel()
+		names, err := list(&env{client: c, ctx: ctx})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+func tableNames(e *env) ([]string, error) {
+	r, err := e.tables.ListTables(e.ctx, &adminv1.ListTablesRequest{})
+	var names []string
+	for _, t := range r.GetTables() {
+		names = append(names, t.GetTable())
+	}
+	return names, err
+}
+
+func mappingNames(e *env) ([]string, error) {
+	r, err := e.tables.ListMappings(e.ctx, &adminv1.ListMappingsRequest{})
+	var names []string
+	for _, m := range r.GetMappings() {
+		names = append(names, m.GetName())
+	}
+	return names, err
+}
+
+func memberIDs(e *env) ([]string, error) {
+	r, err := e.cluster.ListMembers(e.ctx, &adminv1.ListMembersRequest{})
+	var names []string
+	for _, m := range r.GetMembers() {
+		names = append(names, m.GetId())
+	}
+	return names, err
+}
+
+// addCompletions registers the argument and flag completions of the ctl tree.
+func (o *options) addCompletions(root *cobra.Command) {
+	fixed := func(c *cobra.Command, flag string, values ...string) {
+		if c.Flags().Lookup(flag) != nil || c.PersistentFlags().Lookup(flag) != nil {
+			_ = c.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+		}
+	}
+	fixed(root, "output", "text", "json")
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.HasParent() {
+			switch c.Parent().Name() + " " + c.Name() {
+			case "tables get", "tables pause", "tables resume", "tables rewind", "tables snapshots", "tables maintain":
+				c.ValidArgsFunction = o.remoteNames(tableNames)
+			case "mappings get", "mappings update", "mappings delete":
+				c.ValidArgsFunction = o.remoteNames(mappingNames)
+			case "node drain", "node remove", "leader transfer":
+				c.ValidArgsFunction = o.remoteNames(memberIDs)
+			}
+		}
+		fixed(c, "policy", "append", "replace")
+		fixed(c, "format", "json", "raw", "avro", "protobuf", "json_schema", "latest")
+		fixed(c, "error-mode", "log", "skip", "suspend")
+		fixed(c, "tombstones", "ignore", "dlq")
+		fixed(c, "start-offset", "earliest", "latest")
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }

@@ -60,6 +60,7 @@ names, every field present).
 		completionCmd(),
 	)
 	finish(cmd)
+	o.addCompletions(cmd)
 	return cmd
 }
 

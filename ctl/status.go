@@ -77,6 +77,7 @@ the former name of --addr.
 		return text(cmd, args)
 	}
 	finish(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
