@@ -85,7 +85,9 @@ func listen(addr string, src Source, b Backend, opts Options) (*Server, error) {
 	protos.SetHTTP1(true)
 	protos.SetHTTP2(true)
 	protos.SetUnencryptedHTTP2(true) // h2c with prior knowledge: gRPC without TLS
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.dispatch), ReadHeaderTimeout: 10 * time.Second, Protocols: &protos}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.dispatch), ReadHeaderTimeout: 10 * time.Second, Protocols: &protos,
+		// Failed handshakes and the like go to the node's log, not stderr.
+		ErrorLog: slog.NewLogLogger(opts.Log.Handler(), slog.LevelWarn)}
 	if opts.TLS != nil {
 		cfg := opts.TLS.Clone()
 		cfg.NextProtos = []string{"h2", "http/1.1"}

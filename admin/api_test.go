@@ -3,11 +3,19 @@ package admin
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -20,6 +28,7 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -640,8 +649,8 @@ func TestAuth(t *testing.T) {
 	// Plain routes: probes, metrics and the API description are open;
 	// the status report needs read, the legacy POST routes admin.
 	for _, c := range []struct {
-		verb, path         string
-		none, read, admin_ int
+		verb, path      string
+		none, read, adm int
 	}{
 		{"GET", "/healthz", 200, 200, 200},
 		{"GET", "/readyz", 200, 200, 200},
@@ -652,7 +661,7 @@ func TestAuth(t *testing.T) {
 		{"POST", "/v1/tables/db.orders/maintenance", 401, 403, 200},
 		{"POST", "/v1/tables/db.orders/resume", 401, 403, 200},
 	} {
-		for tok, want := range map[string]int{"": c.none, readToken: c.read, adminToken: c.admin_} {
+		for tok, want := range map[string]int{"": c.none, readToken: c.read, adminToken: c.adm} {
 			code, hdr, body := do(t, hc, c.verb, base+c.path, "", tok)
 			if code != want {
 				t.Errorf("%s %s with token %q = %d, want %d: %s", c.verb, c.path, tok, code, want, body)
@@ -735,5 +744,124 @@ func TestLegacyListen(t *testing.T) {
 	}
 	if code, _, _ := do(t, hc, "GET", "http://"+s.Addr()+"/v1/tables", "", ""); code != 404 {
 		t.Errorf("API route without a backend = %d", code)
+	}
+}
+
+// testPKI is a CA with a server certificate for 127.0.0.1 and a client
+// certificate, made for one test.
+type testPKI struct {
+	pool           *x509.CertPool
+	server, client tls.Certificate
+}
+
+func newPKI(t *testing.T) testPKI {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "floe test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := func(serial int64, name string, usage x509.ExtKeyUsage) tls.Certificate {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return testPKI{pool: pool, server: leaf(2, "floe node", x509.ExtKeyUsageServerAuth), client: leaf(3, "floe admin", x509.ExtKeyUsageClientAuth)}
+}
+
+// TestTLS serves the API over TLS and mutual TLS: gRPC (HTTP/2 by ALPN)
+// and HTTP/1.1 and HTTP/2 clients get through; with mutual TLS a client
+// without a certificate does not.
+func TestTLS(t *testing.T) {
+	pki := newPKI(t)
+	for _, mutual := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mutual=%v", mutual), func(t *testing.T) {
+			cfg := &tls.Config{Certificates: []tls.Certificate{pki.server}}
+			if mutual {
+				cfg.ClientCAs, cfg.ClientAuth = pki.pool, tls.RequireAndVerifyClientCert
+			}
+			s := startAPI(t, &fakeBackend{}, Options{TLS: cfg, Tokens: testTokens(t)})
+			client := &tls.Config{RootCAs: pki.pool}
+			if mutual {
+				client.Certificates = []tls.Certificate{pki.client}
+			}
+
+			cc, err := grpc.NewClient(s.Addr(), grpc.WithTransportCredentials(credentials.NewTLS(client)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cc.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if h, err := adminv1.NewHealthServiceClient(cc).Check(ctx, &adminv1.HealthCheckRequest{}); err != nil || !h.Live {
+				t.Fatalf("gRPC health over TLS: %v %v", h, err)
+			}
+			if _, err := adminv1.NewTableServiceClient(cc).ListTables(withToken(ctx, readToken), &adminv1.ListTablesRequest{}); err != nil {
+				t.Fatalf("gRPC ListTables over TLS: %v", err)
+			}
+
+			for _, h2 := range []bool{false, true} {
+				tr := &http.Transport{TLSClientConfig: client.Clone(), ForceAttemptHTTP2: h2}
+				if !h2 {
+					tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1 only
+				}
+				resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("https://" + s.Addr() + "/v1/health")
+				if err != nil {
+					t.Fatalf("HTTP (h2 %v) over TLS: %v", h2, err)
+				}
+				resp.Body.Close()
+				want := 1
+				if h2 {
+					want = 2
+				}
+				if resp.StatusCode != 200 || resp.ProtoMajor != want {
+					t.Errorf("HTTP (h2 %v) over TLS: %d %s", h2, resp.StatusCode, resp.Proto)
+				}
+				tr.CloseIdleConnections()
+			}
+
+			if !mutual {
+				return
+			}
+			anon := &tls.Config{RootCAs: pki.pool}
+			tr := &http.Transport{TLSClientConfig: anon}
+			defer tr.CloseIdleConnections()
+			if resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("https://" + s.Addr() + "/healthz"); err == nil {
+				resp.Body.Close()
+				t.Errorf("mutual TLS let a client without a certificate in: %s", resp.Status)
+			}
+			cc2, err := grpc.NewClient(s.Addr(), grpc.WithTransportCredentials(credentials.NewTLS(anon)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cc2.Close()
+			short, cancel2 := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel2()
+			if _, err := adminv1.NewHealthServiceClient(cc2).Check(short, &adminv1.HealthCheckRequest{}); err == nil {
+				t.Errorf("mutual TLS let a gRPC client without a certificate in")
+			}
+		})
 	}
 }
