@@ -36,6 +36,9 @@ type Config struct {
 	// SchemaRegistry is the Confluent-compatible Schema Registry that the
 	// avro, protobuf, json_schema and latest formats read schemas from.
 	SchemaRegistry SchemaRegistry `yaml:"schema_registry"`
+	// Admin and Notifications: see admin.go.
+	Admin         Admin         `yaml:"admin"`
+	Notifications Notifications `yaml:"notifications"`
 }
 
 // SchemaRegistry says how to reach a Confluent-compatible Schema Registry

@@ -92,7 +92,6 @@ func TestEveryInvalidFieldIsNamed(t *testing.T) {
 		{"memory_budget", validYAML, []string{"FLOE_MEMORY_BUDGET=1MiB"}},
 		{"log.level", validYAML, []string{"FLOE_LOG_LEVEL=loud"}},
 		{"log.format", validYAML, []string{"FLOE_LOG_FORMAT=xml"}},
-		{"tables", validYAML, []string{"FLOE_TABLES=[]"}},
 		{"tables[0].topic", validYAML, []string{`FLOE_TABLES=[{"namespace": "x"}]`}},
 		{"tables[0].topic_regex", validYAML, []string{`FLOE_TABLES=[{"topic": "a", "topic_regex": "b"}]`}},
 		{"tables[0].topic_regex", validYAML, []string{`FLOE_TABLES=[{"topic_regex": "("}]`}},
@@ -235,5 +234,39 @@ func TestCompactionWindow(t *testing.T) {
 	off := false
 	if (Compaction{Enabled: &off}).On() || !(Compaction{}).On() {
 		t.Fatal("enabled flag")
+	}
+}
+
+func TestValidateMappingNamesFields(t *testing.T) {
+	cfg := Defaults()
+	cases := []struct {
+		name  string
+		m     Table
+		field string
+	}{
+		{"no topic", Table{}, "mapping.topic"},
+		{"both", Table{Topic: "a", TopicRegex: "b"}, "mapping.topic_regex"},
+		{"bad regex", Table{TopicRegex: "("}, "mapping.topic_regex"},
+		{"bad format", Table{Topic: "a", Format: "xml"}, "mapping.format"},
+		{"registry format without registry", Table{Topic: "a", Format: "avro"}, "schema_registry.url"},
+		{"bad error mode", Table{Topic: "a", ErrorMode: "explode"}, "mapping.error_mode"},
+		{"bad transform", Table{Topic: "a", PartitionBy: []PartitionField{{Column: "x", Transform: "week"}}}, "mapping.partition_by[0].transform"},
+		{"short snapshot age", Table{Topic: "a", SnapshotMaxAge: Duration(time.Second)}, "mapping.snapshot_max_age"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := c.m
+			err := cfg.ValidateMapping(&m, "mapping")
+			if err == nil || !strings.Contains(err.Error(), c.field+":") {
+				t.Fatalf("error %v does not name %s", err, c.field)
+			}
+		})
+	}
+	ok := Table{Topic: "orders"}
+	if err := cfg.ValidateMapping(&ok, "mapping"); err != nil {
+		t.Fatal(err)
+	}
+	if ok.Namespace != "default" || ok.Format != "json" || ok.SnapshotMaxCount != 500 {
+		t.Fatalf("defaults not applied: %+v", ok)
 	}
 }

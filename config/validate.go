@@ -102,6 +102,7 @@ func (c *Config) Validate() error {
 	c.validateWarehouse(bad)
 	c.validateCatalogs(bad)
 	c.validateRegistry(bad)
+	c.validateAdmin(bad) // admin.go
 	if c.CommitInterval.D() < 100*time.Millisecond {
 		bad("commit_interval", "%s is below the 100ms minimum", c.CommitInterval.D())
 	}
@@ -121,106 +122,10 @@ func (c *Config) Validate() error {
 	default:
 		bad("log.format", "%q: use text or json", c.Log.Format)
 	}
-	if len(c.Tables) == 0 {
-		bad("tables", "must map at least one topic to a table")
-	}
 	seen := map[string]int{}
 	for i, t := range c.Tables {
 		f := func(name string) string { return fmt.Sprintf("tables[%d].%s", i, name) }
-		switch {
-		case t.Topic == "" && t.TopicRegex == "":
-			bad(f("topic"), "set topic or topic_regex")
-		case t.Topic != "" && t.TopicRegex != "":
-			bad(f("topic_regex"), "set topic or topic_regex, not both")
-		case t.TopicRegex != "":
-			if _, err := regexp.Compile(t.TopicRegex); err != nil {
-				bad(f("topic_regex"), "%v", err)
-			}
-		}
-		t.checkTemplates(bad, f)
-		switch {
-		case t.Format == "json", t.Format == "raw":
-		case SchemaFormat(t.Format):
-			if c.SchemaRegistry.URL == "" {
-				bad("schema_registry.url", "required by tables[%d].format %s", i, t.Format)
-			}
-		default:
-			bad(f("format"), "%q: use json, raw, avro, protobuf, json_schema or latest", t.Format)
-		}
-		if strings.Count(t.Subject, "{") != strings.Count(t.Subject, "{topic}") || strings.Contains(t.Subject, "}") != strings.Contains(t.Subject, "{topic}") {
-			bad(f("subject"), "%q: the only placeholder is {topic}", t.Subject)
-		}
-		switch t.ErrorMode {
-		case "log", "dlq", "skip", "suspend":
-		default:
-			bad(f("error_mode"), "%q: use log, skip or suspend", t.ErrorMode)
-		}
-		if t.DeadLetterTopic != "" {
-			switch {
-			case !topicRe.MatchString(t.DeadLetterTopic):
-				bad(f("dead_letter_topic"), "%q is not a legal Kafka topic name", t.DeadLetterTopic)
-			case !DeadLetters(t.ErrorMode):
-				bad(f("dead_letter_topic"), "needs error_mode log, not %s", t.ErrorMode)
-			case t.DeadLetterTopic == t.Topic:
-				bad(f("dead_letter_topic"), "is the source topic %s", t.Topic)
-			}
-		}
-		switch t.Tombstones {
-		case "ignore", "dlq":
-		default:
-			bad(f("tombstones"), "%q: use ignore or dlq", t.Tombstones)
-		}
-		switch t.StartOffset {
-		case "earliest", "latest":
-		default:
-			bad(f("start_offset"), "%q: use earliest or latest", t.StartOffset)
-		}
-		if t.SnapshotMaxAge.D() < time.Minute {
-			bad(f("snapshot_max_age"), "%s is below the 1m minimum", t.SnapshotMaxAge.D())
-		}
-		if t.OrphanMinAge.D() < time.Hour {
-			bad(f("orphan_min_age"), "%s is below the 1h minimum: younger files may belong to a flush in flight", t.OrphanMinAge.D())
-		}
-		if c := t.Compaction; true {
-			if c.MinInputFiles < 2 {
-				bad(f("compaction.min_input_files"), "%d: at least 2 files make a rewrite", c.MinInputFiles)
-			}
-			if c.HotMinInputFiles < c.MinInputFiles {
-				bad(f("compaction.hot_min_input_files"), "%d is below min_input_files %d", c.HotMinInputFiles, c.MinInputFiles)
-			}
-			if c.TargetFileSize != 0 && c.TargetFileSize < 1<<20 {
-				bad(f("compaction.target_file_size"), "%d bytes is below the 1MiB minimum", c.TargetFileSize)
-			}
-			if c.SmallRatio < 0 || c.SmallRatio > 1 {
-				bad(f("compaction.small_ratio"), "%g: use a share between 0 and 1", c.SmallRatio)
-			}
-			if c.Window != "" {
-				if _, _, err := parseWindow(c.Window); err != nil {
-					bad(f("compaction.window"), "%v", err)
-				}
-			}
-			if c.Interval.D() < 100*time.Millisecond {
-				bad(f("compaction.interval"), "%s is below the 100ms minimum", c.Interval.D())
-			}
-		}
-		seenPart := map[string]bool{}
-		for j, pf := range t.PartitionBy {
-			pfield := func(n string) string { return f(fmt.Sprintf("partition_by[%d].%s", j, n)) }
-			if pf.Column == "" || strings.Contains(pf.Column, ".") {
-				bad(pfield("column"), "%q: name a top-level column", pf.Column)
-			}
-			if !transformRe.MatchString(pf.Transform) {
-				bad(pfield("transform"), "%q: use identity, year, month, day, hour, bucket[N] or truncate[W]", pf.Transform)
-			}
-			key := pf.Column + "/" + pf.Transform
-			if seenPart[key] {
-				bad(pfield("column"), "%s(%s) is listed twice", pf.Transform, pf.Column)
-			}
-			seenPart[key] = true
-		}
-		if t.SnapshotMaxCount < 1 {
-			bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
-		}
+		c.validateTable(&t, f, bad)
 		if t.Topic != "" && t.TopicRegex == "" {
 			if ns, name, err := t.Target(t.Topic, nil); err == nil {
 				key := ns + "." + name
@@ -239,6 +144,118 @@ func (c *Config) Validate() error {
 			c.validateLocation("namespaces."+ns+".location", n.Location, bad)
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// validateTable checks one mapping (defaults applied); f names its fields.
+func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, format string, args ...any)) {
+	switch {
+	case t.Topic == "" && t.TopicRegex == "":
+		bad(f("topic"), "set topic or topic_regex")
+	case t.Topic != "" && t.TopicRegex != "":
+		bad(f("topic_regex"), "set topic or topic_regex, not both")
+	case t.TopicRegex != "":
+		if _, err := regexp.Compile(t.TopicRegex); err != nil {
+			bad(f("topic_regex"), "%v", err)
+		}
+	}
+	t.checkTemplates(bad, f)
+	switch {
+	case t.Format == "json", t.Format == "raw":
+	case SchemaFormat(t.Format):
+		if c.SchemaRegistry.URL == "" {
+			bad("schema_registry.url", "required by %s %s", f("format"), t.Format)
+		}
+	default:
+		bad(f("format"), "%q: use json, raw, avro, protobuf, json_schema or latest", t.Format)
+	}
+	if strings.Count(t.Subject, "{") != strings.Count(t.Subject, "{topic}") || strings.Contains(t.Subject, "}") != strings.Contains(t.Subject, "{topic}") {
+		bad(f("subject"), "%q: the only placeholder is {topic}", t.Subject)
+	}
+	switch t.ErrorMode {
+	case "log", "dlq", "skip", "suspend":
+	default:
+		bad(f("error_mode"), "%q: use log, skip or suspend", t.ErrorMode)
+	}
+	if t.DeadLetterTopic != "" {
+		switch {
+		case !topicRe.MatchString(t.DeadLetterTopic):
+			bad(f("dead_letter_topic"), "%q is not a legal Kafka topic name", t.DeadLetterTopic)
+		case !DeadLetters(t.ErrorMode):
+			bad(f("dead_letter_topic"), "needs error_mode log, not %s", t.ErrorMode)
+		case t.DeadLetterTopic == t.Topic:
+			bad(f("dead_letter_topic"), "is the source topic %s", t.Topic)
+		}
+	}
+	switch t.Tombstones {
+	case "ignore", "dlq":
+	default:
+		bad(f("tombstones"), "%q: use ignore or dlq", t.Tombstones)
+	}
+	switch t.StartOffset {
+	case "earliest", "latest":
+	default:
+		bad(f("start_offset"), "%q: use earliest or latest", t.StartOffset)
+	}
+	if t.SnapshotMaxAge.D() < time.Minute {
+		bad(f("snapshot_max_age"), "%s is below the 1m minimum", t.SnapshotMaxAge.D())
+	}
+	if t.OrphanMinAge.D() < time.Hour {
+		bad(f("orphan_min_age"), "%s is below the 1h minimum: younger files may belong to a flush in flight", t.OrphanMinAge.D())
+	}
+	if c := t.Compaction; true {
+		if c.MinInputFiles < 2 {
+			bad(f("compaction.min_input_files"), "%d: at least 2 files make a rewrite", c.MinInputFiles)
+		}
+		if c.HotMinInputFiles < c.MinInputFiles {
+			bad(f("compaction.hot_min_input_files"), "%d is below min_input_files %d", c.HotMinInputFiles, c.MinInputFiles)
+		}
+		if c.TargetFileSize != 0 && c.TargetFileSize < 1<<20 {
+			bad(f("compaction.target_file_size"), "%d bytes is below the 1MiB minimum", c.TargetFileSize)
+		}
+		if c.SmallRatio < 0 || c.SmallRatio > 1 {
+			bad(f("compaction.small_ratio"), "%g: use a share between 0 and 1", c.SmallRatio)
+		}
+		if c.Window != "" {
+			if _, _, err := parseWindow(c.Window); err != nil {
+				bad(f("compaction.window"), "%v", err)
+			}
+		}
+		if c.Interval.D() < 100*time.Millisecond {
+			bad(f("compaction.interval"), "%s is below the 100ms minimum", c.Interval.D())
+		}
+	}
+	seenPart := map[string]bool{}
+	for j, pf := range t.PartitionBy {
+		pfield := func(n string) string { return f(fmt.Sprintf("partition_by[%d].%s", j, n)) }
+		if pf.Column == "" || strings.Contains(pf.Column, ".") {
+			bad(pfield("column"), "%q: name a top-level column", pf.Column)
+		}
+		if !transformRe.MatchString(pf.Transform) {
+			bad(pfield("transform"), "%q: use identity, year, month, day, hour, bucket[N] or truncate[W]", pf.Transform)
+		}
+		key := pf.Column + "/" + pf.Transform
+		if seenPart[key] {
+			bad(pfield("column"), "%s(%s) is listed twice", pf.Transform, pf.Column)
+		}
+		seenPart[key] = true
+	}
+	if t.SnapshotMaxCount < 1 {
+		bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
+	}
+}
+
+// ValidateMapping fills the defaults of a mapping made through the admin
+// API and validates it as the configuration validates its tables; errors
+// name fields under prefix (e.g. "mapping"). The configuration supplies
+// what a mapping depends on (the schema registry).
+func (c *Config) ValidateMapping(t *Table, prefix string) error {
+	t.applyDefaults()
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	c.validateTable(t, func(name string) string { return prefix + "." + name }, bad)
 	return errors.Join(errs...)
 }
 
