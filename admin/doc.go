@@ -1,4 +1,7 @@
-// Package admin serves a node's HTTP admin endpoints (health, readiness and
-// the status report) and renders the status report for people. The full
-// gRPC/HTTP admin API grows here.
+// Package admin serves a node's admin port: the gRPC admin API (cluster,
+// tables and mappings, health; proto/floe/admin/v1) over a Backend, its
+// HTTP/JSON form through grpc-gateway with /openapi.json, the plain probe,
+// status and metrics routes, all on one listener (h2c or TLS/mTLS) with
+// bearer-token scopes per RPC (api_auth.go). It also renders the status
+// report for people and holds the small HTTP clients the CLI uses.
 package admin
