@@ -142,6 +142,27 @@ func (m *Metrics) Handler() http.Handler {
 // directly.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
+// Recorder is the part of Metrics that records events as they happen, for
+// the code that commits and applies (which should not depend on the
+// registry). Nop does nothing.
+type Recorder interface {
+	ObserveCommit(table string, d time.Duration)
+	ObserveApply(d time.Duration)
+	LeaderChanged()
+}
+
+var _ Recorder = (*Metrics)(nil)
+
+// Nop is a Recorder that records nothing, for nodes without metrics and for
+// tests.
+var Nop Recorder = nop{}
+
+type nop struct{}
+
+func (nop) ObserveCommit(string, time.Duration) {}
+func (nop) ObserveApply(time.Duration)          {}
+func (nop) LeaderChanged()                      {}
+
 // ObserveCommit records that this node committed to table in d.
 func (m *Metrics) ObserveCommit(table string, d time.Duration) {
 	m.commit.WithLabelValues(table).Observe(d.Seconds())
