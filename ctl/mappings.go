@@ -247,16 +247,21 @@ func readMappingFile(cmd *cobra.Command, path string) (*adminv1.Mapping, error) 
 func mappingWriteCmd(o *options, update bool) *cobra.Command {
 	f := &mappingFlags{}
 	cmd := &cobra.Command{
-		Use:   "create [NAME] (--topic T | --topic-regex R) [flags] | create [NAME] -f FILE",
+		Use:   "create NAME (--topic T | --topic-regex R) [flags]",
 		Short: "Create a topic mapping from flags or a YAML/JSON file",
 		Long: `Create a topic mapping from flags, or from a YAML or JSON file (-f) holding the Mapping's
 fields in snake_case as in the API (flags given as well override the file's fields).
 NAME may be left out when the file names the mapping. Creating a mapping that exists with
 the same content prints "unchanged"; with other content the server refuses it (exit 7).`,
+		Example: `  floe ctl mappings create orders --topic orders --namespace shop --table orders --format avro \\
+      --partition-by created_at:day --partition-by id:bucket[16]
+  floe ctl mappings create -f orders.yaml`,
 		Args: maxArgs(1),
 	}
 	if update {
-		cmd.Use = "update NAME [flags] | update [NAME] -f FILE"
+		cmd.Use = "update NAME [flags]"
+		cmd.Example = `  floe ctl mappings update orders --format raw
+  floe ctl mappings update -f orders.yaml`
 		cmd.Short = "Update a topic mapping: change the fields whose flags are given, or replace it with a file"
 		cmd.Long = `Update a mapping made through the API. Without -f the current mapping is fetched and the
 fields whose flags are given replace its fields (so "update NAME --format raw" changes only

@@ -138,6 +138,9 @@ topic:partition:offset, repeatable; partitions not named stay where they are).
 --policy is required: append replays the records again, keeping the rows already in the
 table (replayed offsets appear twice); replace deletes the table's rows at or after the new
 position first, so each offset is again held once.`,
+		Example: `  floe ctl tables rewind shop.orders --earliest --policy replace
+  floe ctl tables rewind shop.orders --timestamp 2026-11-29T12:00:00Z --policy append
+  floe ctl tables rewind shop.orders --offset orders:0:1500 --offset orders:1:1480 --policy replace`,
 		Args: exactArgs(1, "TABLE"),
 	}
 	cmd.RunE = o.action(func(e *env, args []string) error {
