@@ -253,7 +253,7 @@ func mappingWriteCmd(o *options, update bool) *cobra.Command {
 fields in snake_case as in the API (flags given as well override the file's fields).
 NAME may be left out when the file names the mapping. Creating a mapping that exists with
 the same content prints "unchanged"; with other content the server refuses it (exit 7).`,
-		Example: `  floe ctl mappings create orders --topic orders --namespace shop --table orders --format avro \\
+		Example: `  floe ctl mappings create orders --topic orders --namespace shop --table orders --format avro \
       --partition-by created_at:day --partition-by id:bucket[16]
   floe ctl mappings create -f orders.yaml`,
 		Args: maxArgs(1),
