@@ -65,8 +65,13 @@ func (n *Node) applyLocal(ctx context.Context, data []byte) (uint64, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
+	start := time.Now()
 	f := n.raft.Apply(data, timeout)
-	if err := f.Error(); err != nil {
+	err := f.Error()
+	if n.cfg.Observer != nil && err == nil {
+		n.cfg.Observer.ObserveApply(time.Since(start))
+	}
+	if err != nil {
 		if errors.Is(err, raft.ErrNotLeader) {
 			// Raft refused before appending: certainly not applied.
 			return 0, fmt.Errorf("%v: %w", err, ErrNotLeader)

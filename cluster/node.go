@@ -67,6 +67,9 @@ type NodeConfig struct {
 	// Raft tunes Raft timeouts in tests; nil keeps the defaults.
 	Raft   func(*raft.Config)
 	Logger *slog.Logger
+	// Observer, if set, is told of apply latencies and leader changes (for
+	// metrics). See observe.go.
+	Observer Observer
 }
 
 // Node is one member of the Raft group with its FSM.
@@ -216,6 +219,7 @@ func Open(cfg NodeConfig) (*Node, error) {
 		defer n.wg.Done()
 		n.autopilot()
 	}()
+	n.observeLeaders() // observe.go
 	return n, nil
 }
 

@@ -86,6 +86,13 @@ type rpcHandler interface {
 	rpcInfo(ctx context.Context, in *InfoRequest) (*InfoResponse, error)
 	rpcJoin(ctx context.Context, in *JoinRequest) (*Empty, error)
 	rpcLeave(ctx context.Context, in *LeaveRequest) (*Empty, error)
+	rpcTransfer(ctx context.Context, in *TransferRequest) (*Empty, error)
+}
+
+// TransferRequest asks the leader to hand leadership to voter ID (any
+// up-to-date voter when empty).
+type TransferRequest struct {
+	ID string `json:"id,omitempty"`
 }
 
 func unary[In, Out any](name string, call func(rpcHandler, context.Context, *In) (*Out, error)) grpc.MethodDesc {
@@ -117,6 +124,7 @@ var rpcDesc = grpc.ServiceDesc{
 		unary("Info", rpcHandler.rpcInfo),
 		unary("Join", rpcHandler.rpcJoin),
 		unary("Leave", rpcHandler.rpcLeave),
+		unary("Transfer", rpcHandler.rpcTransfer), // operate_node.go
 	},
 	Metadata: "floe/internal/v1 (json codec)",
 }

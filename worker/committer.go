@@ -189,6 +189,9 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 			lastAppend = time.Now()
 			recent.add(entries, lastAppend)
 			log.Debug("committed", "entries", len(entries), "took", time.Since(start))
+			if w.cfg.OnCommit != nil {
+				w.cfg.OnCommit(ledger.DisplayName(table), time.Since(start))
+			}
 			w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
 				t.Commits++
 				t.problem("commit", "")

@@ -179,3 +179,45 @@ func (k *kafkaReader) Read(ctx context.Context) (Message, error) {
 }
 
 func (k *kafkaReader) Close() error { return k.r.Close() }
+
+// OffsetsAt returns, per partition, the first offset whose record time is
+// at or after t; a partition with no such record answers its end (the next
+// offset to be written), as Kafka's ListOffsets does with -1.
+func (k *KafkaClient) OffsetsAt(ctx context.Context, topic string, partitions []int32, t time.Time) (map[int32]int64, error) {
+	reqs := make([]kafka.OffsetRequest, 0, len(partitions))
+	for _, p := range partitions {
+		reqs = append(reqs, kafka.TimeOffsetOf(int(p), t))
+	}
+	resp, err := k.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		return nil, fmt.Errorf("listing offsets of %s at %s: %w", topic, t.Format(time.RFC3339), err)
+	}
+	out := map[int32]int64{}
+	var errs []error
+	var missing []int32
+	for _, po := range resp.Topics[topic] {
+		if po.Error != nil {
+			errs = append(errs, fmt.Errorf("listing offsets of %s/%d: %w", topic, po.Partition, po.Error))
+			continue
+		}
+		found := false
+		for off := range po.Offsets {
+			if off >= 0 && (!found || off < out[int32(po.Partition)]) {
+				out[int32(po.Partition)], found = off, true
+			}
+		}
+		if !found {
+			missing = append(missing, int32(po.Partition))
+		}
+	}
+	if len(missing) > 0 {
+		ends, err := k.Offsets(ctx, topic, missing, true)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for p, off := range ends {
+			out[p] = off
+		}
+	}
+	return out, errors.Join(errs...)
+}

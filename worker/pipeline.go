@@ -513,6 +513,7 @@ type flushJob struct {
 type flushResult struct {
 	job     *flushJob
 	files   int64
+	bytes   int64 // size of the files written
 	refused error // the ledger refused the entry for good
 	aborted bool  // ctx ended before the entry was recorded
 }
@@ -595,6 +596,7 @@ func (p *pipeline) finish(ctx context.Context, res flushResult) {
 	p.status(func(t *TableStatus) {
 		t.Flushes++
 		t.FilesWritten += res.files
+		t.BytesWritten += res.bytes
 		t.LastFlush = time.Now()
 		t.problem("ledger", "")
 	})
@@ -705,7 +707,11 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 			}
 			continue
 		}
-		return flushResult{job: job, files: int64(len(files) + len(dlqFiles))}
+		var size int64
+		for _, f := range slices.Concat(files, dlqFiles) {
+			size += f.SizeBytes
+		}
+		return flushResult{job: job, files: int64(len(files) + len(dlqFiles)), bytes: size}
 	}
 }
 

@@ -51,6 +51,7 @@ type TableStatus struct {
 	DeadLettered      int64     `json:"records_dead_lettered"`
 	Skipped           int64     `json:"records_skipped"`
 	FilesWritten      int64     `json:"files_written"`
+	BytesWritten      int64     `json:"bytes_written"`
 	Flushes           int64     `json:"flushes"`
 	Commits           int64     `json:"commits"`
 	CommitFailures    int64     `json:"commit_failures"`

@@ -43,6 +43,9 @@ type Config struct {
 	// committer assignment. Nil treats every commit error as a failure to
 	// retry.
 	IsFenced func(error) bool
+	// OnCommit, if set, is told how long each successful commit of a table
+	// took (for the commit latency histogram).
+	OnCommit func(table string, d time.Duration)
 }
 
 // Worker runs the pipelines and committers of one node.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/floe-io/floe/assignment"
 	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/worker"
@@ -204,4 +205,31 @@ func (a stateAdapter) Propose(ctx context.Context, d assignment.Decision) error 
 	}
 	_, err := a.node.Apply(ctx, cmd)
 	return err
+}
+
+func (a stateAdapter) Control(table string) (c worker.TableControl) {
+	a.read(func(s *cluster.State) {
+		_, c.Paused = s.Paused[table]
+		rw := s.Rewinds[table]
+		if rw == nil {
+			return
+		}
+		c.RewindGen = rw.Gen
+		if rw.ReplacePending() {
+			c.ReplaceFrom = map[ledger.TopicPartition]int64{}
+			for _, p := range rw.To {
+				c.ReplaceFrom[p.TopicPartition] = p.Offset
+			}
+		}
+	})
+	return c
+}
+
+func (a stateAdapter) Mappings() (out []config.Table) {
+	a.read(func(s *cluster.State) {
+		for _, name := range slices.Sorted(maps.Keys(s.Mappings)) {
+			out = append(out, s.Mappings[name].Table)
+		}
+	})
+	return out
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ctl"
 )
 
 // Exit codes scripts can rely on.
@@ -45,14 +44,14 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), healthCmd(), statusCmd(), maintenanceCmd(), resumeCmd(), demoCmd(), versionCmd(), benchCmd())
+	root.AddCommand(serveCmd(), healthCmd(), ctl.StatusCommand(), ctl.Command(), demoCmd(), versionCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "floe:", err)
 		var ee *exitError
 		if errors.As(err, &ee) {
 			os.Exit(ee.code)
 		}
-		os.Exit(exitFailure)
+		os.Exit(ctl.ExitCode(err)) // ctl's codes; 1 for anything else
 	}
 	os.Exit(exitOK)
 }
@@ -122,65 +121,6 @@ func serveCmd() *cobra.Command {
 	return cmd
 }
 
-func statusCmd() *cobra.Command {
-	var addr, output string
-	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show the status of every table on a running node",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "text" && output != "json" {
-				return &exitError{code: exitConfig, err: fmt.Errorf("--output %q: use text or json", output)}
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
-			defer cancel()
-			rep, err := admin.Fetch(ctx, addr)
-			if err != nil {
-				return &exitError{code: exitUnreachable, err: err}
-			}
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
-			}
-			return rep.WriteText(cmd.OutOrStdout())
-		},
-	}
-	cmd.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of the node")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
-	return cmd
-}
-
-func maintenanceCmd() *cobra.Command {
-	var addr string
-	run := &cobra.Command{
-		Use:   "run <namespace.table>",
-		Short: "Run a table's maintenance now: snapshot expiry, orphan cleanup and compaction",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Minute)
-			defer cancel()
-			out, err := admin.RunMaintenance(ctx, addr, args[0])
-			if err != nil {
-				return &exitError{code: exitFailure, err: err}
-			}
-			_, err = cmd.OutOrStdout().Write(out)
-			return err
-		},
-	}
-	run.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of the node that commits the table")
-	cmd := &cobra.Command{Use: "maintenance", Short: "Table maintenance"}
-	cmd.AddCommand(run)
-	return cmd
-}
-
-// healthCmd probes a node's /readyz: the container health check of images
-// without a shell (distroless), where curl is not available.
-//
-// By default it checks liveness (/healthz: the process serves), which is
-// what an orchestrator should replace a task on: were it readiness, losing
-// quorum would make every task unhealthy and the orchestrator would replace
-// them all, destroying the Raft state that could restore quorum. --ready
-// checks readiness (/readyz: a member of a group with a leader).
 func healthCmd() *cobra.Command {
 	var (
 		addr  string

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +20,8 @@ import (
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/metrics"
+	"github.com/floe-io/floe/notify"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	"github.com/floe-io/floe/worker"
 )
@@ -45,6 +45,8 @@ type floeNode struct {
 	admin   *admin.Server
 	backup  *cluster.Backup
 	state   stateAdapter
+	kafka   *worker.KafkaClient // rewinds resolve offsets with it (api_tables.go)
+	metrics *metrics.Metrics
 	// catalogs: the REST catalog endpoint and the external catalog mirrors.
 	catalogs *catalogParts
 	// started is closed once the worker runs; before, the node is joining.
@@ -89,6 +91,11 @@ func startNode(ctx context.Context, cfg config.Config, log *slog.Logger, noSync 
 // the assignment controller and the state backup.
 func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opts nodeOptions) (*floeNode, error) {
 	n := &floeNode{cfg: cfg, log: log, started: make(chan struct{}), done: make(chan struct{})}
+	n.metrics = metrics.New(n, version)
+	apiOpts, err := adminOptions(cfg, n.metrics, n) // adminwire.go
+	if err != nil {
+		return nil, err
+	}
 	var wk atomic.Pointer[worker.Worker]
 	rn, err := cluster.Open(cluster.NodeConfig{
 		ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, Advertise: cfg.Node.AdvertiseAddr,
@@ -96,6 +103,7 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 		BootstrapExpect: cfg.Cluster.BootstrapExpect, Join: cfg.Cluster.Join, MaxVoters: cfg.Cluster.MaxVoters,
 		FailureTimeout: cfg.Cluster.FailureTimeout.D(), DeadServerTimeout: cfg.Cluster.DeadServerTimeout.D(),
 		Zone: cfg.Node.Zone, Version: version, AdminAddr: cfg.Node.AdminAddr, NoSync: opts.NoSync, Logger: log,
+		Observer: n.metrics,
 		Load: func() map[string]float64 {
 			w := wk.Load()
 			if w == nil {
@@ -112,7 +120,7 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 		return nil, err
 	}
 	n.raft, n.state = rn, stateAdapter{node: rn, expect: cfg.Cluster.BootstrapExpect}
-	if n.admin, err = admin.Listen(cfg.Node.AdminAddr, n, log); err != nil {
+	if n.admin, err = admin.ListenAPI(cfg.Node.AdminAddr, n, apiOpts); err != nil {
 		rn.Close()
 		return nil, err
 	}
@@ -146,11 +154,13 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 	if err != nil {
 		return fail(err)
 	}
+	n.kafka = kc
 	n.worker, err = worker.New(worker.Config{
 		NodeID: cfg.Node.ID, Tables: cfg.Tables, CommitInterval: cfg.CommitInterval.D(),
 		TargetFileSize: cfg.TargetFileSize, MemoryBudget: cfg.MemoryBudget,
 		ExpireInterval: expireInterval, OrphanInterval: orphanInterval,
 		IsFenced: func(err error) bool { return errors.Is(err, cluster.ErrStaleCommitter) },
+		OnCommit: n.metrics.ObserveCommit,
 	}, kc, n.state, n.state, sink, worker.NewStatus(), log)
 	if err != nil {
 		return fail(err)
@@ -173,8 +183,12 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 	go func() {
 		defer close(n.done)
 		var wg sync.WaitGroup
-		wg.Add(2)
+		wg.Add(3)
 		go func() { defer wg.Done(); ctl.Run(rctx) }()
+		go func() { // no-op without a webhook URL
+			defer wg.Done()
+			notify.New(notify.Config{URL: cfg.Notifications.WebhookURL, Interval: cfg.Notifications.Interval.D(), Log: log.With("component", "notify")}, n).Run(rctx)
+		}()
 		go func() { defer wg.Done(); n.backup.Run(rctx, cfg.Cluster.BackupInterval.D(), rn.IsLeader) }()
 		if err := n.worker.Run(rctx); err != nil {
 			log.Error("worker stopped", "err", err)
@@ -254,136 +268,6 @@ func (n *floeNode) Ready() error {
 		return errors.New("no raft leader")
 	}
 	return nil
-}
-
-// Report implements admin.Source: the replicated state joined with this
-// node's runtime status.
-func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
-	now := time.Now()
-	_, leader := n.raft.Leader()
-	select {
-	case <-n.started:
-	default:
-		return admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now,
-			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.members()}, nil
-	}
-	runtime, problems := n.worker.Status().Snapshot()
-	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.members()}
-	n.raft.FSM().Read(func(s *cluster.State) {
-		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
-		if b := s.LastBackup; b != nil {
-			rep.Backup = &admin.BackupReport{Location: b.Location, At: time.UnixMilli(b.At), AgeSec: now.Sub(time.UnixMilli(b.At)).Seconds(), AppliedIndex: b.Applied}
-		}
-	})
-	type tableInfo struct {
-		key     string
-		t       cluster.Table
-		pending int
-		offsets map[string]ledger.Offsets
-		assign  map[string]ledger.Assignment
-		commit  ledger.Assignment
-		dlqRows int64
-	}
-	var infos []tableInfo
-	n.raft.FSM().Read(func(s *cluster.State) {
-		for _, key := range s.TableKeys() {
-			if _, isDLQ := s.Tables[trimDLQ(key)]; isDLQ && trimDLQ(key) != key {
-				continue // shown with its table
-			}
-			ti := tableInfo{key: key, t: *s.Tables[key], pending: len(s.Ledger.Pending[key]), offsets: map[string]ledger.Offsets{}, assign: map[string]ledger.Assignment{}, commit: s.Committers[key]}
-			if d, ok := s.Tables[cluster.DLQKey(key)]; ok {
-				ti.dlqRows = d.Rows
-			}
-			for tp, o := range s.Ledger.Offsets[key] {
-				ti.offsets[tp] = *o
-				ti.assign[tp] = s.Ledger.Assignments[tp]
-			}
-			infos = append(infos, ti)
-		}
-		// Mapped tables with no data yet.
-		for _, src := range s.Sources {
-			if _, ok := s.Tables[src.Table]; !ok && !slices.ContainsFunc(infos, func(i tableInfo) bool { return i.key == src.Table }) {
-				infos = append(infos, tableInfo{key: src.Table, t: cluster.Table{Ident: ledger.TableIdent(src.Table)}, commit: s.Committers[src.Table]})
-			}
-		}
-	})
-	for key := range runtime {
-		if !slices.ContainsFunc(infos, func(i tableInfo) bool { return i.key == key }) {
-			infos = append(infos, tableInfo{key: key, t: cluster.Table{Ident: ledger.TableIdent(key)}})
-		}
-	}
-	sort.Slice(infos, func(i, j int) bool { return infos[i].key < infos[j].key })
-	for _, ti := range infos {
-		rt := runtime[ti.key]
-		tr := admin.TableReport{
-			Table: ledger.DisplayName(ti.key), State: rt.State, Reason: rt.Reason,
-			Rows: ti.t.Rows, DataFiles: ti.t.Files, DeadLetterRows: ti.dlqRows, Commits: ti.t.Commits,
-			MetadataLocation: ti.t.MetadataLocation, PendingEntries: ti.pending,
-			Consumed: rt.Consumed, DeadLettered: rt.DeadLettered, Skipped: rt.Skipped, CommitFailures: rt.CommitFailures,
-			Committer: ti.commit.Node, SnapshotsExpired: rt.SnapshotsExpired, LastExpiry: rt.LastExpiry,
-			OrphansDeleted: rt.OrphansDeleted, LastOrphanClean: rt.LastOrphanCleanup,
-			SmallFiles: rt.SmallFiles, Compactions: rt.Compactions, FilesRewritten: rt.FilesRewritten,
-			BytesRewritten: rt.BytesRewritten, LastCompaction: rt.LastCompaction,
-		}
-		if tr.State == "" {
-			tr.State = worker.StatePending
-		}
-		tr.Tombstones = rt.Tombstones
-		if at := rt.SuspendedAt; at != nil {
-			tr.SuspendedAt = &admin.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error}
-		}
-		if ti.t.LastCommitAt > 0 {
-			tr.LastCommit = time.UnixMilli(ti.t.LastCommitAt)
-			tr.LastCommitAgeSec = now.Sub(tr.LastCommit).Seconds()
-		}
-		if ti.t.NewestRecordTS > 0 {
-			tr.FreshnessSec = now.Sub(time.UnixMilli(ti.t.NewestRecordTS)).Seconds()
-		}
-		if ti.t.MetadataLocation != "" {
-			if tbl, err := n.catalog.LoadTable(ctx, ti.t.Ident); err == nil {
-				tr.Snapshots = len(tbl.Metadata().Snapshots())
-				// The current snapshot's totals reflect compaction, unlike
-				// the count of files ever appended.
-				if cur := tbl.CurrentSnapshot(); cur != nil && cur.Summary != nil {
-					p := cur.Summary.Properties
-					if v, err := strconv.ParseInt(p["total-data-files"], 10, 64); err == nil {
-						tr.DataFiles = v
-					}
-					if v, err := strconv.ParseInt(p["total-files-size"], 10, 64); err == nil {
-						tr.DataBytes = v
-					}
-					if tr.DataFiles > 0 {
-						tr.AvgFileBytes = tr.DataBytes / tr.DataFiles
-					}
-				}
-			}
-		}
-		tps := map[string]bool{}
-		for tp := range ti.offsets {
-			tps[tp] = true
-		}
-		for tp := range rt.Partitions {
-			tps[tp] = true
-		}
-		for _, tp := range sortedKeys(tps) {
-			o, a := ti.offsets[tp], ti.assign[tp]
-			pr := admin.PartitionReport{Start: o.Start, Committed: o.Committed, Recorded: o.End, Node: a.Node, Epoch: a.Epoch}
-			if ps, ok := rt.Partitions[tp]; ok {
-				pr.Topic, pr.Partition, pr.HighWatermark, pr.LastError = ps.Topic, ps.Partition, ps.HighWatermark, ps.LastError
-				if _, known := ti.offsets[tp]; !known {
-					pr.Start, pr.Committed, pr.Recorded = ps.Fetched, ps.Fetched, ps.Fetched
-				}
-			} else {
-				pr.Topic, pr.Partition = splitTP(tp)
-				pr.HighWatermark = o.End
-			}
-			pr.Lag = max(0, pr.HighWatermark-pr.Committed)
-			tr.Partitions = append(tr.Partitions, pr)
-		}
-		tr.Catalogs = n.catalogReports(ti.key, now) // catalogs.go
-		rep.Tables = append(rep.Tables, tr)
-	}
-	return rep, nil
 }
 
 func trimDLQ(key string) string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -44,29 +43,6 @@ func (n *floeNode) wireDeadLetterTopics(cfg config.Config) error {
 		_ = w.Close()
 	}()
 	return nil
-}
-
-// Resume implements admin.Resumer: it proposes a replicated resume of a
-// table suspended at a bad record (past it with skip) or whose topics are
-// paused at an incompatible schema, so that every node resumes it. With
-// skip, the records the table is suspended at are found in this node's
-// status and in the status of the other members (a suspension is shown by
-// the node that fetched the bad record).
-func (n *floeNode) Resume(ctx context.Context, table string, skip bool) (any, error) {
-	select {
-	case <-n.started:
-	default:
-		return nil, errors.New("the node is still joining the raft group")
-	}
-	var elsewhere []worker.SuspendedRecord
-	if skip {
-		elsewhere = n.suspendedElsewhere(ctx, table)
-	}
-	res, err := n.worker.Resume(ctx, table, skip, elsewhere...)
-	if err != nil {
-		return nil, fmt.Errorf("resuming %s: %w", table, err)
-	}
-	return res, nil
 }
 
 // suspendedElsewhere asks the other members' admin endpoints where they

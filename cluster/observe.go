@@ -1,0 +1,44 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Observer is told of events that metrics count; the node wires its
+// metrics here.
+type Observer interface {
+	// ObserveApply: a command this node applied as leader took d from
+	// proposal to commit and apply.
+	ObserveApply(d time.Duration)
+	// LeaderChanged: this node saw the leader change (or be lost).
+	LeaderChanged()
+}
+
+// observeLeaders forwards Raft's leader observations to the Observer until
+// the node closes.
+func (n *Node) observeLeaders() {
+	if n.cfg.Observer == nil {
+		return
+	}
+	ch := make(chan raft.Observation, 16)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	n.raft.RegisterObserver(obs)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		defer n.raft.DeregisterObserver(obs)
+		for {
+			select {
+			case <-n.stop:
+				return
+			case <-ch:
+				n.cfg.Observer.LeaderChanged()
+			}
+		}
+	}()
+}

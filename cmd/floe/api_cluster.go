@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/ledger"
+)
+
+// The admin API's backend (admin.Backend) is implemented by floeNode in
+// api_cluster.go (members, errors shared by all writes), api_mappings.go and
+// api_tables.go. Every write is validated here, then proposed through the
+// node's Raft, which forwards it to the leader; the answer carries the index
+// it committed at.
+
+var _ admin.Backend = (*floeNode)(nil)
+
+// ready refuses API calls while the node is still joining.
+func (n *floeNode) ready() error {
+	select {
+	case <-n.started:
+		return nil
+	default:
+		return fmt.Errorf("the node is still joining the raft group: %w", admin.ErrUnavailable)
+	}
+}
+
+// propose applies a command and turns the cluster's refusals into the admin
+// API's sentinels.
+func (n *floeNode) propose(ctx context.Context, c cluster.Command, what string) (admin.WriteResult, error) {
+	if err := n.ready(); err != nil {
+		return admin.WriteResult{}, err
+	}
+	idx, err := n.raft.Apply(ctx, c)
+	if err != nil {
+		return admin.WriteResult{}, apiErr(fmt.Errorf("%s: %w", what, err))
+	}
+	return admin.WriteResult{Index: idx, Message: what}, nil
+}
+
+// apiErr classifies an error for the admin API.
+func apiErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, cluster.ErrNoSuchMapping), errors.Is(err, catalog.ErrNoSuchTable), errors.Is(err, cluster.ErrUnknownNode):
+		return fmt.Errorf("%w: %w", admin.ErrNotFound, err)
+	case errors.Is(err, cluster.ErrMappingExists):
+		return fmt.Errorf("%w: %w", admin.ErrExists, err)
+	case errors.Is(err, ledger.ErrInvalidEntry):
+		return fmt.Errorf("%w: %w", admin.ErrInvalid, err)
+	case cluster.IsRetryable(err), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", admin.ErrUnavailable, err)
+	}
+	return err
+}
+
+// memberExists checks that id names a member of the group.
+func (n *floeNode) memberExists(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: id: name a member", admin.ErrInvalid)
+	}
+	for _, m := range n.raft.Members() {
+		if m.ID == id {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: member %s", admin.ErrNotFound, id)
+}
+
+// TransferLeadership implements admin.Backend; a follower forwards it to
+// the leader. It answers once another node leads.
+func (n *floeNode) TransferLeadership(ctx context.Context, id string) (admin.WriteResult, error) {
+	if err := n.ready(); err != nil {
+		return admin.WriteResult{}, err
+	}
+	if id != "" {
+		if err := n.memberExists(id); err != nil {
+			return admin.WriteResult{}, err
+		}
+	}
+	_, before := n.raft.Leader()
+	if id != "" && id == before {
+		return admin.WriteResult{Unchanged: true, Message: id + " already leads"}, nil
+	}
+	if err := n.raft.TransferLeadershipTo(ctx, id); err != nil {
+		return admin.WriteResult{}, apiErr(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		if _, leader := n.raft.Leader(); leader != "" && leader != before && (id == "" || leader == id) {
+			return admin.WriteResult{Index: n.raft.AppliedIndex(), Message: "leadership moved to " + leader}, nil
+		}
+		select {
+		case <-wctx.Done():
+			return admin.WriteResult{}, fmt.Errorf("%w: waiting for a new leader", admin.ErrUnavailable)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// DrainNode implements admin.Backend.
+func (n *floeNode) DrainNode(ctx context.Context, id string) (admin.WriteResult, error) {
+	if err := n.memberExists(id); err != nil {
+		return admin.WriteResult{}, err
+	}
+	return n.propose(ctx, cluster.DrainNode{ID: id, Draining: true}, "draining node "+id)
+}
+
+// RemoveNode implements admin.Backend. Removing the leader itself is
+// refused: transfer leadership first.
+func (n *floeNode) RemoveNode(ctx context.Context, id string) (admin.WriteResult, error) {
+	if err := n.memberExists(id); err != nil {
+		return admin.WriteResult{}, err
+	}
+	if _, leader := n.raft.Leader(); leader == id {
+		return admin.WriteResult{}, fmt.Errorf("%w: %s is the leader: transfer leadership first", admin.ErrConflict, id)
+	}
+	if err := n.raft.RemoveMember(ctx, id); err != nil {
+		return admin.WriteResult{}, apiErr(fmt.Errorf("removing node %s: %w", id, err))
+	}
+	return admin.WriteResult{Index: n.raft.AppliedIndex(), Message: "removed node " + id}, nil
+}

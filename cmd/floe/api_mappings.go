@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cluster"
+)
+
+// mappingNameRe: names of API mappings. Configuration mappings are named
+// tables[i], which this never matches, so the two cannot collide.
+var mappingNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// Mappings implements admin.Backend: this node's configuration mappings
+// (tables[i]) then the replicated API mappings, by name.
+func (n *floeNode) Mappings(ctx context.Context) ([]admin.Mapping, error) {
+	var out []admin.Mapping
+	for i, t := range n.cfg.Tables {
+		out = append(out, admin.Mapping{Name: fmt.Sprintf("tables[%d]", i), Source: admin.MappingFromConfig, Table: t})
+	}
+	n.raft.FSM().Read(func(s *cluster.State) {
+		for _, name := range sortedNames(s.Mappings) {
+			out = append(out, admin.Mapping{Name: name, Source: admin.MappingFromAPI, Table: s.Mappings[name].Table})
+		}
+	})
+	return out, nil
+}
+
+func sortedNames(m map[string]*cluster.Mapping) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// PutMapping implements admin.Backend.
+func (n *floeNode) PutMapping(ctx context.Context, m admin.Mapping, create bool) (admin.WriteResult, error) {
+	if err := n.ready(); err != nil {
+		return admin.WriteResult{}, err
+	}
+	if strings.HasPrefix(m.Name, "tables[") {
+		return admin.WriteResult{}, fmt.Errorf("%w: mapping %s comes from the configuration file: edit the file on every node", admin.ErrConflict, m.Name)
+	}
+	if !mappingNameRe.MatchString(m.Name) {
+		return admin.WriteResult{}, fmt.Errorf("%w: mapping.name: %q: use 1 to 128 letters, digits, '_', '-' and '.'", admin.ErrInvalid, m.Name)
+	}
+	t := m.Table
+	if err := n.cfg.ValidateMapping(&t, "mapping"); err != nil {
+		return admin.WriteResult{}, fmt.Errorf("%w: %w", admin.ErrInvalid, err)
+	}
+	for i, c := range n.cfg.Tables {
+		if t.Topic != "" && c.Topic == t.Topic {
+			return admin.WriteResult{}, fmt.Errorf("%w: mapping.topic: topic %s is already mapped by tables[%d] of the configuration, which routes first", admin.ErrConflict, t.Topic, i)
+		}
+	}
+	want := cluster.Mapping{Name: m.Name, Table: t}
+	var cur *cluster.Mapping
+	n.raft.FSM().Read(func(s *cluster.State) {
+		if c, ok := s.Mappings[m.Name]; ok {
+			cc := *c
+			cur = &cc
+		}
+	})
+	if cur != nil && cur.Same(&want) {
+		return admin.WriteResult{Unchanged: true, Message: "mapping " + m.Name + " unchanged"}, nil
+	}
+	verb := "updated"
+	if create {
+		verb = "created"
+	}
+	return n.propose(ctx, cluster.PutMapping{Mapping: want, Create: create}, verb+" mapping "+m.Name)
+}
+
+// DeleteMapping implements admin.Backend.
+func (n *floeNode) DeleteMapping(ctx context.Context, name string) (admin.WriteResult, error) {
+	if strings.HasPrefix(name, "tables[") {
+		return admin.WriteResult{}, fmt.Errorf("%w: mapping %s comes from the configuration file: edit the file on every node", admin.ErrConflict, name)
+	}
+	return n.propose(ctx, cluster.DeleteMapping{Name: name}, "deleted mapping "+name)
+}

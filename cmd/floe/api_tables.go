@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/ledger"
+)
+
+// tableKey resolves namespace.name to the key of a table the cluster knows
+// (created, or the target of a registered source).
+func (n *floeNode) tableKey(name string) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("%w: table: name a table as namespace.name", admin.ErrInvalid)
+	}
+	parts := strings.Split(name, ".")
+	if len(parts) < 2 || slices.Contains(parts, "") {
+		return "", fmt.Errorf("%w: table: %q: use namespace.name", admin.ErrInvalid, name)
+	}
+	key := ledger.TableKey(parts)
+	known := false
+	n.raft.FSM().Read(func(s *cluster.State) {
+		known = s.Tables[key] != nil
+		for _, src := range s.Sources {
+			known = known || src.Table == key
+		}
+	})
+	if !known {
+		return "", fmt.Errorf("%w: table %s", admin.ErrNotFound, name)
+	}
+	return key, nil
+}
+
+// PauseTable implements admin.Backend.
+func (n *floeNode) PauseTable(ctx context.Context, table string) (admin.WriteResult, error) {
+	if err := n.ready(); err != nil {
+		return admin.WriteResult{}, err
+	}
+	key, err := n.tableKey(table)
+	if err != nil {
+		return admin.WriteResult{}, err
+	}
+	paused := false
+	n.raft.FSM().Read(func(s *cluster.State) { _, paused = s.Paused[key] })
+	if paused {
+		return admin.WriteResult{Unchanged: true, Message: table + " is already paused"}, nil
+	}
+	return n.propose(ctx, cluster.PauseTable{Table: key, At: time.Now().UnixMilli()}, "paused "+table)
+}
+
+// ResumeTable implements admin.Backend: it ends a pause and un-suspends the
+// table on every node; with skip, past the bad records the table is
+// suspended at on any node.
+func (n *floeNode) ResumeTable(ctx context.Context, table string, skip bool) (admin.WriteResult, error) {
+	if err := n.ready(); err != nil {
+		return admin.WriteResult{}, err
+	}
+	key, err := n.tableKey(table)
+	if err != nil {
+		return admin.WriteResult{}, err
+	}
+	cmd := cluster.ResumeTable{Table: key, At: time.Now().UnixMilli()}
+	if skip {
+		found := n.suspendedElsewhere(ctx, table) // schemas.go
+		if ts, _ := n.worker.Status().Snapshot(); ts[key].SuspendedAt != nil {
+			found = append(found, *ts[key].SuspendedAt)
+		}
+		seen := map[ledger.TopicPartition]bool{}
+		for _, r := range found {
+			tp := ledger.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+			if !seen[tp] {
+				seen[tp] = true
+				cmd.Skips = append(cmd.Skips, cluster.ResumeSkip{TopicPartition: tp, Offset: r.Offset})
+			}
+		}
+		if len(cmd.Skips) == 0 {
+			return admin.WriteResult{}, fmt.Errorf("%w: skip: %s is not suspended at a bad record", admin.ErrConflict, table)
+		}
+	}
+	msg := "resumed " + table
+	for _, s := range cmd.Skips {
+		msg += fmt.Sprintf(", skipping %s offset %d", s.TopicPartition, s.Offset)
+	}
+	return n.propose(ctx, cmd, msg)
+}
+
+// Resume serves the older POST /v1/tables/{table}/resume route.
+func (n *floeNode) Resume(ctx context.Context, table string, skip bool) (any, error) {
+	return n.ResumeTable(ctx, table, skip)
+}
+
+// RewindTable implements admin.Backend: it resolves the target to offsets
+// of every partition of the table's topics (or checks the explicit ones)
+// and proposes one RewindTable.
+func (n *floeNode) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.RewindResult, error) {
+	if err := n.ready(); err != nil {
+		return admin.RewindResult{}, err
+	}
+	key, err := n.tableKey(req.Table)
+	if err != nil {
+		return admin.RewindResult{}, err
+	}
+	targets := 0
+	for _, set := range []bool{req.Earliest, req.Latest, !req.Timestamp.IsZero(), len(req.Offsets) > 0} {
+		if set {
+			targets++
+		}
+	}
+	if targets != 1 {
+		return admin.RewindResult{}, fmt.Errorf("%w: target: set exactly one of earliest, latest, timestamp or offsets", admin.ErrInvalid)
+	}
+	if req.Policy != admin.ReplayAppend && req.Policy != admin.ReplayReplace {
+		return admin.RewindResult{}, fmt.Errorf("%w: policy: %q: use append or replace", admin.ErrInvalid, req.Policy)
+	}
+	parts := map[string]int32{} // topic -> partition count
+	n.raft.FSM().Read(func(s *cluster.State) {
+		for _, src := range s.Sources {
+			if src.Table == key {
+				parts[src.Topic] = src.Partitions
+			}
+		}
+	})
+	if len(parts) == 0 {
+		return admin.RewindResult{}, fmt.Errorf("%w: table %s has no topic mapped to it now", admin.ErrConflict, req.Table)
+	}
+	var to []cluster.RewindPosition
+	if len(req.Offsets) > 0 {
+		for i, o := range req.Offsets {
+			count, ok := parts[o.Topic]
+			switch {
+			case !ok:
+				return admin.RewindResult{}, fmt.Errorf("%w: offsets[%d].topic: %q does not flow into %s", admin.ErrInvalid, i, o.Topic, req.Table)
+			case o.Partition < 0 || o.Partition >= count:
+				return admin.RewindResult{}, fmt.Errorf("%w: offsets[%d].partition: %s has partitions 0 to %d", admin.ErrInvalid, i, o.Topic, count-1)
+			case o.Offset < 0:
+				return admin.RewindResult{}, fmt.Errorf("%w: offsets[%d].offset: %d is negative", admin.ErrInvalid, i, o.Offset)
+			}
+			to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: o.Topic, Partition: o.Partition}, Offset: o.Offset})
+		}
+	} else {
+		for _, topic := range slices.Sorted(func(yield func(string) bool) {
+			for t := range parts {
+				if !yield(t) {
+					return
+				}
+			}
+		}) {
+			ps := make([]int32, parts[topic])
+			for i := range ps {
+				ps[i] = int32(i)
+			}
+			var offs map[int32]int64
+			var err error
+			switch {
+			case req.Earliest:
+				offs, err = n.kafka.Offsets(ctx, topic, ps, false)
+			case req.Latest:
+				offs, err = n.kafka.Offsets(ctx, topic, ps, true)
+			default:
+				offs, err = n.kafka.OffsetsAt(ctx, topic, ps, req.Timestamp)
+			}
+			if err != nil {
+				return admin.RewindResult{}, fmt.Errorf("%w: resolving the rewind target of %s: %w", admin.ErrUnavailable, req.Table, err)
+			}
+			for _, p := range ps {
+				off, ok := offs[p]
+				if !ok {
+					return admin.RewindResult{}, fmt.Errorf("%w: Kafka gave no offset for %s/%d", admin.ErrUnavailable, topic, p)
+				}
+				to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: topic, Partition: p}, Offset: off})
+			}
+		}
+	}
+	res, err := n.propose(ctx, cluster.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli()}, "rewound "+req.Table)
+	if err != nil {
+		return admin.RewindResult{}, err
+	}
+	out := admin.RewindResult{Index: res.Index}
+	n.raft.FSM().Read(func(s *cluster.State) {
+		if rw := s.Rewinds[key]; rw != nil {
+			out.Rewind = rewindReport(req.Table, rw)
+		}
+	})
+	return out, nil
+}
+
+// rewindReport describes a table's last rewind for people.
+func rewindReport(table string, rw *cluster.TableRewind) admin.RewindReport {
+	r := admin.RewindReport{Generation: rw.Gen, Policy: admin.ReplayAppend, At: time.UnixMilli(rw.At), ReplaceDone: rw.ReplaceDone}
+	if rw.Replace {
+		r.Policy = admin.ReplayReplace
+	}
+	var replayed []string
+	for _, p := range rw.To {
+		r.To = append(r.To, admin.PartitionOffset{Topic: p.Topic, Partition: p.Partition, Offset: p.Offset})
+	}
+	for _, p := range rw.From {
+		r.From = append(r.From, admin.PartitionOffset{Topic: p.Topic, Partition: p.Partition, Offset: p.Offset})
+		i := slices.IndexFunc(rw.To, func(t cluster.RewindPosition) bool { return t.TopicPartition == p.TopicPartition })
+		if i >= 0 && p.Offset > rw.To[i].Offset {
+			replayed = append(replayed, fmt.Sprintf("%s [%d, %d)", p.TopicPartition, rw.To[i].Offset, p.Offset))
+		}
+	}
+	at := r.At.UTC().Format(time.RFC3339)
+	switch {
+	case len(replayed) == 0:
+		r.Describe = fmt.Sprintf("%s was moved forward at %s (rewind %d, policy %s): the records in between are not in the table", table, at, rw.Gen, r.Policy)
+	case !rw.Replace:
+		r.Describe = fmt.Sprintf("%s was rewound at %s with policy append (rewind %d): offsets %s are replayed and appear twice in the table", table, at, rw.Gen, strings.Join(replayed, ", "))
+	case rw.ReplaceDone:
+		r.Describe = fmt.Sprintf("%s was rewound at %s with policy replace (rewind %d): %d rows from the new position on were deleted and offsets %s are replayed once", table, at, rw.Gen, rw.DeletedRows, strings.Join(replayed, ", "))
+	default:
+		r.Describe = fmt.Sprintf("%s was rewound at %s with policy replace (rewind %d): the committer is deleting the rows from the new position on before replaying %s", table, at, rw.Gen, strings.Join(replayed, ", "))
+	}
+	return r
+}
+
+// Snapshots implements admin.Backend.
+func (n *floeNode) Snapshots(ctx context.Context, table string) ([]admin.SnapshotInfo, error) {
+	if err := n.ready(); err != nil {
+		return nil, err
+	}
+	key, err := n.tableKey(table)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := n.catalog.LoadTable(ctx, ledger.TableIdent(key))
+	if err != nil {
+		return nil, fmt.Errorf("%w: table %s has no data yet: %w", admin.ErrNotFound, table, err)
+	}
+	cur := int64(-1)
+	if s := tbl.CurrentSnapshot(); s != nil {
+		cur = s.SnapshotID
+	}
+	var out []admin.SnapshotInfo
+	for _, s := range tbl.Metadata().Snapshots() {
+		si := admin.SnapshotInfo{ID: s.SnapshotID, Sequence: s.SequenceNumber, At: time.UnixMilli(s.TimestampMs),
+			ManifestList: s.ManifestList, Current: s.SnapshotID == cur}
+		if s.ParentSnapshotID != nil {
+			si.ParentID = *s.ParentSnapshotID
+		}
+		if s.Summary != nil {
+			si.Operation = string(s.Summary.Operation)
+			si.Summary = map[string]string(s.Summary.Properties)
+		}
+		out = append(out, si)
+	}
+	return out, nil
+}
