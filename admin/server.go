@@ -145,11 +145,21 @@ func post(ctx context.Context, addr, path, what string) ([]byte, error) {
 
 // Fetch gets the status report from a node's admin address.
 func Fetch(ctx context.Context, addr string) (Report, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/status", nil)
+	return FetchWith(ctx, http.DefaultClient, "http://"+addr, "")
+}
+
+// FetchWith gets the status report from base (http://host:port or
+// https://...) with client, sending token as a bearer token when set.
+func FetchWith(ctx context.Context, client *http.Client, base, token string) (Report, error) {
+	addr := base
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/status", nil)
 	if err != nil {
 		return Report{}, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return Report{}, fmt.Errorf("reaching floe at %s: %w", addr, err)
 	}

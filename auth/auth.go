@@ -170,3 +170,38 @@ func (t *Tokens) Require(need Scope, refuse func(w http.ResponseWriter, r *http.
 		next.ServeHTTP(w, r)
 	})
 }
+
+// PeerToken returns the first configured token whose scope includes need,
+// read again from the same file and list as Load ("" when none): a node
+// uses it to call its peers' admin APIs, which share its configuration.
+func PeerToken(file, inline string, need Scope) string {
+	ok := func(scope string) bool { return need == ScopeRead || scope == string(ScopeAdmin) }
+	if file != "" {
+		if data, err := os.ReadFile(file); err == nil {
+			for _, line := range strings.Split(string(data), "\n") {
+				f := strings.Fields(strings.TrimSpace(line))
+				if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+					continue
+				}
+				scope := string(ScopeRead)
+				if len(f) > 1 {
+					scope = f[1]
+				}
+				if ok(scope) {
+					return f[0]
+				}
+			}
+		}
+	}
+	for _, item := range strings.Split(inline, ",") {
+		item = strings.TrimSpace(item)
+		tok, scope := item, string(ScopeRead)
+		if j := strings.LastIndexByte(item, ':'); j > 0 && isScope(item[j+1:]) {
+			tok, scope = item[:j], item[j+1:]
+		}
+		if tok != "" && ok(scope) {
+			return tok
+		}
+	}
+	return ""
+}

@@ -92,3 +92,28 @@ func TestRequire(t *testing.T) {
 		}
 	}
 }
+
+func TestPeerToken(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/tokens"
+	if err := os.WriteFile(file, []byte("# c\nreadtoken-1234567890 read\nadmintoken-1234567890 admin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		file, inline string
+		need         Scope
+		want         string
+	}{
+		{file, "", ScopeRead, "readtoken-1234567890"},
+		{file, "", ScopeAdmin, "admintoken-1234567890"},
+		{"", "a-read-token-123456:read,an-admin-token-12345:admin", ScopeAdmin, "an-admin-token-12345"},
+		{"", "a-read-token-123456", ScopeRead, "a-read-token-123456"},
+		{"", "a-read-token-123456", ScopeAdmin, ""},
+		{"", "", ScopeRead, ""},
+	}
+	for _, c := range cases {
+		if got := PeerToken(c.file, c.inline, c.need); got != c.want {
+			t.Errorf("PeerToken(%q, %q, %s) = %q, want %q", c.file, c.inline, c.need, got, c.want)
+		}
+	}
+}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/auth"
@@ -42,4 +45,30 @@ func adminOptions(cfg config.Config, m *metrics.Metrics, n *floeNode) (admin.Opt
 	}
 	opts.TLS = tc
 	return opts, nil
+}
+
+// peerClient is how a node calls its peers' admin APIs (to find where a
+// table is suspended): same scheme as its own admin port, its own
+// certificate as client certificate and the client CA as trusted roots
+// under mutual TLS, and a token from the shared configuration.
+type peerClient struct {
+	client *http.Client
+	scheme string
+	token  string
+}
+
+func newPeerClient(cfg config.Config, opts admin.Options) peerClient {
+	p := peerClient{client: http.DefaultClient, scheme: "http", token: auth.PeerToken(cfg.Auth.TokensFile, cfg.Auth.Tokens, auth.ScopeRead)}
+	if opts.TLS == nil {
+		return p
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: opts.TLS.Certificates, RootCAs: opts.TLS.ClientCAs}
+	p.client = &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 10 * time.Second}
+	p.scheme = "https"
+	return p
+}
+
+// fetch reads a peer's status report.
+func (p peerClient) fetch(ctx context.Context, addr string) (admin.Report, error) {
+	return admin.FetchWith(ctx, p.client, p.scheme+"://"+addr, p.token)
 }

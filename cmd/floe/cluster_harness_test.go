@@ -95,6 +95,9 @@ type fleet struct {
 	// cfgExtra holds more top-level config sections for every node
 	// written after it is set (auth for the REST catalog test).
 	cfgExtra map[string]any
+	// adminToken is sent with every status request when the fleet
+	// configures tokens.
+	adminToken string
 }
 
 func newFleet(t *testing.T) *fleet {
@@ -448,7 +451,7 @@ func (f *fleet) checkCrashes() {
 func (f *fleet) fetch(n *fleetNode, timeout time.Duration) (admin.Report, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return admin.Fetch(ctx, n.adminAddr)
+	return admin.FetchWith(ctx, http.DefaultClient, "http://"+n.adminAddr, f.adminToken)
 }
 
 // status returns the report of the first running node that answers.

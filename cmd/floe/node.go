@@ -47,6 +47,7 @@ type floeNode struct {
 	state   stateAdapter
 	kafka   *worker.KafkaClient // rewinds resolve offsets with it (api_tables.go)
 	metrics *metrics.Metrics
+	peers   peerClient // calls to other nodes' admin APIs
 	// catalogs: the REST catalog endpoint and the external catalog mirrors.
 	catalogs *catalogParts
 	// started is closed once the worker runs; before, the node is joining.
@@ -96,6 +97,7 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 	if err != nil {
 		return nil, err
 	}
+	n.peers = newPeerClient(cfg, apiOpts)
 	var wk atomic.Pointer[worker.Worker]
 	rn, err := cluster.Open(cluster.NodeConfig{
 		ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, Advertise: cfg.Node.AdvertiseAddr,

@@ -33,6 +33,7 @@ func TestRESTCatalogCluster(t *testing.T) {
 	}
 	f := newFleet(t)
 	f.cfgExtra = map[string]any{"auth": map[string]any{"tokens": restTestToken + ":read"}}
+	f.adminToken = restTestToken
 	nodes := f.startNew(3, 3, "n", false)
 	f.settle(2 * time.Minute)
 	p := f.startProducer(1)

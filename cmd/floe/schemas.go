@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster"
 
 	"github.com/floe-io/floe/config"
@@ -67,7 +66,7 @@ func (n *floeNode) suspendedElsewhere(ctx context.Context, table string) []worke
 			defer wg.Done()
 			fctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			defer cancel()
-			rep, err := admin.Fetch(fctx, addr)
+			rep, err := n.peers.fetch(fctx, addr) // adminwire.go
 			if err != nil {
 				n.log.Warn("resume: reading a member's status", "admin", addr, "err", err)
 				return
