@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/config"
+)
+
+// TestRewind rewinds a table to the earliest offsets through the admin
+// backend, first with the append policy (every record is then in the table
+// twice, and the status says why), then with the replace policy (the rows
+// from the new position on are deleted before the replay, so the table again
+// holds each offset once). An independent reader (iceberg-go's scan) counts
+// every (partition, offset).
+func TestRewind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "rw")})
+	dir := t.TempDir()
+	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "rw", Namespace: "ops"}})
+	ctx := context.Background()
+	n, err := startNode(ctx, cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	const total = 400
+	var vals []string
+	for i := range total {
+		vals = append(vals, fmt.Sprintf(`{"i":%d}`, i))
+	}
+	produce(t, cl, "rw", vals, 2)
+	waitRows(t, n, "ops.rw", total, time.Minute)
+	waitCommitted(t, n, "ops.rw", map[int32]int64{0: total / 2, 1: total / 2})
+
+	counts := func() map[string]map[int64]int {
+		tbl, err := n.catalog.LoadTable(ctx, []string{"ops", "rw"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _, err := offsetCounts(ctx, tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	expectEach := func(want int) {
+		t.Helper()
+		c := counts()
+		for p := range 2 {
+			offs := c[fmt.Sprintf("rw/%d", p)]
+			if len(offs) != total/2 {
+				t.Fatalf("rw/%d: %d distinct offsets, want %d", p, len(offs), total/2)
+			}
+			for o, k := range offs {
+				if k != want || o < 0 || o >= total/2 {
+					t.Fatalf("rw/%d offset %d appears %d times, want %d", p, o, k, want)
+				}
+			}
+		}
+	}
+	expectEach(1)
+
+	// Bad requests are refused with the field named, and change nothing.
+	for _, bad := range []struct {
+		req  admin.RewindRequest
+		want string
+	}{
+		{admin.RewindRequest{Table: "ops.rw", Policy: admin.ReplayAppend}, "target"},
+		{admin.RewindRequest{Table: "ops.rw", Earliest: true}, "policy"},
+		{admin.RewindRequest{Table: "ops.rw", Policy: admin.ReplayAppend, Offsets: []admin.PartitionOffset{{Topic: "rw", Partition: 7}}}, "offsets[0].partition"},
+		{admin.RewindRequest{Table: "ops.nope", Earliest: true, Policy: admin.ReplayAppend}, "ops.nope"},
+	} {
+		if _, err := n.RewindTable(ctx, bad.req); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Fatalf("rewind %+v: %v, want an error naming %s", bad.req, err, bad.want)
+		}
+	}
+
+	// Append: everything again.
+	res, err := n.RewindTable(ctx, admin.RewindRequest{Table: "ops.rw", Earliest: true, Policy: admin.ReplayAppend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Index == 0 || res.Rewind.Generation != 1 || len(res.Rewind.To) != 2 || res.Rewind.To[0].Offset != 0 {
+		t.Fatalf("rewind answer %+v", res)
+	}
+	waitCommitted(t, n, "ops.rw", map[int32]int64{0: total / 2, 1: total / 2})
+	waitTableRows(t, n, "ops.rw", 2*total)
+	expectEach(2)
+	tr := nodeTable(t, n, "ops.rw")
+	if tr.Rewind == nil || !strings.Contains(tr.Reason, "appear twice") || tr.Rewind.Policy != admin.ReplayAppend {
+		t.Fatalf("status after an append rewind: reason %q rewind %+v", tr.Reason, tr.Rewind)
+	}
+
+	// Replace: the rows from offset 0 on go, then the replay lands once.
+	res, err = n.RewindTable(ctx, admin.RewindRequest{Table: "ops.rw", Earliest: true, Policy: admin.ReplayReplace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rewind.Generation != 2 || res.Rewind.Policy != admin.ReplayReplace {
+		t.Fatalf("rewind answer %+v", res)
+	}
+	waitCommitted(t, n, "ops.rw", map[int32]int64{0: total / 2, 1: total / 2})
+	waitTableRows(t, n, "ops.rw", total)
+	expectEach(1)
+	tr = nodeTable(t, n, "ops.rw")
+	if tr.Rewind == nil || !tr.Rewind.ReplaceDone || !strings.Contains(tr.Reason, "replayed once") {
+		t.Fatalf("status after a replace rewind: reason %q rewind %+v", tr.Reason, tr.Rewind)
+	}
+
+	// Explicit offsets with replace: only partition 1 from 150 on.
+	if _, err := n.RewindTable(ctx, admin.RewindRequest{Table: "ops.rw", Policy: admin.ReplayReplace,
+		Offsets: []admin.PartitionOffset{{Topic: "rw", Partition: 1, Offset: 150}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitCommitted(t, n, "ops.rw", map[int32]int64{0: total / 2, 1: total / 2})
+	waitTableRows(t, n, "ops.rw", total)
+	expectEach(1)
+}
+
+// waitCommitted waits until the table's committed offsets reach want.
+func waitCommitted(t *testing.T, n *floeNode, table string, want map[int32]int64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ok := true
+		tr := nodeTable(t, n, table)
+		got := map[int32]int64{}
+		for _, p := range tr.Partitions {
+			got[p.Partition] = p.Committed
+		}
+		for p, w := range want {
+			if got[p] != w {
+				ok = false
+			}
+		}
+		// A rewind's position moves back first: also wait until nothing is
+		// pending and a replace delete is done.
+		if ok && tr.PendingEntries == 0 && (tr.Rewind == nil || tr.Rewind.Policy != admin.ReplayReplace || tr.Rewind.ReplaceDone) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: committed %v pending %d, want %v (state %s %s)", table, got, tr.PendingEntries, want, tr.State, tr.Reason)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitTableRows waits until the replicated row count of a table is want.
+func waitTableRows(t *testing.T, n *floeNode, table string, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		tr := nodeTable(t, n, table)
+		if tr.Rows == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d rows, want %d (state %s %s)", table, tr.Rows, want, tr.State, tr.Reason)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func nodeTable(t *testing.T, n *floeNode, table string) admin.TableReport {
+	t.Helper()
+	rep, err := n.Report(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, ok := tableReport(rep, table) // failures_test.go
+	if !ok {
+		t.Fatalf("no table %s in the report", table)
+	}
+	return tr
+}
+
