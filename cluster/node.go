@@ -119,6 +119,13 @@ func Open(cfg NodeConfig) (*Node, error) {
 		}
 		cfg.RPCAdvertise = a
 	}
+	// Peers call the admin address (a resume looking for suspended records,
+	// maintenance run on a table's committer): 0.0.0.0 is not dialable.
+	if cfg.AdminAddr != "" && !strings.HasSuffix(cfg.AdminAddr, ":0") {
+		if a, err := advertisable(cfg.AdminAddr); err == nil {
+			cfg.AdminAddr = a
+		}
+	}
 	if cfg.MaxVoters <= 0 {
 		cfg.MaxVoters = 5
 	}

@@ -68,7 +68,7 @@ type pipeline struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 	restarting bool
-	control   chan TableControl // latest control; cap 1
+	control    chan TableControl // latest control; cap 1
 	// suspendedAt is the record a suspend stopped at.
 	suspendedAt *ledger.Range
 	// resumeGen is the table's replicated resume generation last seen: a

@@ -59,15 +59,19 @@ type Worker struct {
 	log    *slog.Logger
 	mem    atomic.Int64 // bytes buffered across all pipelines
 
-	mu        sync.Mutex
-	routes    map[string]route // topic -> route
-	regexes   []*regexp.Regexp // per cfg.Tables index; nil for exact topics
-	reMu      sync.Mutex
-	reCache   map[string]*regexp.Regexp // regexes of API mappings
-	pipelines map[string]*pipeline
-	commits   map[string]bool // tables with a committer loop
-	maintain  map[string]chan maintainReq
-	wg        sync.WaitGroup
+	mu      sync.Mutex
+	routes  map[string]route // topic -> route
+	regexes []*regexp.Regexp // per cfg.Tables index; nil for exact topics
+	// rediscover wakes discovery when the API mappings change (cap 1);
+	// lastMappings is the list last seen by Run.
+	rediscover   chan struct{}
+	lastMappings []config.Table
+	reMu         sync.Mutex
+	reCache      map[string]*regexp.Regexp // regexes of API mappings
+	pipelines    map[string]*pipeline
+	commits      map[string]bool // tables with a committer loop
+	maintain     map[string]chan maintainReq
+	wg           sync.WaitGroup
 
 	rates *rates // bytes per second fetched per partition
 
@@ -112,6 +116,7 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status
 		cfg: cfg, kafka: k, state: st, prop: prop, sink: sink, status: status, log: log.With("node", cfg.NodeID),
 		routes: map[string]route{}, pipelines: map[string]*pipeline{}, commits: map[string]bool{},
 		rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{}), runDone: make(chan struct{}),
+		rediscover: make(chan struct{}, 1),
 	}
 	for i, t := range cfg.Tables {
 		var re *regexp.Regexp
@@ -146,6 +151,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		changed := w.state.Watch()
+		if m := w.state.Mappings(); !reflect.DeepEqual(m, w.lastMappings) {
+			w.lastMappings = m
+			select {
+			case w.rediscover <- struct{}{}:
+			default:
+			}
+		}
 		w.reconcile(ctx)
 		select {
 		case <-ctx.Done():
@@ -371,8 +383,14 @@ func (w *Worker) discover(ctx context.Context) {
 		} else {
 			b.reset()
 		}
-		if !sleep(ctx, wait) {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
 			return
+		case <-t.C:
+		case <-w.rediscover: // a mapping was created, changed or deleted
+			t.Stop()
 		}
 	}
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/floe-io/floe/admin"
@@ -54,11 +57,14 @@ func adminOptions(cfg config.Config, m *metrics.Metrics, n *floeNode) (admin.Opt
 type peerClient struct {
 	client *http.Client
 	scheme string
-	token  string
+	token  string // read scope
+	admin  string // admin scope, for maintenance run on the committer
 }
 
 func newPeerClient(cfg config.Config, opts admin.Options) peerClient {
-	p := peerClient{client: http.DefaultClient, scheme: "http", token: auth.PeerToken(cfg.Auth.TokensFile, cfg.Auth.Tokens, auth.ScopeRead)}
+	p := peerClient{client: http.DefaultClient, scheme: "http",
+		token: auth.PeerToken(cfg.Auth.TokensFile, cfg.Auth.Tokens, auth.ScopeRead),
+		admin: auth.PeerToken(cfg.Auth.TokensFile, cfg.Auth.Tokens, auth.ScopeAdmin)}
 	if opts.TLS == nil {
 		return p
 	}
@@ -71,4 +77,29 @@ func newPeerClient(cfg config.Config, opts admin.Options) peerClient {
 // fetch reads a peer's status report.
 func (p peerClient) fetch(ctx context.Context, addr string) (admin.Report, error) {
 	return admin.FetchWith(ctx, p.client, p.scheme+"://"+addr, p.token)
+}
+
+// maintain asks a peer (the table's committer) to run a table's maintenance
+// and returns its JSON answer.
+func (p peerClient) maintain(ctx context.Context, addr, table string) (json.RawMessage, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.scheme+"://"+addr+"/v1/tables/"+table+"/maintenance", nil)
+	if err != nil {
+		return nil, err
+	}
+	if p.admin != "" {
+		req.Header.Set("Authorization", "Bearer "+p.admin)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reaching the committer at %s: %w", admin.ErrUnavailable, addr, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%w: the committer at %s refused: %s", admin.ErrConflict, addr, strings.TrimSpace(string(body)))
+	}
+	return json.RawMessage(body), nil
 }

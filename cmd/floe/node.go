@@ -253,9 +253,28 @@ func (n *floeNode) Maintain(ctx context.Context, name string) (any, error) {
 	}
 	parts := strings.Split(name, ".")
 	if len(parts) < 2 {
-		return nil, fmt.Errorf("table %q: use namespace.name", name)
+		return nil, fmt.Errorf("%w: table %q: use namespace.name", admin.ErrInvalid, name)
 	}
-	return n.worker.Maintain(ctx, ledger.TableKey(parts))
+	key := ledger.TableKey(parts)
+	// Maintenance runs on the table's committer, its only writer: another
+	// node asks the committer.
+	var committer, addr string
+	n.raft.FSM().Read(func(s *cluster.State) {
+		if a, ok := s.Committers[key]; ok {
+			committer = a.Node
+			if m := s.Nodes[a.Node]; m != nil {
+				addr = m.Admin
+			}
+		}
+	})
+	if committer != "" && committer != n.cfg.Node.ID && addr != "" {
+		return n.peers.maintain(ctx, addr, name) // adminwire.go
+	}
+	res, err := n.worker.Maintain(ctx, key)
+	if errors.Is(err, worker.ErrUnknownTable) {
+		return nil, fmt.Errorf("%w: %w", admin.ErrNotFound, err)
+	}
+	return res, err
 }
 
 // Ready implements admin.Source: the node serves once it is a member of a
