@@ -1,0 +1,499 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/floe-io/floe/config"
+	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
+)
+
+const (
+	apiAdminToken = "api-test-admin-token-0123456789"
+	apiReadToken  = "api-test-read-token-0123456789"
+)
+
+// apiOp is one admin API operation, callable over gRPC (method) and over
+// HTTP (verb and path, body = the request as JSON when set).
+type apiOp struct {
+	method string // full gRPC method
+	verb   string
+	path   string
+	body   bool
+}
+
+// apiTransport calls an operation over gRPC or HTTP and maps the answer to
+// a gRPC code, so one test drives both.
+type apiTransport interface {
+	call(op apiOp, token string, req, resp proto.Message) (codes.Code, string)
+	name() string
+}
+
+type grpcTransport struct{ conn *grpc.ClientConn }
+
+func (g grpcTransport) name() string { return "grpc" }
+
+func (g grpcTransport) call(op apiOp, token string, req, resp proto.Message) (codes.Code, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if token != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	}
+	err := g.conn.Invoke(ctx, op.method, req, resp)
+	st := status.Convert(err)
+	return st.Code(), st.Message()
+}
+
+type httpTransport struct{ base string }
+
+func (h httpTransport) name() string { return "http" }
+
+var httpCodes = map[int]codes.Code{
+	200: codes.OK, 400: codes.InvalidArgument, 401: codes.Unauthenticated, 403: codes.PermissionDenied,
+	404: codes.NotFound, 409: codes.AlreadyExists, 503: codes.Unavailable, 504: codes.DeadlineExceeded,
+}
+
+func (h httpTransport) call(op apiOp, token string, req, resp proto.Message) (codes.Code, string) {
+	var body io.Reader
+	if op.body {
+		// body: mapping (admin_http.yaml): the mapping is the whole body.
+		switch r := req.(type) {
+		case *adminv1.CreateMappingRequest:
+			req = r.Mapping
+		case *adminv1.UpdateMappingRequest:
+			req = r.Mapping
+		}
+		b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(req)
+		if err != nil {
+			return codes.Internal, err.Error()
+		}
+		body = bytes.NewReader(b)
+	}
+	hr, err := http.NewRequest(op.verb, h.base+op.path, body)
+	if err != nil {
+		return codes.Internal, err.Error()
+	}
+	if token != "" {
+		hr.Header.Set("Authorization", "Bearer "+token)
+	}
+	r, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return codes.Unavailable, err.Error()
+	}
+	defer r.Body.Close()
+	data, _ := io.ReadAll(r.Body)
+	code, ok := httpCodes[r.StatusCode]
+	if !ok {
+		return codes.Internal, fmt.Sprintf("HTTP %d: %s", r.StatusCode, data)
+	}
+	if code != codes.OK {
+		// The gateway's error body carries the gRPC code; 400 stands for
+		// both InvalidArgument and FailedPrecondition.
+		var e struct {
+			Code int `json:"code"`
+		}
+		if json.Unmarshal(data, &e) == nil && e.Code != 0 {
+			if grpcCode := codes.Code(e.Code); httpCodes[r.StatusCode] == grpcCode || (r.StatusCode == 400 && grpcCode == codes.FailedPrecondition) {
+				return grpcCode, string(data)
+			}
+			return codes.Internal, fmt.Sprintf("HTTP %d with gRPC code %d: %s", r.StatusCode, e.Code, data)
+		}
+		return code, string(data)
+	}
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, resp); err != nil {
+		return codes.Internal, fmt.Sprintf("decoding %s: %v", data, err)
+	}
+	return codes.OK, ""
+}
+
+// startAPITrio starts three in-process nodes that form one group (n1
+// bootstraps, n2 and n3 join), all with the same tokens, and waits for three
+// voters.
+func startAPITrio(t *testing.T, brokers []string) []*floeNode {
+	t.Helper()
+	dir := t.TempDir()
+	var nodes []*floeNode
+	var join []string
+	for i := range 3 {
+		cfg := testConfig(t, dir, brokers, []config.Table{{Topic: "cfg_topic", Namespace: "api"}})
+		cfg.Node.ID = fmt.Sprintf("n%d", i+1)
+		cfg.Node.DataDir = fmt.Sprintf("%s/node%d", dir, i+1)
+		cfg.Auth.Tokens = apiAdminToken + ":admin," + apiReadToken + ":read"
+		cfg.Cluster.FailureTimeout = config.Duration(2 * time.Second)
+		if i > 0 {
+			cfg.Cluster.BootstrapExpect, cfg.Cluster.Join = 0, join
+		}
+		n, err := startNode(context.Background(), cfg, testLogger(t), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = n.Stop() })
+		nodes = append(nodes, n)
+		join = append(join, n.raft.RPCAddr())
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		voters := 0
+		for _, m := range nodes[0].members() {
+			if m.Role == "leader" || m.Role == "voter" {
+				voters++
+			}
+		}
+		if voters == 3 {
+			return nodes
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the group did not reach 3 voters: %+v", nodes[0].members())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func leaderAndFollower(t *testing.T, nodes []*floeNode) (leader, follower *floeNode) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, n := range nodes {
+			if n.raft.IsLeader() {
+				leader = n
+			}
+		}
+		if leader != nil {
+			for _, n := range nodes {
+				if n != leader {
+					return leader, n
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("no leader")
+	return nil, nil
+}
+
+// TestAdminAPI drives every admin API operation through gRPC and through
+// the HTTP gateway, sent to the leader and to a follower (which forwards
+// writes), on a 3-node group with bearer tokens: mappings made through the
+// API route a topic into a table that fills; writes answer with their Raft
+// index; an identical create is not an error; errors name the field; read
+// tokens cannot write; no token reaches nothing but health and metrics.
+func TestAdminAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	var topics []string
+	for _, tr := range []string{"grpc", "http"} {
+		for _, role := range []string{"leader", "follower"} {
+			topics = append(topics, "api_"+tr+"_"+role)
+		}
+	}
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, append(topics, "cfg_topic")...)})
+	nodes := startAPITrio(t, kc.ListenAddrs())
+	leader, follower := leaderAndFollower(t, nodes)
+
+	for _, role := range []string{"leader", "follower"} {
+		target := leader
+		if role == "follower" {
+			target = follower
+		}
+		conn, err := grpc.NewClient(target.admin.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for _, tr := range []apiTransport{grpcTransport{conn}, httpTransport{"http://" + target.admin.Addr()}} {
+			t.Run(tr.name()+"/"+role, func(t *testing.T) {
+				apiRoundTrip(t, tr, cl, "api_"+tr.name()+"_"+role, leader.cfg.Node.ID)
+			})
+		}
+	}
+
+	// Cluster writes, each sent through every transport to a follower and
+	// the leader: leadership moves every time.
+	t.Run("transfer leadership", func(t *testing.T) {
+		for _, role := range []string{"leader", "follower"} {
+			for _, trName := range []string{"grpc", "http"} {
+				l, f := leaderAndFollower(t, nodes)
+				target := l
+				if role == "follower" {
+					target = f
+				}
+				tr := transportTo(t, target, trName)
+				var resp adminv1.WriteResponse
+				code, msg := tr.call(apiOp{"/floe.admin.v1.ClusterService/TransferLeadership", "POST", "/v1/cluster/leader:transfer", true}, apiAdminToken, &adminv1.TransferLeadershipRequest{}, &resp)
+				if code != codes.OK {
+					t.Fatalf("%s via %s: %s %s", trName, role, code, msg)
+				}
+				if nl, _ := leaderAndFollower(t, nodes); nl == l {
+					t.Fatalf("%s via %s: %s still leads", trName, role, l.cfg.Node.ID)
+				}
+			}
+		}
+	})
+
+	t.Run("drain and remove", func(t *testing.T) {
+		l, _ := leaderAndFollower(t, nodes)
+		var others []*floeNode
+		for _, n := range nodes {
+			if n != l {
+				others = append(others, n)
+			}
+		}
+		victim, via := others[0], others[1]
+		for _, trName := range []string{"grpc", "http"} {
+			for _, target := range []*floeNode{l, via} {
+				tr := transportTo(t, target, trName)
+				var resp adminv1.WriteResponse
+				code, msg := tr.call(apiOp{"/floe.admin.v1.ClusterService/DrainNode", "POST", "/v1/cluster/members/" + victim.cfg.Node.ID + ":drain", false}, apiAdminToken, &adminv1.DrainNodeRequest{Id: victim.cfg.Node.ID}, &resp)
+				if code != codes.OK || resp.RaftIndex == 0 {
+					t.Fatalf("drain via %s %s: %s %s %+v", trName, target.cfg.Node.ID, code, msg, &resp)
+				}
+				code, _ = tr.call(apiOp{"/floe.admin.v1.ClusterService/RemoveNode", "DELETE", "/v1/cluster/members/ghost", false}, apiAdminToken, &adminv1.RemoveNodeRequest{Id: "ghost"}, &resp)
+				if code != codes.NotFound {
+					t.Fatalf("removing an unknown node via %s: %s", trName, code)
+				}
+			}
+		}
+		waitMember(t, l, victim.cfg.Node.ID, func(draining bool, present bool) bool { return present && draining })
+		// Remove the drained node for good, through a follower over gRPC
+		// (forwarded to the leader) once it is stopped.
+		_ = victim.Stop()
+		var resp adminv1.WriteResponse
+		code, msg := transportTo(t, via, "grpc").call(apiOp{"/floe.admin.v1.ClusterService/RemoveNode", "DELETE", "", false}, apiAdminToken, &adminv1.RemoveNodeRequest{Id: victim.cfg.Node.ID}, &resp)
+		if code != codes.OK {
+			t.Fatalf("remove via a follower: %s %s", code, msg)
+		}
+		waitMember(t, l, victim.cfg.Node.ID, func(_ bool, present bool) bool { return !present })
+	})
+}
+
+func transportTo(t *testing.T, n *floeNode, name string) apiTransport {
+	t.Helper()
+	if name == "http" {
+		return httpTransport{"http://" + n.admin.Addr()}
+	}
+	conn, err := grpc.NewClient(n.admin.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return grpcTransport{conn}
+}
+
+func waitMember(t *testing.T, n *floeNode, id string, ok func(draining, present bool) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		draining, present := false, false
+		for _, m := range n.members() {
+			if m.ID == id {
+				present, draining = true, m.Draining
+			}
+		}
+		if ok(draining, present) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("member %s: present %v draining %v", id, present, draining)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// apiRoundTrip runs every mapping, table and health operation through one
+// transport to one node.
+func apiRoundTrip(t *testing.T, tr apiTransport, cl *kgo.Client, topic, leaderID string) {
+	name := "m-" + strings.ReplaceAll(topic, "_", "-")
+	table := "api." + topic
+	call := func(op apiOp, req, resp proto.Message) {
+		t.Helper()
+		if code, msg := tr.call(op, apiAdminToken, req, resp); code != codes.OK {
+			t.Fatalf("%s: %s %s", op.method, code, msg)
+		}
+	}
+	expect := func(op apiOp, token string, req proto.Message, want codes.Code, msgHas string) {
+		t.Helper()
+		code, msg := tr.call(op, token, req, &adminv1.WriteResponse{})
+		if code != want || !strings.Contains(msg, msgHas) {
+			t.Fatalf("%s: %s %q, want %s with %q", op.method, code, msg, want, msgHas)
+		}
+	}
+	var (
+		health  adminv1.HealthCheckResponse
+		members adminv1.ListMembersResponse
+		leader  adminv1.GetLeaderResponse
+		write   adminv1.WriteResponse
+	)
+	healthOp := apiOp{"/floe.admin.v1.HealthService/Check", "GET", "/v1/health", false}
+	if code, msg := tr.call(healthOp, "", &adminv1.HealthCheckRequest{}, &health); code != codes.OK || !health.Ready || !health.Live {
+		t.Fatalf("health without a token: %s %s %+v", code, msg, &health)
+	}
+	call(apiOp{"/floe.admin.v1.ClusterService/ListMembers", "GET", "/v1/cluster/members", false}, &adminv1.ListMembersRequest{}, &members)
+	if len(members.Members) != 3 || members.Leader != leaderID {
+		t.Fatalf("members %+v", &members)
+	}
+	call(apiOp{"/floe.admin.v1.ClusterService/GetLeader", "GET", "/v1/cluster/leader", false}, &adminv1.GetLeaderRequest{}, &leader)
+	if leader.Id != leaderID {
+		t.Fatalf("leader %q, want %s", leader.Id, leaderID)
+	}
+
+	// Mappings.
+	m := &adminv1.Mapping{Name: name, Topic: topic, Namespace: "api"}
+	create := apiOp{"/floe.admin.v1.TableService/CreateMapping", "POST", "/v1/mappings", true}
+	call(create, &adminv1.CreateMappingRequest{Mapping: m}, &write)
+	if write.RaftIndex == 0 || write.Unchanged {
+		t.Fatalf("create: %+v", &write)
+	}
+	call(create, &adminv1.CreateMappingRequest{Mapping: m}, &write)
+	if !write.Unchanged {
+		t.Fatalf("an identical create: %+v, want unchanged", &write)
+	}
+	expect(create, apiAdminToken, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: name, Topic: "other", Namespace: "api"}}, codes.AlreadyExists, name)
+	expect(create, apiAdminToken, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: name + "-bad", Topic: topic, Format: "xml"}}, codes.InvalidArgument, "mapping.format")
+	expect(create, apiAdminToken, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "bad name!", Topic: topic}}, codes.InvalidArgument, "mapping.name")
+	expect(create, apiReadToken, &adminv1.CreateMappingRequest{Mapping: m}, codes.PermissionDenied, "")
+	expect(create, "", &adminv1.CreateMappingRequest{Mapping: m}, codes.Unauthenticated, "")
+	var got adminv1.Mapping
+	call(apiOp{"/floe.admin.v1.TableService/GetMapping", "GET", "/v1/mappings/" + name, false}, &adminv1.GetMappingRequest{Name: name}, &got)
+	if got.Topic != topic || got.Source != "api" || got.Format != "json" {
+		t.Fatalf("get mapping: %+v", &got)
+	}
+	var list adminv1.ListMappingsResponse
+	if code, msg := tr.call(apiOp{"/floe.admin.v1.TableService/ListMappings", "GET", "/v1/mappings", false}, apiReadToken, &adminv1.ListMappingsRequest{}, &list); code != codes.OK {
+		t.Fatalf("list mappings with a read token: %s %s", code, msg)
+	}
+	var sawAPI, sawConfig bool
+	for _, x := range list.Mappings {
+		sawAPI = sawAPI || x.Name == name
+		sawConfig = sawConfig || (x.Name == "tables[0]" && x.Source == "config")
+	}
+	if !sawAPI || !sawConfig {
+		t.Fatalf("list mappings: %+v", &list)
+	}
+	got.SnapshotMaxCount = 7
+	call(apiOp{"/floe.admin.v1.TableService/UpdateMapping", "PUT", "/v1/mappings/" + name, true}, &adminv1.UpdateMappingRequest{Mapping: &got}, &write)
+	if write.RaftIndex == 0 {
+		t.Fatalf("update: %+v", &write)
+	}
+	expect(apiOp{"/floe.admin.v1.TableService/UpdateMapping", "PUT", "/v1/mappings/tables[0]", true}, apiAdminToken,
+		&adminv1.UpdateMappingRequest{Mapping: &adminv1.Mapping{Name: "tables[0]", Topic: "cfg_topic"}}, codes.FailedPrecondition, "configuration")
+
+	// The API mapping routes the topic into a table.
+	produceN(t, cl, topic, 0, 50)
+	waitAPIRows(t, tr, table, 50)
+	var tables adminv1.ListTablesResponse
+	call(apiOp{"/floe.admin.v1.TableService/ListTables", "GET", "/v1/tables", false}, &adminv1.ListTablesRequest{}, &tables)
+	found := false
+	for _, x := range tables.Tables {
+		found = found || x.Table == table
+	}
+	if !found {
+		t.Fatalf("list tables lacks %s", table)
+	}
+	var snaps adminv1.ListSnapshotsResponse
+	call(apiOp{"/floe.admin.v1.TableService/ListSnapshots", "GET", "/v1/tables/" + table + "/snapshots", false}, &adminv1.ListSnapshotsRequest{Table: table}, &snaps)
+	if len(snaps.Snapshots) == 0 || snaps.CurrentSnapshotId == 0 {
+		t.Fatalf("snapshots: %+v", &snaps)
+	}
+
+	// Pause: the table stops; resume: the records produced meanwhile land.
+	call(apiOp{"/floe.admin.v1.TableService/PauseTable", "POST", "/v1/tables/" + table + ":pause", false}, &adminv1.PauseTableRequest{Table: table}, &write)
+	if write.RaftIndex == 0 {
+		t.Fatalf("pause: %+v", &write)
+	}
+	st := getAPITable(t, tr, table)
+	if !st.Paused || st.State != "SUSPENDED" || !strings.Contains(st.Reason, "paused") {
+		t.Fatalf("after pause: state %s paused %v reason %q", st.State, st.Paused, st.Reason)
+	}
+	produceN(t, cl, topic, 50, 20)
+	time.Sleep(2 * time.Second) // a paused table must not take them
+	if st := getAPITable(t, tr, table); st.Rows != 50 {
+		t.Fatalf("a paused table took records: %d rows", st.Rows)
+	}
+	call(apiOp{"/floe.admin.v1.TableService/ResumeTable", "POST", "/v1/tables/" + table + ":resume", true}, &adminv1.ResumeTableRequest{Table: table}, &write)
+	if write.RaftIndex == 0 {
+		t.Fatalf("resume: %+v", &write)
+	}
+	waitAPIRows(t, tr, table, 70)
+
+	var maint adminv1.RunMaintenanceResponse
+	call(apiOp{"/floe.admin.v1.TableService/RunMaintenance", "POST", "/v1/tables/" + table + ":maintain", false}, &adminv1.RunMaintenanceRequest{Table: table}, &maint)
+	if !strings.Contains(maint.ResultJson, "snapshots_expired") {
+		t.Fatalf("maintenance: %+v", &maint)
+	}
+
+	// Rewind partition 0 to its start with the append policy.
+	var rw adminv1.RewindTableResponse
+	call(apiOp{"/floe.admin.v1.TableService/RewindTable", "POST", "/v1/tables/" + table + ":rewind", true}, &adminv1.RewindTableRequest{Table: table,
+		Target: &adminv1.RewindTableRequest_Offsets{Offsets: &adminv1.ExplicitOffsets{Offsets: []*adminv1.PartitionOffset{{Topic: topic, Partition: 0, Offset: 0}}}},
+		Policy: adminv1.ReplayPolicy_APPEND}, &rw)
+	if rw.RaftIndex == 0 || rw.Rewind.GetGeneration() != 1 {
+		t.Fatalf("rewind: %+v", &rw)
+	}
+	waitAPIRows(t, tr, table, 70+35) // partition 0 holds 35 of the 70 records
+	expect(apiOp{"/floe.admin.v1.TableService/RewindTable", "POST", "/v1/tables/" + table + ":rewind", true}, apiAdminToken,
+		&adminv1.RewindTableRequest{Table: table, Target: &adminv1.RewindTableRequest_Earliest{Earliest: true}}, codes.InvalidArgument, "policy")
+
+	expect(apiOp{"/floe.admin.v1.TableService/GetTable", "GET", "/v1/tables/api.nope", false}, apiAdminToken, &adminv1.GetTableRequest{Table: "api.nope"}, codes.NotFound, "api.nope")
+	call(apiOp{"/floe.admin.v1.TableService/DeleteMapping", "DELETE", "/v1/mappings/" + name, false}, &adminv1.DeleteMappingRequest{Name: name}, &write)
+	if write.RaftIndex == 0 {
+		t.Fatalf("delete: %+v", &write)
+	}
+	expect(apiOp{"/floe.admin.v1.TableService/GetMapping", "GET", "/v1/mappings/" + name, false}, apiAdminToken, &adminv1.GetMappingRequest{Name: name}, codes.NotFound, name)
+	expect(apiOp{"/floe.admin.v1.TableService/DeleteMapping", "DELETE", "/v1/mappings/" + name, false}, apiAdminToken, &adminv1.DeleteMappingRequest{Name: name}, codes.NotFound, name)
+	expect(apiOp{"/floe.admin.v1.ClusterService/ListMembers", "GET", "/v1/cluster/members", false}, "", &adminv1.ListMembersRequest{}, codes.Unauthenticated, "")
+}
+
+// produceN writes records i = from..from+n-1 alternately to partitions 0 and 1.
+func produceN(t *testing.T, cl *kgo.Client, topic string, from, n int) {
+	t.Helper()
+	var vals []string
+	for i := from; i < from+n; i++ {
+		vals = append(vals, fmt.Sprintf(`{"i":%d}`, i))
+	}
+	produce(t, cl, topic, vals, 2)
+}
+
+func getAPITable(t *testing.T, tr apiTransport, table string) *adminv1.TableStatus {
+	t.Helper()
+	var st adminv1.TableStatus
+	if code, msg := tr.call(apiOp{"/floe.admin.v1.TableService/GetTable", "GET", "/v1/tables/" + table, false}, apiReadToken, &adminv1.GetTableRequest{Table: table}, &st); code != codes.OK {
+		if code == codes.NotFound {
+			return &st
+		}
+		t.Fatalf("get table %s: %s %s", table, code, msg)
+	}
+	return &st
+}
+
+func waitAPIRows(t *testing.T, tr apiTransport, table string, want int64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st := getAPITable(t, tr, table)
+		if st.Rows == want && st.PendingEntries == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d rows, want %d (state %s %s)", table, st.Rows, want, st.State, st.Reason)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
