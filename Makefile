@@ -7,7 +7,7 @@ IMAGE   ?= floe:$(VERSION)
 CFN_LINT_VERSION ?= 1.58.0
 CFN_LINT_VENV    ?= $(or $(FLOE_INTEROP_CACHE),.cache)/cfn-lint-$(CFN_LINT_VERSION)
 
-.PHONY: demo test bench interop build release image cfn-lint vet fmt clean proto
+.PHONY: demo test bench interop build release image cfn-lint vet fmt clean proto alerts
 
 PROTOC_GEN_GO_VERSION      ?= v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION ?= v1.5.1
@@ -75,3 +75,7 @@ proto:
 	  --grpc-gateway_out=proto --grpc-gateway_opt=paths=source_relative,grpc_api_configuration=proto/floe/admin/v1/admin_http.yaml \
 	  --openapiv2_out=proto/floe/admin/v1 --openapiv2_opt=grpc_api_configuration=proto/floe/admin/v1/admin_http.yaml,allow_merge=true,merge_file_name=admin,json_names_for_fields=false \
 	  floe/admin/v1/admin.proto
+
+## alerts: promtool (built from the Go module proxy, cached) checks the alert rules and runs their tests
+alerts:
+	bash deploy/prometheus/check.sh

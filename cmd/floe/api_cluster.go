@@ -89,8 +89,20 @@ func (n *floeNode) TransferLeadership(ctx context.Context, id string) (admin.Wri
 	if id != "" && id == before {
 		return admin.WriteResult{Unchanged: true, Message: id + " already leads"}, nil
 	}
+	voters := 0
+	for _, m := range n.raft.Members() {
+		if m.Voter && m.ID != before {
+			voters++
+		}
+	}
+	if voters == 0 {
+		return admin.WriteResult{}, fmt.Errorf("%w: id: there is no other voter to hand leadership to", admin.ErrConflict)
+	}
 	if err := n.raft.TransferLeadershipTo(ctx, id); err != nil {
-		return admin.WriteResult{}, apiErr(err)
+		if errors.Is(err, cluster.ErrUnknownNode) {
+			return admin.WriteResult{}, fmt.Errorf("%w: id: %w", admin.ErrConflict, err)
+		}
+		return admin.WriteResult{}, fmt.Errorf("%w: %w", admin.ErrUnavailable, err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -363,7 +363,11 @@ def fetch_status(addr: str, floe_bin: str | None = None) -> dict:
         if out.returncode != 0:
             raise RuntimeError(f"floe status exited {out.returncode}: {out.stderr.strip()}")
         return json.loads(out.stdout)
-    with urllib.request.urlopen(f"http://{addr}/v1/status", timeout=10) as r:
+    req = urllib.request.Request(f"http://{addr}/v1/status")
+    token = os.environ.get("FLOE_TOKEN")  # the floe CLI reads the same variable
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(req, timeout=10) as r:
         return json.load(r)
 
 

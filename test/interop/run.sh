@@ -17,6 +17,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$INTEROP_DIR/scenarios.sh"
 # shellcheck source=scenario9.sh
 source "$INTEROP_DIR/scenario9.sh"
+# shellcheck source=scenario10.sh
+source "$INTEROP_DIR/scenario10.sh"
 
 RUN_START=$(date +%s)
 RUN_DIR=""

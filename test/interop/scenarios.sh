@@ -211,9 +211,9 @@ EOF
 		--out "$RUN_DIR/$n/compacted.json" || die "floe $n: the table was not compacted to the bound"
 	# On-demand maintenance (expiry, orphan cleanup, compaction) must succeed on the cooled table.
 	local out
-	out=$("$FLOE_BIN" maintenance run "interop.$t" --admin-addr "$admin" 2>&1) ||
-		die "floe $n: floe maintenance run interop.$t failed: $out"
-	log "floe maintenance run interop.$t: $(tr -s ' \n' ' ' <<<"$out")"
+	out=$("$FLOE_BIN" ctl tables maintain "interop.$t" --addr "$admin" 2>&1) ||
+		die "floe $n: floe ctl tables maintain interop.$t failed: $out"
+	log "floe ctl tables maintain interop.$t: $(tr -s ' \n' ' ' <<<"$out")"
 	verify_tables $n $t
 	local loc exp="$RUN_DIR/expect/$t.json" failed=0
 	loc=$(tail -n 1 "$RUN_DIR/tables.tsv" | cut -f2)
