@@ -10,6 +10,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/worker"
 )
 
 // tableKey resolves namespace.name to the key of a table the cluster knows
@@ -57,12 +58,18 @@ func (n *floeNode) PauseTable(ctx context.Context, table string) (admin.WriteRes
 // table on every node; with skip, past the bad records the table is
 // suspended at on any node.
 func (n *floeNode) ResumeTable(ctx context.Context, table string, skip bool) (admin.WriteResult, error) {
+	res, _, err := n.resume(ctx, table, skip)
+	return res, err
+}
+
+// resume proposes a resume and returns the records it skips.
+func (n *floeNode) resume(ctx context.Context, table string, skip bool) (admin.WriteResult, []cluster.ResumeSkip, error) {
 	if err := n.ready(); err != nil {
-		return admin.WriteResult{}, err
+		return admin.WriteResult{}, nil, err
 	}
 	key, err := n.tableKey(table)
 	if err != nil {
-		return admin.WriteResult{}, err
+		return admin.WriteResult{}, nil, err
 	}
 	cmd := cluster.ResumeTable{Table: key, At: time.Now().UnixMilli()}
 	if skip {
@@ -79,19 +86,29 @@ func (n *floeNode) ResumeTable(ctx context.Context, table string, skip bool) (ad
 			}
 		}
 		if len(cmd.Skips) == 0 {
-			return admin.WriteResult{}, fmt.Errorf("%w: skip: %s is not suspended at a bad record", admin.ErrConflict, table)
+			return admin.WriteResult{}, nil, fmt.Errorf("%w: skip: %s is not suspended at a bad record", admin.ErrConflict, table)
 		}
 	}
 	msg := "resumed " + table
 	for _, s := range cmd.Skips {
 		msg += fmt.Sprintf(", skipping %s offset %d", s.TopicPartition, s.Offset)
 	}
-	return n.propose(ctx, cmd, msg)
+	res, err := n.propose(ctx, cmd, msg)
+	return res, cmd.Skips, err
 }
 
-// Resume serves the older POST /v1/tables/{table}/resume route.
+// Resume serves the older POST /v1/tables/{table}/resume route, whose
+// answer lists the skipped records.
 func (n *floeNode) Resume(ctx context.Context, table string, skip bool) (any, error) {
-	return n.ResumeTable(ctx, table, skip)
+	_, skips, err := n.resume(ctx, table, skip)
+	if err != nil {
+		return nil, err
+	}
+	out := worker.ResumeResult{Table: table}
+	for _, s := range skips {
+		out.Skips = append(out.Skips, worker.SuspendedRecord{Topic: s.Topic, Partition: s.Partition, Offset: s.Offset})
+	}
+	return out, nil
 }
 
 // RewindTable implements admin.Backend: it resolves the target to offsets

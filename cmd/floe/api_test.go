@@ -418,6 +418,9 @@ func apiRoundTrip(t *testing.T, tr apiTransport, cl *kgo.Client, topic, leaderID
 	if write.RaftIndex == 0 {
 		t.Fatalf("pause: %+v", &write)
 	}
+	// The answer means the pause is committed; every node's pipelines stop
+	// as soon as they apply it, moments later.
+	time.Sleep(time.Second)
 	st := getAPITable(t, tr, table)
 	if !st.Paused || st.State != "SUSPENDED" || !strings.Contains(st.Reason, "paused") {
 		t.Fatalf("after pause: state %s paused %v reason %q", st.State, st.Paused, st.Reason)
