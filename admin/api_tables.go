@@ -58,6 +58,17 @@ func (a *tableAPI) CreateMapping(ctx context.Context, req *adminv1.CreateMapping
 }
 
 func (a *tableAPI) UpdateMapping(ctx context.Context, req *adminv1.UpdateMappingRequest) (*adminv1.WriteResponse, error) {
+	// The HTTP route names the mapping in the path (name) and sends the
+	// mapping as the body, where its name may be left out.
+	if req.GetMapping() != nil && req.GetName() != "" {
+		switch req.GetMapping().GetName() {
+		case "":
+			req.Mapping.Name = req.GetName()
+		case req.GetName():
+		default:
+			return nil, status.Errorf(codes.InvalidArgument, "mapping.name: %q does not match the name %q in the path", req.GetMapping().GetName(), req.GetName())
+		}
+	}
 	m, err := mappingFromProto(req.GetMapping())
 	if err != nil {
 		return nil, err

@@ -352,7 +352,7 @@ func TestMappingsUpdateOverlaysSetFlags(t *testing.T) {
 	}
 	want := proto.Clone(cur).(*adminv1.Mapping)
 	want.Format, want.Source = "raw", ""
-	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: want})
+	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: want, Name: "orders"})
 	if n := r.count(); n != 2 {
 		t.Fatalf("%d requests, want GetMapping then UpdateMapping", n)
 	}
@@ -360,7 +360,7 @@ func TestMappingsUpdateOverlaysSetFlags(t *testing.T) {
 	mustRun(t, "--addr", addr, "mappings", "update", "orders", "--topic-regex", "orders-.*", "--snapshot-max-count", "0", "--partition-by", "")
 	want = proto.Clone(cur).(*adminv1.Mapping)
 	want.Source, want.Topic, want.TopicRegex, want.SnapshotMaxCount, want.PartitionBy = "", "", "orders-.*", 0, nil
-	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: want})
+	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: want, Name: "orders"})
 
 	// Updating a mapping that does not exist: the GetMapping's NotFound.
 	_, err := run(t, "--addr", addr, "mappings", "update", "nope", "--format", "raw")
@@ -405,7 +405,7 @@ snapshot_max_count: 20
 	// With -f, update sends the file as the whole mapping (no GetMapping).
 	n := r.count()
 	mustRun(t, "--addr", addr, "mappings", "update", "-f", js)
-	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: &adminv1.Mapping{Name: "clicks", TopicRegex: "clicks-.*", SnapshotMaxAge: "24h"}})
+	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: &adminv1.Mapping{Name: "clicks", TopicRegex: "clicks-.*", SnapshotMaxAge: "24h"}, Name: "clicks"})
 	if r.count() != n+1 {
 		t.Fatal("update -f fetched the mapping")
 	}

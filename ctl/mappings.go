@@ -312,7 +312,7 @@ the format); the full mapping is sent. With -f FILE the file is the complete new
 			err error
 		)
 		if update {
-			r, err = e.tables.UpdateMapping(e.ctx, &adminv1.UpdateMappingRequest{Mapping: m})
+			r, err = e.tables.UpdateMapping(e.ctx, &adminv1.UpdateMappingRequest{Mapping: m, Name: m.GetName()})
 		} else {
 			r, err = e.tables.CreateMapping(e.ctx, &adminv1.CreateMappingRequest{Mapping: m})
 		}

@@ -11,7 +11,7 @@
 # the table exactly once unless a rewind replayed them, which the fuzzer
 # cannot aim at a table it does not know.
 
-SCENARIO_TITLES[10]="admin API: OpenAPI validates, schemathesis fuzzes every operation (${FLOE_S10_EXAMPLES:-25} examples each) without a 5xx"
+SCENARIO_TITLES[10]="admin API: OpenAPI validates, schemathesis fuzzes every operation (${FLOE_S10_EXAMPLES:-100} examples each) without a 5xx"
 # First: later scenarios leave topics behind that random API mappings would
 # start ingesting while the fuzzer runs.
 SCENARIO_ORDER=(10 "${SCENARIO_ORDER[@]}")
@@ -44,7 +44,7 @@ YAML
 	local st="$VENV/bin/schemathesis"
 	fg_run "$st" run "$RUN_DIR/$n/openapi.json" --url "$base" \
 		-H "Authorization: Bearer $S10_TOKEN" --checks not_a_server_error \
-		--max-examples "${FLOE_S10_EXAMPLES:-25}" --request-timeout 30 \
+		--max-examples "${FLOE_S10_EXAMPLES:-100}" --request-timeout 30 \
 		--generation-deterministic --suppress-health-check all \
 		>"$RUN_DIR/logs/schemathesis.log" 2>&1 || {
 		tail -n 60 "$RUN_DIR/logs/schemathesis.log" >&2

@@ -977,8 +977,11 @@ func (x *CreateMappingRequest) GetMapping() *Mapping {
 }
 
 type UpdateMappingRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Mapping       *Mapping               `protobuf:"bytes,1,opt,name=mapping,proto3" json:"mapping,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// mapping is the whole new mapping; its name may be left out (name names it).
+	Mapping *Mapping `protobuf:"bytes,1,opt,name=mapping,proto3" json:"mapping,omitempty"`
+	// name of the mapping to replace; when mapping.name is set too they must match.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1018,6 +1021,13 @@ func (x *UpdateMappingRequest) GetMapping() *Mapping {
 		return x.Mapping
 	}
 	return nil
+}
+
+func (x *UpdateMappingRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
 }
 
 type DeleteMappingRequest struct {
@@ -2570,9 +2580,10 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x11GetMappingRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"H\n" +
 	"\x14CreateMappingRequest\x120\n" +
-	"\amapping\x18\x01 \x01(\v2\x16.floe.admin.v1.MappingR\amapping\"H\n" +
+	"\amapping\x18\x01 \x01(\v2\x16.floe.admin.v1.MappingR\amapping\"\\\n" +
 	"\x14UpdateMappingRequest\x120\n" +
-	"\amapping\x18\x01 \x01(\v2\x16.floe.admin.v1.MappingR\amapping\"*\n" +
+	"\amapping\x18\x01 \x01(\v2\x16.floe.admin.v1.MappingR\amapping\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"*\n" +
 	"\x14DeleteMappingRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\x13\n" +
 	"\x11ListTablesRequest\"H\n" +
