@@ -244,3 +244,21 @@ func TestPromtool(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplatesUseRealMetrics: the ECS templates' metrics sidecar publishes
+// Floe series by name (autoscaling steers on one); each must be a metric
+// the node exports.
+func TestTemplatesUseRealMetrics(t *testing.T) {
+	for _, path := range []string{"cloudformation/floe.yaml", "terraform/main.tf"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad := unknownMetrics(string(data)); len(bad) > 0 {
+			t.Errorf("%s names metrics Floe does not export: %v", path, bad)
+		}
+		if !floeMetricRE.Match(data) {
+			t.Errorf("%s names no Floe metric: the sidecar check has nothing to check", path)
+		}
+	}
+}
