@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -136,11 +137,15 @@ func healthCmd() *cobra.Command {
 			if ready {
 				path = "/readyz"
 			}
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+			client, scheme, err := probeClient()
 			if err != nil {
 				return &exitError{code: exitConfig, err: err}
 			}
-			resp, err := http.DefaultClient.Do(req)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+addr+path, nil)
+			if err != nil {
+				return &exitError{code: exitConfig, err: err}
+			}
+			resp, err := client.Do(req)
 			if err != nil {
 				return &exitError{code: exitUnreachable, err: fmt.Errorf("probing %s: %w", addr, err)}
 			}
@@ -176,4 +181,25 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// probeClient is the health probe's client. It runs beside the node (the
+// container's health check) with the node's environment: when the admin port
+// serves TLS (FLOE_ADMIN_TLS_CERT_FILE) it speaks HTTPS to its own node
+// without verifying the certificate's name, and under mutual TLS it presents
+// the node's own certificate (which then needs the clientAuth usage too).
+func probeClient() (*http.Client, string, error) {
+	certFile, keyFile := os.Getenv("FLOE_ADMIN_TLS_CERT_FILE"), os.Getenv("FLOE_ADMIN_TLS_KEY_FILE")
+	if certFile == "" {
+		return http.DefaultClient, "http", nil
+	}
+	tc := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // probing our own local node
+	if os.Getenv("FLOE_ADMIN_TLS_CLIENT_CA_FILE") != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, "", fmt.Errorf("admin.tls: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}, "https", nil
 }

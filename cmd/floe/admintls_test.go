@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ctl"
+)
+
+// pemPair writes a certificate signed by parent (self-signed when nil) and
+// its key as PEM files, and returns them with the parsed certificate.
+func pemPair(t *testing.T, dir, name string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, tmpl *x509.Certificate) (certFile, keyFile string, cert *x509.Certificate, key *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl.SerialNumber = big.NewInt(time.Now().UnixNano())
+	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	signer, signerKey := tmpl, key
+	if parent != nil {
+		signer, signerKey = parent, parentKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ = x509.ParseCertificate(der)
+	kb, _ := x509.MarshalPKCS8PrivateKey(key)
+	certFile, keyFile = filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile, cert, key
+}
+
+// TestAdminMutualTLS starts a node whose admin port requires client
+// certificates (admin.tls with client_ca_file) and a token: floe ctl with
+// the CA, a client certificate and the token gets through; without the
+// client certificate, or over plaintext, it does not; the token is still
+// required over mutual TLS.
+func TestAdminMutualTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	dir := t.TempDir()
+	caFile, _, ca, caKey := pemPair(t, dir, "ca", nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "floe test ca"},
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign})
+	srvCert, srvKey, _, _ := pemPair(t, dir, "server", ca, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "floe"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}})
+	cliCert, cliKey, _, _ := pemPair(t, dir, "client", ca, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "operator"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+
+	kc, _ := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "tls")})
+	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "tls", Namespace: "sec"}})
+	cfg.Admin.TLS = config.AdminTLS{CertFile: srvCert, KeyFile: srvKey, ClientCAFile: caFile}
+	cfg.Auth.Tokens = apiAdminToken + ":admin"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := startNode(context.Background(), cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	addr := n.admin.Addr()
+
+	runCtl := func(args ...string) (string, int) {
+		cmd := ctl.Command()
+		var out, errOut bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		cmd.SetArgs(append([]string{"--addr", addr, "--timeout", "5s"}, args...))
+		err := cmd.ExecuteContext(context.Background())
+		return out.String() + errOut.String() + func() string {
+			if err != nil {
+				return err.Error()
+			}
+			return ""
+		}(), ctl.ExitCode(err)
+	}
+	tlsArgs := []string{"--ca-file", caFile, "--cert-file", cliCert, "--key-file", cliKey}
+	if out, code := runCtl(append([]string{"members", "--token", apiAdminToken}, tlsArgs...)...); code != 0 || !strings.Contains(out, "test-1") {
+		t.Fatalf("ctl over mutual TLS with a token: exit %d: %s", code, out)
+	}
+	if out, code := runCtl(append([]string{"members"}, tlsArgs...)...); code != ctl.ExitAuth {
+		t.Fatalf("ctl over mutual TLS without a token: exit %d, want %d: %s", code, ctl.ExitAuth, out)
+	}
+	if out, code := runCtl("members", "--token", apiAdminToken, "--ca-file", caFile); code == 0 {
+		t.Fatalf("ctl without a client certificate got through: %s", out)
+	}
+	if out, code := runCtl("members", "--token", apiAdminToken); code == 0 {
+		t.Fatalf("ctl over plaintext got through to a TLS port: %s", out)
+	}
+	// The container health check (floe health) probes its own node with the
+	// node's environment: HTTPS, and its own certificate under mutual TLS.
+	t.Setenv("FLOE_ADMIN_TLS_CERT_FILE", srvCert)
+	t.Setenv("FLOE_ADMIN_TLS_KEY_FILE", srvKey)
+	t.Setenv("FLOE_ADMIN_TLS_CLIENT_CA_FILE", caFile)
+	for _, args := range [][]string{{"--admin-addr", addr}, {"--admin-addr", addr, "--ready"}} {
+		h := healthCmd()
+		h.SetArgs(args)
+		h.SetOut(&bytes.Buffer{})
+		if err := h.Execute(); err != nil {
+			t.Fatalf("floe health %v on a mutual-TLS port: %v", args, err)
+		}
+	}
+	// HTTP: a plaintext request to the TLS port gets no answer it can use.
+	if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatal("plaintext /healthz answered 200 on a TLS port")
+		}
+	}
+}
