@@ -3,19 +3,13 @@ package admin
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -37,6 +31,7 @@ import (
 
 	"github.com/floe-io/floe/auth"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testcerts"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )
 
@@ -756,39 +751,10 @@ type testPKI struct {
 
 func newPKI(t *testing.T) testPKI {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "floe test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := func(serial int64, name string, usage x509.ExtKeyUsage) tls.Certificate {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return testPKI{pool: pool, server: leaf(2, "floe node", x509.ExtKeyUsageServerAuth), client: leaf(3, "floe admin", x509.ExtKeyUsageClientAuth)}
+	ca := testcerts.CA(t)
+	return testPKI{pool: ca.Pool(),
+		server: testcerts.Leaf(t, ca, "floe node", x509.ExtKeyUsageServerAuth).TLS(),
+		client: testcerts.Leaf(t, ca, "floe admin", x509.ExtKeyUsageClientAuth).TLS()}
 }
 
 // TestTLS serves the API over TLS and mutual TLS: gRPC (HTTP/2 by ALPN)

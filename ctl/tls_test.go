@@ -1,16 +1,12 @@
 package ctl
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,59 +14,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/floe-io/floe/internal/testcerts"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )
 
-type keyPair struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	der  []byte
-}
+// keyPair and its helpers come from internal/testcerts.
+type keyPair = testcerts.Pair
 
 func newCert(t *testing.T, parent *keyPair, tmpl *x509.Certificate) *keyPair {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.SerialNumber = big.NewInt(time.Now().UnixNano())
-	tmpl.NotBefore = time.Now().Add(-time.Hour)
-	tmpl.NotAfter = time.Now().Add(time.Hour)
-	signer, signerKey := tmpl, key
-	if parent != nil {
-		signer, signerKey = parent.cert, parent.key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &keyPair{cert: cert, key: key, der: der}
-}
-
-func (k *keyPair) files(t *testing.T, dir, name string) (certFile, keyFile string) {
-	t.Helper()
-	certFile, keyFile = filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
-	kb, err := x509.MarshalPKCS8PrivateKey(k.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: k.der}), 0o600)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600)
-	return certFile, keyFile
-}
-
-func (k *keyPair) tls() tls.Certificate {
-	return tls.Certificate{Certificate: [][]byte{k.der}, PrivateKey: k.key}
+	return testcerts.New(t, parent, tmpl)
 }
 
 func TestMutualTLS(t *testing.T) {
@@ -83,13 +40,13 @@ func TestMutualTLS(t *testing.T) {
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
 	cliCert := newCert(t, ca, &x509.Certificate{Subject: pkix.Name{CommonName: "operator"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
-	caFile, _ := ca.files(t, dir, "ca")
-	certFile, keyFile := cliCert.files(t, dir, "client")
+	caFile, _ := ca.Files(t, dir, "ca")
+	certFile, keyFile := cliCert.Files(t, dir, "client")
 
 	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
+	pool.AddCert(ca.Cert)
 	r := &rec{ready: true}
-	s := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{srvCert.tls()},
+	s := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{srvCert.TLS()},
 		ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert})))
 	adminv1.RegisterClusterServiceServer(s, clusterSrv{rec: r})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -3,56 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ctl"
+	"github.com/floe-io/floe/internal/testcerts"
 )
-
-// pemPair writes a certificate signed by parent (self-signed when nil) and
-// its key as PEM files, and returns them with the parsed certificate.
-func pemPair(t *testing.T, dir, name string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, tmpl *x509.Certificate) (certFile, keyFile string, cert *x509.Certificate, key *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.SerialNumber = big.NewInt(time.Now().UnixNano())
-	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-	signer, signerKey := tmpl, key
-	if parent != nil {
-		signer, signerKey = parent, parentKey
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ = x509.ParseCertificate(der)
-	kb, _ := x509.MarshalPKCS8PrivateKey(key)
-	certFile, keyFile = filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile, cert, key
-}
 
 // TestAdminMutualTLS starts a node whose admin port requires client
 // certificates (admin.tls with client_ca_file) and a token: floe ctl with
@@ -64,12 +25,10 @@ func TestAdminMutualTLS(t *testing.T) {
 		t.Skip("end-to-end")
 	}
 	dir := t.TempDir()
-	caFile, _, ca, caKey := pemPair(t, dir, "ca", nil, nil, &x509.Certificate{Subject: pkix.Name{CommonName: "floe test ca"},
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign})
-	srvCert, srvKey, _, _ := pemPair(t, dir, "server", ca, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "floe"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}})
-	cliCert, cliKey, _, _ := pemPair(t, dir, "client", ca, caKey, &x509.Certificate{Subject: pkix.Name{CommonName: "operator"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	ca := testcerts.CA(t)
+	caFile, _ := ca.Files(t, dir, "ca")
+	srvCert, srvKey := testcerts.Leaf(t, ca, "floe", x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth).Files(t, dir, "server")
+	cliCert, cliKey := testcerts.Leaf(t, ca, "operator", x509.ExtKeyUsageClientAuth).Files(t, dir, "client")
 
 	kc, _ := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "tls")})
 	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "tls", Namespace: "sec"}})
