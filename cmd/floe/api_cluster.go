@@ -44,6 +44,21 @@ func (n *floeNode) propose(ctx context.Context, c cluster.Command, what string) 
 	return admin.WriteResult{Index: idx, Message: what}, nil
 }
 
+// operatorCommand proposes one of the operator commands (PutMapping,
+// DeleteMapping, PauseTable, RewindTable). A node of an older version skips
+// them (unknown command types are skipped during a rolling upgrade), and a
+// rewind it skipped would leave its ledger apart from the others', so they
+// are refused until every member runs this node's version.
+func (n *floeNode) operatorCommand(ctx context.Context, c cluster.Command, what string) (admin.WriteResult, error) {
+	for _, m := range n.raft.Members() {
+		if m.Version != "" && m.Version != version {
+			return admin.WriteResult{}, fmt.Errorf("%w: member %s runs version %s and this node %s: finish the rolling upgrade first",
+				admin.ErrConflict, m.ID, m.Version, version)
+		}
+	}
+	return n.propose(ctx, c, what)
+}
+
 // apiErr classifies an error for the admin API.
 func apiErr(err error) error {
 	switch {

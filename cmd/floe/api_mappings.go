@@ -74,7 +74,7 @@ func (n *floeNode) PutMapping(ctx context.Context, m admin.Mapping, create bool)
 	if create {
 		verb = "created"
 	}
-	return n.propose(ctx, cluster.PutMapping{Mapping: want, Create: create}, verb+" mapping "+m.Name)
+	return n.operatorCommand(ctx, cluster.PutMapping{Mapping: want, Create: create}, verb+" mapping "+m.Name)
 }
 
 // DeleteMapping implements admin.Backend.
@@ -82,5 +82,5 @@ func (n *floeNode) DeleteMapping(ctx context.Context, name string) (admin.WriteR
 	if strings.HasPrefix(name, "tables[") {
 		return admin.WriteResult{}, fmt.Errorf("%w: mapping %s comes from the configuration file: edit the file on every node", admin.ErrConflict, name)
 	}
-	return n.propose(ctx, cluster.DeleteMapping{Name: name}, "deleted mapping "+name)
+	return n.operatorCommand(ctx, cluster.DeleteMapping{Name: name}, "deleted mapping "+name)
 }

@@ -51,7 +51,7 @@ func (n *floeNode) PauseTable(ctx context.Context, table string) (admin.WriteRes
 	if paused {
 		return admin.WriteResult{Unchanged: true, Message: table + " is already paused"}, nil
 	}
-	return n.propose(ctx, cluster.PauseTable{Table: key, At: time.Now().UnixMilli()}, "paused "+table)
+	return n.operatorCommand(ctx, cluster.PauseTable{Table: key, At: time.Now().UnixMilli()}, "paused "+table)
 }
 
 // ResumeTable implements admin.Backend: it ends a pause and un-suspends the
@@ -193,7 +193,7 @@ func (n *floeNode) RewindTable(ctx context.Context, req admin.RewindRequest) (ad
 			}
 		}
 	}
-	res, err := n.propose(ctx, cluster.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli()}, "rewound "+req.Table)
+	res, err := n.operatorCommand(ctx, cluster.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli()}, "rewound "+req.Table)
 	if err != nil {
 		return admin.RewindResult{}, err
 	}
