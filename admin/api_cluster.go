@@ -3,6 +3,8 @@ package admin
 import (
 	"context"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )
 
@@ -26,14 +28,18 @@ func (a *clusterAPI) ListMembers(ctx context.Context, _ *adminv1.ListMembersRequ
 	return out, nil
 }
 
-// GetLeader names the leader. The report carries no leader address or
-// change time yet, so admin_addr and since stay unset.
+// GetLeader names the leader, its admin address and when this node saw
+// leadership change last.
 func (a *clusterAPI) GetLeader(ctx context.Context, _ *adminv1.GetLeaderRequest) (*adminv1.GetLeaderResponse, error) {
 	rep, err := a.b.Report(ctx)
 	if err != nil {
 		return nil, apiError(err)
 	}
-	return &adminv1.GetLeaderResponse{Id: rep.Leader}, nil
+	out := &adminv1.GetLeaderResponse{Id: rep.Leader, AdminAddr: rep.LeaderAddr}
+	if !rep.LeaderSince.IsZero() {
+		out.Since = timestamppb.New(rep.LeaderSince)
+	}
+	return out, nil
 }
 
 func (a *clusterAPI) TransferLeadership(ctx context.Context, req *adminv1.TransferLeadershipRequest) (*adminv1.WriteResponse, error) {

@@ -11,8 +11,12 @@ import (
 
 // Report is a node's view of every table.
 type Report struct {
-	Node        string            `json:"node"`
-	Leader      string            `json:"leader"`
+	Node   string `json:"node"`
+	Leader string `json:"leader"`
+	// LeaderAddr is the leader's admin address and LeaderSince when this
+	// node saw the leader change last; both may be empty.
+	LeaderAddr  string            `json:"leader_admin_addr,omitempty"`
+	LeaderSince time.Time         `json:"leader_since,omitzero"`
 	RaftState   string            `json:"raft_state"`
 	GeneratedAt time.Time         `json:"generated_at"`
 	Problems    map[string]string `json:"problems,omitempty"`

@@ -87,6 +87,8 @@ type Node struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	draining  atomic.Bool // this process asked to drain
+	// leaderChangedAt: unix ns of the last leader change seen (observe.go).
+	leaderChangedAt atomic.Int64
 	// cutOff makes the internal RPC fail both ways; tests set it to
 	// partition a node together with its Raft transport.
 	cutOff atomic.Bool

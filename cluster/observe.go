@@ -16,12 +16,9 @@ type Observer interface {
 	LeaderChanged()
 }
 
-// observeLeaders forwards Raft's leader observations to the Observer until
-// the node closes.
+// observeLeaders records when this node last saw the leader change and
+// tells the Observer, until the node closes.
 func (n *Node) observeLeaders() {
-	if n.cfg.Observer == nil {
-		return
-	}
 	ch := make(chan raft.Observation, 16)
 	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
 		_, ok := o.Data.(raft.LeaderObservation)
@@ -37,8 +34,21 @@ func (n *Node) observeLeaders() {
 			case <-n.stop:
 				return
 			case <-ch:
-				n.cfg.Observer.LeaderChanged()
+				n.leaderChangedAt.Store(time.Now().UnixNano())
+				if n.cfg.Observer != nil {
+					n.cfg.Observer.LeaderChanged()
+				}
 			}
 		}
 	}()
+}
+
+// LeaderChangedAt is when this node last saw the leader change (zero before
+// the first time).
+func (n *Node) LeaderChangedAt() time.Time {
+	ns := n.leaderChangedAt.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
 }

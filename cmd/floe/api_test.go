@@ -350,8 +350,8 @@ func apiRoundTrip(t *testing.T, tr apiTransport, cl *kgo.Client, topic, leaderID
 		t.Fatalf("members %+v", &members)
 	}
 	call(apiOp{"/floe.admin.v1.ClusterService/GetLeader", "GET", "/v1/cluster/leader", false}, &adminv1.GetLeaderRequest{}, &leader)
-	if leader.Id != leaderID {
-		t.Fatalf("leader %q, want %s", leader.Id, leaderID)
+	if leader.Id != leaderID || !strings.HasPrefix(leader.AdminAddr, "127.0.0.1:") || leader.Since == nil {
+		t.Fatalf("leader %+v, want %s with its admin address and the time of the change", &leader, leaderID)
 	}
 
 	// Mappings.

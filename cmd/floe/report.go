@@ -71,9 +71,13 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.members()}, nil
 	}
 	runtime, problems := n.worker.Status().Snapshot()
-	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.members()}
+	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.members(),
+		LeaderSince: n.raft.LeaderChangedAt()}
 	n.raft.FSM().Read(func(s *cluster.State) {
 		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
+		if m := s.Nodes[leader]; m != nil {
+			rep.LeaderAddr = m.Admin
+		}
 		if b := s.LastBackup; b != nil {
 			rep.Backup = &admin.BackupReport{Location: b.Location, At: time.UnixMilli(b.At), AgeSec: now.Sub(time.UnixMilli(b.At)).Seconds(), AppliedIndex: b.Applied}
 		}
