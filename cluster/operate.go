@@ -217,6 +217,7 @@ func applyRewindTable(s *State, c *RewindTable) error {
 		rw.From = append(rw.From, RewindPosition{TopicPartition: p.TopicPartition, Offset: o.Committed})
 		o.Committed, o.End = p.Offset, p.Offset
 		o.Start = min(o.Start, p.Offset)
+		o.NewestTS = 0 // the replay commits older records again
 	}
 	if r := s.Resumes[c.Table]; r != nil {
 		r.Skips = nil // skips name records of the old position

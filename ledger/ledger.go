@@ -15,6 +15,9 @@ type Offsets struct {
 	// End is the next offset after the last recorded (maybe uncommitted) one.
 	// A fetcher resumes here.
 	End int64 `json:"end"`
+	// NewestTS is the newest record timestamp (unix ms) committed for the
+	// partition: its lag in time is measured from it.
+	NewestTS int64 `json:"newest_ts,omitempty"`
 }
 
 // Assignment says which node fetches a partition, fenced by an epoch that
@@ -172,6 +175,7 @@ func (l *Ledger) Commit(table string, ids []string) ([]Entry, error) {
 			// Record guaranteed contiguity, so the oldest entry of a
 			// partition always starts at its committed offset.
 			o.Committed = r.To
+			o.NewestTS = max(o.NewestTS, r.MaxTS)
 		}
 	}
 	rest := slices.Clone(pending[len(ids):])

@@ -55,7 +55,9 @@ func TestCommitOrder(t *testing.T) {
 	l := New()
 	_ = l.Assign(tp(0), Assignment{Node: "n", Epoch: 1})
 	for i, id := range []string{"a", "b", "c"} {
-		r := Range{TopicPartition: tp(0), From: int64(i * 10), To: int64(i*10 + 10), Epoch: 1}
+		// Record times are not in offset order: the newest committed is
+		// the maximum, not the last.
+		r := Range{TopicPartition: tp(0), From: int64(i * 10), To: int64(i*10 + 10), Epoch: 1, MaxTS: []int64{500, 300, 900}[i]}
 		if err := l.Record("x", Entry{ID: id, Node: "n", Ranges: []Range{r}}); err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +73,7 @@ func TestCommitOrder(t *testing.T) {
 		t.Fatalf("commit = %v %v", done, err)
 	}
 	o, _ := l.Position("x", tp(0))
-	if o != (Offsets{Start: 0, Committed: 20, End: 30}) {
+	if o != (Offsets{Start: 0, Committed: 20, End: 30, NewestTS: 500}) {
 		t.Fatalf("offsets = %+v", o)
 	}
 }

@@ -21,6 +21,9 @@ type Range struct {
 	From  int64  `json:"from"`
 	To    int64  `json:"to"`
 	Epoch uint64 `json:"epoch"`
+	// MaxTS is the newest record timestamp in the range (unix ms), for
+	// the partition's time lag once committed; 0 when unknown.
+	MaxTS int64 `json:"max_ts,omitempty"`
 }
 
 // FileDescriptor describes one written data file well enough to rebuild the

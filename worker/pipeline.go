@@ -30,6 +30,7 @@ type partState struct {
 	gen   uint64 // fetcher generation: messages of older ones are ignored
 	from  int64  // ledger end: where the next recorded range starts
 	next  int64  // next offset after the last consumed record
+	maxTS int64  // newest record time (unix ms) in [from, next)
 	stop  context.CancelFunc
 	done  chan struct{}
 	meter *meter // fetched bytes, for Rates
@@ -461,6 +462,7 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 	if ms := m.Time.UnixMilli(); ms > p.maxTS {
 		p.maxTS = ms
 	}
+	ps.maxTS = max(ps.maxTS, m.Time.UnixMilli())
 	p.status(func(t *TableStatus) {
 		t.Consumed++
 		t.BytesConsumed += int64(len(m.Key) + len(m.Value))
@@ -531,7 +533,7 @@ func (p *pipeline) flush(ctx context.Context, wait bool) {
 	var ranges []ledger.Range
 	for _, ps := range p.parts {
 		if ps.next > ps.from {
-			ranges = append(ranges, ledger.Range{TopicPartition: ps.tp, From: ps.from, To: ps.next, Epoch: ps.epoch})
+			ranges = append(ranges, ledger.Range{TopicPartition: ps.tp, From: ps.from, To: ps.next, Epoch: ps.epoch, MaxTS: ps.maxTS})
 		}
 	}
 	if len(ranges) == 0 {
@@ -554,7 +556,7 @@ func (p *pipeline) flush(ctx context.Context, wait bool) {
 	// Ranges chain: the next flush starts where this one ends. If this one
 	// is refused, resetAll drops everything and restarts from the ledger.
 	for _, ps := range p.parts {
-		ps.from = ps.next
+		ps.from, ps.maxTS = ps.next, 0
 	}
 	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0
 	done := make(chan flushResult, 1)

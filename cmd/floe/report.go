@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -181,10 +182,11 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 				pr.HighWatermark = o.End
 			}
 			pr.Lag = max(0, pr.HighWatermark-pr.Committed)
-			if pr.Lag > 0 && ti.t.NewestRecordTS > 0 {
-				// The committed position's time: the newest committed record
-				// (of the table; partitions are not tracked one by one).
-				pr.LagSec = now.Sub(time.UnixMilli(ti.t.NewestRecordTS)).Seconds()
+			// Lag in time: since the newest record committed for the
+			// partition (the table's, for data committed before partitions
+			// carried it), while records wait in Kafka.
+			if newest := cmp.Or(o.NewestTS, ti.t.NewestRecordTS); pr.Lag > 0 && newest > 0 {
+				pr.LagSec = max(0, now.Sub(time.UnixMilli(newest)).Seconds())
 			}
 			tr.Partitions = append(tr.Partitions, pr)
 		}

@@ -182,4 +182,3 @@ func nodeTable(t *testing.T, n *floeNode, table string) admin.TableReport {
 	}
 	return tr
 }
-
