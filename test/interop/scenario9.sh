@@ -20,6 +20,7 @@ SCENARIO_ORDER+=(9)
 
 S9_OUTAGE=${FLOE_S9_OUTAGE:-60}
 S9_TOKEN=interop-read-token-0123456789
+export S9_TOKEN
 S9_NODES=(s9a s9b s9c)
 RESTREF_DIR="$CACHE/iceberg-rest-reference"
 RESTREF_PORT="" RESTREF_URI=""
@@ -71,11 +72,12 @@ s9_catalogs() {
 	local n admins=()
 	for n in "${S9_NODES[@]}"; do admins+=("$(floe_admin "$n")"); done
 	"$PY" -c '
-import json, sys, urllib.request
+import json, os, sys, urllib.request
 chosen = None
 for a in sys.argv[1:]:
     try:
-        rep = json.load(urllib.request.urlopen(f"http://{a}/v1/status", timeout=5))
+        req = urllib.request.Request(f"http://{a}/v1/status", headers={"Authorization": "Bearer " + os.environ["S9_TOKEN"]})
+        rep = json.load(urllib.request.urlopen(req, timeout=5))
     except Exception:
         continue
     t = next((t for t in rep.get("tables", []) if t["table"] == "interop.s9_events"), None)
@@ -86,12 +88,16 @@ for c in (chosen or {}).get("catalogs") or []:
 ' "${admins[@]}" || true
 }
 
+# s9_status NODE: GET /v1/status with the scenario's read token (the admin
+# API wants one once tokens are configured).
+s9_status() { curl -sf -H "Authorization: Bearer $S9_TOKEN" "http://$(floe_admin "$1")/v1/status"; }
+
 # s9_leader: the name of the Raft leader (node ids are the names), from the
 # first node that answers.
 s9_leader() {
 	local n l
 	for n in "${S9_NODES[@]}"; do
-		l=$(curl -sf "http://$(floe_admin "$n")/v1/status" | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("leader") or "")' 2>/dev/null) || l=""
+		l=$(s9_status "$n" | "$PY" -c 'import json, sys; print(json.load(sys.stdin).get("leader") or "")' 2>/dev/null) || l=""
 		[[ -n $l ]] && echo "$l" && return 0
 	done
 	die "no node of the scenario 9 cluster names a leader"
@@ -152,7 +158,7 @@ s9_location() {
 # s9_synced: how many catalogs recorded a sync of interop.s9_events (the
 # replicated record, from any node).
 s9_synced() {
-	curl -sf "http://$(floe_admin "$(s9_leader)")/v1/status" | "$PY" -c '
+	s9_status "$(s9_leader)" | "$PY" -c '
 import json, sys
 for t in json.load(sys.stdin).get("tables", []):
     if t["table"] == "interop.s9_events":
@@ -189,6 +195,7 @@ s9_wait_in_sync() {
 
 scenario_9() {
 	local t=s9_events n admin
+	export FLOE_TOKEN=$S9_TOKEN # floe status and interop.py's status reads
 	start_rest_reference
 	create_topics 4 $t
 	s9_start_cluster $t
@@ -281,4 +288,5 @@ scenario_9() {
 	log "catalog sync status at the end: $(s9_catalogs | tr '\n' '|')"
 	for n in "${S9_NODES[@]}"; do stop_floe "$n"; done
 	stop_proc rest-reference
+	unset FLOE_TOKEN
 }
