@@ -45,7 +45,7 @@ YAML
 	fg_run "$st" run "$RUN_DIR/$n/openapi.json" --url "$base" \
 		-H "Authorization: Bearer $S10_TOKEN" --checks not_a_server_error \
 		--max-examples "${FLOE_S10_EXAMPLES:-100}" --request-timeout 30 \
-		--generation-deterministic --generation-database none --suppress-health-check all \
+		--generation-deterministic --suppress-health-check all \
 		>"$RUN_DIR/logs/schemathesis.log" 2>&1 || {
 		tail -n 60 "$RUN_DIR/logs/schemathesis.log" >&2
 		die "schemathesis found a 5xx or failed (see $RUN_DIR/logs/schemathesis.log)"
