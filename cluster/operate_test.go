@@ -14,7 +14,9 @@ import (
 )
 
 func TestApplyMappings(t *testing.T) {
-	m := func(topic string) Mapping { return Mapping{Name: "orders", Table: config.Table{Topic: topic, Namespace: "db"}} }
+	m := func(topic string) Mapping {
+		return Mapping{Name: "orders", Table: config.Table{Topic: topic, Namespace: "db"}}
+	}
 	cases := []struct {
 		name    string
 		steps   []Command
