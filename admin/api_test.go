@@ -1,18 +1,12 @@
 package admin
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +16,6 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -31,7 +24,6 @@ import (
 
 	"github.com/floe-io/floe/auth"
 	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/internal/testcerts"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )
 
@@ -558,276 +550,5 @@ func TestErrorMapping(t *testing.T) {
 		if code != c.want {
 			t.Errorf("%s %s %s = %d, want %d: %s", c.verb, c.path, c.body, code, c.want, body)
 		}
-	}
-}
-
-// TestMethodScopesCoverEveryRPC keeps the scope table complete: every
-// method of the three services has a scope, and the table names nothing
-// else.
-func TestMethodScopesCoverEveryRPC(t *testing.T) {
-	seen := map[string]bool{}
-	for _, d := range []*grpc.ServiceDesc{&adminv1.ClusterService_ServiceDesc, &adminv1.TableService_ServiceDesc, &adminv1.HealthService_ServiceDesc} {
-		for _, m := range d.Methods {
-			name := "/" + d.ServiceName + "/" + m.MethodName
-			seen[name] = true
-			if _, ok := methodScopes[name]; !ok {
-				t.Errorf("%s has no scope in methodScopes", name)
-			}
-		}
-		if len(d.Streams) > 0 {
-			t.Errorf("%s has streaming methods; the auth interceptor covers unary calls only", d.ServiceName)
-		}
-	}
-	for name := range methodScopes {
-		if !seen[name] {
-			t.Errorf("methodScopes names %s, which is not an RPC", name)
-		}
-	}
-}
-
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// TestAuth checks every RPC over gRPC and HTTP, and the plain routes, with
-// no token, a read token and an admin token.
-func TestAuth(t *testing.T) {
-	f := &fakeBackend{}
-	var logs syncBuffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	s := startAPI(t, f, Options{Log: log, Tokens: testTokens(t),
-		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("floe_up 1\n")) })})
-	cc := dialGRPC(t, s.Addr())
-	hc := httpClient(t)
-	base := "http://" + s.Addr()
-
-	for _, c := range rpcCases() {
-		need := methodScopes[c.method]
-		for _, tok := range []string{"", "wrong-token-0123456789", readToken, adminToken} {
-			var wantCode codes.Code
-			wantHTTP := http.StatusOK
-			switch {
-			case need == scopeNone || tok == adminToken:
-			case tok == "" || tok == "wrong-token-0123456789":
-				wantCode, wantHTTP = codes.Unauthenticated, http.StatusUnauthorized
-			case need == auth.ScopeAdmin:
-				wantCode, wantHTTP = codes.PermissionDenied, http.StatusForbidden
-			}
-			_, err := c.grpc(withToken(context.Background(), tok), cc)
-			if got := status.Code(err); got != wantCode {
-				t.Errorf("gRPC %s with token %q: %v, want %v", c.method, tok, err, wantCode)
-			}
-			code, hdr, body := do(t, hc, c.verb, base+c.path, c.body, tok)
-			if code != wantHTTP {
-				t.Errorf("HTTP %s %s with token %q = %d, want %d: %s", c.verb, c.path, tok, code, wantHTTP, body)
-			}
-			if code == http.StatusUnauthorized && !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
-				t.Errorf("HTTP %s %s 401 without WWW-Authenticate", c.verb, c.path)
-			}
-		}
-	}
-
-	// Plain routes: probes, metrics and the API description are open;
-	// the status report needs read, the legacy POST routes admin.
-	for _, c := range []struct {
-		verb, path      string
-		none, read, adm int
-	}{
-		{"GET", "/healthz", 200, 200, 200},
-		{"GET", "/readyz", 200, 200, 200},
-		{"GET", "/metrics", 200, 200, 200},
-		{"GET", "/openapi.json", 200, 200, 200},
-		{"GET", "/v1/health", 200, 200, 200},
-		{"GET", "/v1/status", 401, 200, 200},
-		{"POST", "/v1/tables/db.orders/maintenance", 401, 403, 200},
-		{"POST", "/v1/tables/db.orders/resume", 401, 403, 200},
-	} {
-		for tok, want := range map[string]int{"": c.none, readToken: c.read, adminToken: c.adm} {
-			code, hdr, body := do(t, hc, c.verb, base+c.path, "", tok)
-			if code != want {
-				t.Errorf("%s %s with token %q = %d, want %d: %s", c.verb, c.path, tok, code, want, body)
-			}
-			if code == http.StatusUnauthorized && hdr.Get("WWW-Authenticate") == "" {
-				t.Errorf("%s %s 401 without WWW-Authenticate", c.verb, c.path)
-			}
-		}
-	}
-
-	out := logs.String()
-	for _, want := range []string{"admin request refused", "method=/floe.admin.v1.ClusterService/DrainNode",
-		`reason="token scope does not allow this operation"`, `reason="no bearer token"`, `reason="unknown bearer token"`,
-		`method="POST /v1/tables/db.orders/resume"`, "remote=127.0.0.1"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("refusal log lacks %q", want)
-		}
-	}
-	for _, secret := range []string{readToken, adminToken, "wrong-token-0123456789"} {
-		if strings.Contains(out, secret) {
-			t.Errorf("refusal log contains the token %q", secret)
-		}
-	}
-}
-
-// TestOpenAPI checks /openapi.json: Swagger 2.0 with every HTTP route of
-// admin_http.yaml.
-func TestOpenAPI(t *testing.T) {
-	s := startAPI(t, &fakeBackend{}, Options{Tokens: testTokens(t)})
-	code, hdr, body := do(t, httpClient(t), "GET", "http://"+s.Addr()+"/openapi.json", "", "")
-	if code != 200 || hdr.Get("Content-Type") != "application/json" {
-		t.Fatalf("openapi.json = %d %s", code, hdr.Get("Content-Type"))
-	}
-	var doc struct {
-		Swagger string                    `json:"swagger"`
-		Paths   map[string]map[string]any `json:"paths"`
-	}
-	if err := json.Unmarshal(body, &doc); err != nil {
-		t.Fatal(err)
-	}
-	if doc.Swagger != "2.0" {
-		t.Errorf("swagger = %q", doc.Swagger)
-	}
-	rules, err := os.ReadFile("../proto/floe/admin/v1/admin_http.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	routes := regexp.MustCompile(`(?m)^\s+(get|post|put|delete|patch): (\S+)$`).FindAllStringSubmatch(string(rules), -1)
-	if len(routes) != len(methodScopes) {
-		t.Errorf("admin_http.yaml has %d routes for %d RPCs", len(routes), len(methodScopes))
-	}
-	for _, r := range routes {
-		ops, ok := doc.Paths[r[2]]
-		if !ok {
-			t.Errorf("openapi.json lacks path %s", r[2])
-			continue
-		}
-		if _, ok := ops[r[1]]; !ok {
-			t.Errorf("openapi.json lacks %s %s", r[1], r[2])
-		}
-	}
-}
-
-// TestLegacyListen keeps Listen (a Source only) serving the plain routes
-// without the API.
-func TestLegacyListen(t *testing.T) {
-	s, err := Listen("127.0.0.1:0", src{rep: sample()}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Serve() }()
-	defer func() {
-		_ = s.Shutdown(context.Background())
-		<-done
-	}()
-	hc := httpClient(t)
-	if code, _, _ := do(t, hc, "GET", "http://"+s.Addr()+"/v1/status", "", ""); code != 200 {
-		t.Errorf("status = %d", code)
-	}
-	if code, _, _ := do(t, hc, "GET", "http://"+s.Addr()+"/v1/tables", "", ""); code != 404 {
-		t.Errorf("API route without a backend = %d", code)
-	}
-}
-
-// testPKI is a CA with a server certificate for 127.0.0.1 and a client
-// certificate, made for one test.
-type testPKI struct {
-	pool           *x509.CertPool
-	server, client tls.Certificate
-}
-
-func newPKI(t *testing.T) testPKI {
-	t.Helper()
-	ca := testcerts.CA(t)
-	return testPKI{pool: ca.Pool(),
-		server: testcerts.Leaf(t, ca, "floe node", x509.ExtKeyUsageServerAuth).TLS(),
-		client: testcerts.Leaf(t, ca, "floe admin", x509.ExtKeyUsageClientAuth).TLS()}
-}
-
-// TestTLS serves the API over TLS and mutual TLS: gRPC (HTTP/2 by ALPN)
-// and HTTP/1.1 and HTTP/2 clients get through; with mutual TLS a client
-// without a certificate does not.
-func TestTLS(t *testing.T) {
-	pki := newPKI(t)
-	for _, mutual := range []bool{false, true} {
-		t.Run(fmt.Sprintf("mutual=%v", mutual), func(t *testing.T) {
-			cfg := &tls.Config{Certificates: []tls.Certificate{pki.server}}
-			if mutual {
-				cfg.ClientCAs, cfg.ClientAuth = pki.pool, tls.RequireAndVerifyClientCert
-			}
-			s := startAPI(t, &fakeBackend{}, Options{TLS: cfg, Tokens: testTokens(t)})
-			client := &tls.Config{RootCAs: pki.pool}
-			if mutual {
-				client.Certificates = []tls.Certificate{pki.client}
-			}
-
-			cc, err := grpc.NewClient(s.Addr(), grpc.WithTransportCredentials(credentials.NewTLS(client)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cc.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if h, err := adminv1.NewHealthServiceClient(cc).Check(ctx, &adminv1.HealthCheckRequest{}); err != nil || !h.Live {
-				t.Fatalf("gRPC health over TLS: %v %v", h, err)
-			}
-			if _, err := adminv1.NewTableServiceClient(cc).ListTables(withToken(ctx, readToken), &adminv1.ListTablesRequest{}); err != nil {
-				t.Fatalf("gRPC ListTables over TLS: %v", err)
-			}
-
-			for _, h2 := range []bool{false, true} {
-				tr := &http.Transport{TLSClientConfig: client.Clone(), ForceAttemptHTTP2: h2}
-				if !h2 {
-					tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1 only
-				}
-				resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("https://" + s.Addr() + "/v1/health")
-				if err != nil {
-					t.Fatalf("HTTP (h2 %v) over TLS: %v", h2, err)
-				}
-				resp.Body.Close()
-				want := 1
-				if h2 {
-					want = 2
-				}
-				if resp.StatusCode != 200 || resp.ProtoMajor != want {
-					t.Errorf("HTTP (h2 %v) over TLS: %d %s", h2, resp.StatusCode, resp.Proto)
-				}
-				tr.CloseIdleConnections()
-			}
-
-			if !mutual {
-				return
-			}
-			anon := &tls.Config{RootCAs: pki.pool}
-			tr := &http.Transport{TLSClientConfig: anon}
-			defer tr.CloseIdleConnections()
-			if resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("https://" + s.Addr() + "/healthz"); err == nil {
-				resp.Body.Close()
-				t.Errorf("mutual TLS let a client without a certificate in: %s", resp.Status)
-			}
-			cc2, err := grpc.NewClient(s.Addr(), grpc.WithTransportCredentials(credentials.NewTLS(anon)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cc2.Close()
-			short, cancel2 := context.WithTimeout(context.Background(), 3*time.Second)
-			defer cancel2()
-			if _, err := adminv1.NewHealthServiceClient(cc2).Check(short, &adminv1.HealthCheckRequest{}); err == nil {
-				t.Errorf("mutual TLS let a gRPC client without a certificate in")
-			}
-		})
 	}
 }
