@@ -124,13 +124,26 @@ func RunMaintenance(ctx context.Context, addr, table string) ([]byte, error) {
 // post sends an empty POST to a node's admin path and returns the body of a
 // 200 answer; any other answer is an error naming what was refused.
 func post(ctx context.Context, addr, path, what string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+path, nil)
+	return PostWith(ctx, http.DefaultClient, "http://"+addr, path, "", what)
+}
+
+// ErrRefused: a node answered a POST with a status other than 200.
+var ErrRefused = errors.New("refused")
+
+// PostWith sends an empty POST to base+path with client, with token as a
+// bearer token when set, and returns the body of a 200 answer; any other
+// answer is an error wrapping ErrRefused that names what was refused.
+func PostWith(ctx context.Context, client *http.Client, base, path, token, what string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reaching floe at %s: %w", addr, err)
+		return nil, fmt.Errorf("reaching floe at %s: %w", strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://"), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -138,7 +151,7 @@ func post(ctx context.Context, addr, path, what string) ([]byte, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s refused: %s", what, strings.TrimSpace(string(body)))
+		return nil, fmt.Errorf("%s %w: %s", what, ErrRefused, strings.TrimSpace(string(body)))
 	}
 	return body, nil
 }

@@ -5,11 +5,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/floe-io/floe/admin"
@@ -82,24 +81,12 @@ func (p peerClient) fetch(ctx context.Context, addr string) (admin.Report, error
 // maintain asks a peer (the table's committer) to run a table's maintenance
 // and returns its JSON answer.
 func (p peerClient) maintain(ctx context.Context, addr, table string) (json.RawMessage, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.scheme+"://"+addr+"/v1/tables/"+table+"/maintenance", nil)
-	if err != nil {
-		return nil, err
-	}
-	if p.admin != "" {
-		req.Header.Set("Authorization", "Bearer "+p.admin)
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%w: reaching the committer at %s: %w", admin.ErrUnavailable, addr, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w: the committer at %s refused: %s", admin.ErrConflict, addr, strings.TrimSpace(string(body)))
+	body, err := admin.PostWith(ctx, p.client, p.scheme+"://"+addr, "/v1/tables/"+table+"/maintenance", p.admin, "maintenance of "+table+" on the committer at "+addr)
+	switch {
+	case errors.Is(err, admin.ErrRefused):
+		return nil, fmt.Errorf("%w: %w", admin.ErrConflict, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", admin.ErrUnavailable, err)
 	}
 	return json.RawMessage(body), nil
 }
