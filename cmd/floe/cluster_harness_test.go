@@ -1,3 +1,5 @@
+//go:build long
+
 package main
 
 // A fleet of real `floe serve` processes for the cluster tests (chaos,

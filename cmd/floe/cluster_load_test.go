@@ -1,3 +1,5 @@
+//go:build long
+
 package main
 
 // The fleet's load and its observer: a producer writing to every partition

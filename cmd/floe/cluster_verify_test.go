@@ -1,3 +1,5 @@
+//go:build long
+
 package main
 
 // The fleet's final check: every produced (partition, offset) read back

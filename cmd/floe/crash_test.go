@@ -1,3 +1,5 @@
+//go:build long
+
 package main
 
 import (
@@ -26,8 +28,6 @@ import (
 	"github.com/floe-io/floe/ledger"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
-
-var execCommand = exec.Command
 
 // TestCrashRecovery runs the real floe binary against a Kafka that lives in
 // the test process, SIGKILLs it at random moments five times while records

@@ -118,12 +118,11 @@ func TestServeRefusesBadConfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	bin := floeBinary(t)
 	path := filepath.Join(t.TempDir(), "floe.yaml")
 	if err := os.WriteFile(path, []byte("kafka: {bootstrap_servers: [nohost]}\ncommit_interval: 1ms\ntables: [{topic: a, error_mode: ignore}]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := execCommand(bin, "serve", "--config", path).CombinedOutput()
+	out, err := floeCommand("serve", "--config", path).CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitConfig {
 		t.Fatalf("exit %v, want code %d; output:\n%s", err, exitConfig, out)
@@ -134,8 +133,8 @@ func TestServeRefusesBadConfig(t *testing.T) {
 		}
 	}
 	// FLOE_ variables override the file and are validated the same way.
-	cmd := execCommand(bin, "serve", "--config", path)
-	cmd.Env = append(os.Environ(), "FLOE_COMMIT_INTERVAL=never")
+	cmd := floeCommand("serve", "--config", path)
+	cmd.Env = append(cmd.Env, "FLOE_COMMIT_INTERVAL=never")
 	out, _ = cmd.CombinedOutput()
 	if !strings.Contains(string(out), "commit_interval (from FLOE_COMMIT_INTERVAL)") {
 		t.Errorf("env error does not name the field:\n%s", out)
