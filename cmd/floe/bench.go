@@ -223,7 +223,7 @@ func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][
 	// flushes during the run are triggered by the target file size.
 	cfg.CommitInterval = config.Duration(time.Second)
 	start := time.Now()
-	n, err := startNode(ctx, cfg, log, false)
+	n, err := newNode(ctx, cfg, log)
 	if err != nil {
 		return 0, 0, 0, err
 	}

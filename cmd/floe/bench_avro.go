@@ -145,7 +145,7 @@ func benchAvroEndToEnd(ctx context.Context, dir string, log *slog.Logger, url st
 	cfg.Tables = []config.Table{{Topic: "bench", Namespace: "bench", Name: "e2e", Format: "avro", ErrorMode: "log", StartOffset: "earliest"}}
 	cfg.CommitInterval = config.Duration(time.Second)
 	start := time.Now()
-	n, err := startNode(ctx, cfg, log, false)
+	n, err := newNode(ctx, cfg, log)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
 
@@ -97,7 +98,7 @@ func runDemo(ctx context.Context, out io.Writer, dir string, total, partitions, 
 
 	fmt.Fprintf(out, "Floe demo: in-process Kafka at %s, topic %q with %d partitions\n", kc.ListenAddrs()[0], topic, partitions)
 	fmt.Fprintf(out, "warehouse %s, node log %s\n\n", cfg.Warehouse.Location, logf.Name())
-	n, err := startNode(ctx, cfg, log, false)
+	n, err := newNode(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -200,7 +201,7 @@ func produceOrders(ctx context.Context, cl *kgo.Client, total, rate int, produce
 	return nil
 }
 
-func demoSummary(ctx context.Context, out io.Writer, n *floeNode, produced, bad int64) error {
+func demoSummary(ctx context.Context, out io.Writer, n *node.Node, produced, bad int64) error {
 	rep, err := n.Report(ctx)
 	if err != nil {
 		return err
@@ -210,7 +211,7 @@ func demoSummary(ctx context.Context, out io.Writer, n *floeNode, produced, bad 
 	}
 	fmt.Fprintln(out)
 	ident := []string{"demo", "orders"}
-	tbl, err := n.catalog.LoadTable(ctx, ident)
+	tbl, err := n.Catalog().LoadTable(ctx, ident)
 	if err != nil {
 		return err
 	}
@@ -218,7 +219,7 @@ func demoSummary(ctx context.Context, out io.Writer, n *floeNode, produced, bad 
 	if err != nil {
 		return err
 	}
-	dlqTbl, err := n.catalog.LoadTable(ctx, icebergsink.DLQIdent(ident))
+	dlqTbl, err := n.Catalog().LoadTable(ctx, icebergsink.DLQIdent(ident))
 	var dlqRows int64
 	if err == nil {
 		if _, dlqRows, err = offsetCounts(ctx, dlqTbl); err != nil {

@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 // tableKey resolves namespace.name to the key of a table the cluster knows
 // (created, or the target of a registered source).
-func (n *floeNode) tableKey(name string) (string, error) {
+func (n *Node) tableKey(name string) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("%w: table: name a table as namespace.name", admin.ErrInvalid)
 	}
@@ -38,7 +38,7 @@ func (n *floeNode) tableKey(name string) (string, error) {
 }
 
 // PauseTable implements admin.Backend.
-func (n *floeNode) PauseTable(ctx context.Context, table string) (admin.WriteResult, error) {
+func (n *Node) PauseTable(ctx context.Context, table string) (admin.WriteResult, error) {
 	if err := n.ready(); err != nil {
 		return admin.WriteResult{}, err
 	}
@@ -57,13 +57,13 @@ func (n *floeNode) PauseTable(ctx context.Context, table string) (admin.WriteRes
 // ResumeTable implements admin.Backend: it ends a pause and un-suspends the
 // table on every node; with skip, past the bad records the table is
 // suspended at on any node.
-func (n *floeNode) ResumeTable(ctx context.Context, table string, skip bool) (admin.WriteResult, error) {
+func (n *Node) ResumeTable(ctx context.Context, table string, skip bool) (admin.WriteResult, error) {
 	res, _, err := n.resume(ctx, table, skip)
 	return res, err
 }
 
 // resume proposes a resume and returns the records it skips.
-func (n *floeNode) resume(ctx context.Context, table string, skip bool) (admin.WriteResult, []cluster.ResumeSkip, error) {
+func (n *Node) resume(ctx context.Context, table string, skip bool) (admin.WriteResult, []cluster.ResumeSkip, error) {
 	if err := n.ready(); err != nil {
 		return admin.WriteResult{}, nil, err
 	}
@@ -99,7 +99,7 @@ func (n *floeNode) resume(ctx context.Context, table string, skip bool) (admin.W
 
 // Resume serves the older POST /v1/tables/{table}/resume route, whose
 // answer lists the skipped records.
-func (n *floeNode) Resume(ctx context.Context, table string, skip bool) (any, error) {
+func (n *Node) Resume(ctx context.Context, table string, skip bool) (any, error) {
 	_, skips, err := n.resume(ctx, table, skip)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (n *floeNode) Resume(ctx context.Context, table string, skip bool) (any, er
 // RewindTable implements admin.Backend: it resolves the target to offsets
 // of every partition of the table's topics (or checks the explicit ones)
 // and proposes one RewindTable.
-func (n *floeNode) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.RewindResult, error) {
+func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.RewindResult, error) {
 	if err := n.ready(); err != nil {
 		return admin.RewindResult{}, err
 	}
@@ -238,7 +238,7 @@ func rewindReport(table string, rw *cluster.TableRewind) admin.RewindReport {
 }
 
 // Snapshots implements admin.Backend.
-func (n *floeNode) Snapshots(ctx context.Context, table string) ([]admin.SnapshotInfo, error) {
+func (n *Node) Snapshots(ctx context.Context, table string) ([]admin.SnapshotInfo, error) {
 	if err := n.ready(); err != nil {
 		return nil, err
 	}

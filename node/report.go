@@ -1,8 +1,9 @@
-package main
+package node
 
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -62,17 +63,17 @@ func operatorState(tr *admin.TableReport, paused bool, rw *cluster.TableRewind) 
 
 // Report implements admin.Source: the replicated state joined with this
 // node's runtime status.
-func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
+func (n *Node) Report(ctx context.Context) (admin.Report, error) {
 	now := time.Now()
 	_, leader := n.raft.Leader()
 	select {
 	case <-n.started:
 	default:
 		return admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now,
-			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.members()}, nil
+			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.Members()}, nil
 	}
 	runtime, problems := n.worker.Status().Snapshot()
-	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.members(),
+	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.Members(),
 		LeaderSince: n.raft.LeaderChangedAt()}
 	n.raft.FSM().Read(func(s *cluster.State) {
 		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
@@ -195,4 +196,38 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 		rep.Tables = append(rep.Tables, tr)
 	}
 	return rep, nil
+}
+
+func trimDLQ(key string) string {
+	if len(key) > 4 && key[len(key)-4:] == "_dlq" {
+		return key[:len(key)-4]
+	}
+	return key
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ti, pi := splitTP(out[i])
+		tj, pj := splitTP(out[j])
+		if ti != tj {
+			return ti < tj
+		}
+		return pi < pj
+	})
+	return out
+}
+
+func splitTP(s string) (string, int32) {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' {
+			var p int32
+			fmt.Sscan(s[i+1:], &p)
+			return s[:i], p
+		}
+	}
+	return s, 0
 }
