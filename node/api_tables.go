@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -122,17 +123,8 @@ func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.
 	if err != nil {
 		return admin.RewindResult{}, err
 	}
-	targets := 0
-	for _, set := range []bool{req.Earliest, req.Latest, !req.Timestamp.IsZero(), len(req.Offsets) > 0} {
-		if set {
-			targets++
-		}
-	}
-	if targets != 1 {
-		return admin.RewindResult{}, fmt.Errorf("%w: target: set exactly one of earliest, latest, timestamp or offsets", admin.ErrInvalid)
-	}
-	if req.Policy != admin.ReplayAppend && req.Policy != admin.ReplayReplace {
-		return admin.RewindResult{}, fmt.Errorf("%w: policy: %q: use append or replace", admin.ErrInvalid, req.Policy)
+	if err := checkRewind(req); err != nil {
+		return admin.RewindResult{}, err
 	}
 	parts := map[string]int32{} // topic -> partition count
 	n.raft.FSM().Read(func(s *cluster.State) {
@@ -147,51 +139,12 @@ func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.
 	}
 	var to []cluster.RewindPosition
 	if len(req.Offsets) > 0 {
-		for i, o := range req.Offsets {
-			count, ok := parts[o.Topic]
-			switch {
-			case !ok:
-				return admin.RewindResult{}, fmt.Errorf("%w: offsets[%d].topic: %q does not flow into %s", admin.ErrInvalid, i, o.Topic, req.Table)
-			case o.Partition < 0 || o.Partition >= count:
-				return admin.RewindResult{}, fmt.Errorf("%w: offsets[%d].partition: %s has partitions 0 to %d", admin.ErrInvalid, i, o.Topic, count-1)
-			case o.Offset < 0:
-				return admin.RewindResult{}, fmt.Errorf("%w: offsets[%d].offset: %d is negative", admin.ErrInvalid, i, o.Offset)
-			}
-			to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: o.Topic, Partition: o.Partition}, Offset: o.Offset})
-		}
+		to, err = explicitRewind(req, parts)
 	} else {
-		for _, topic := range slices.Sorted(func(yield func(string) bool) {
-			for t := range parts {
-				if !yield(t) {
-					return
-				}
-			}
-		}) {
-			ps := make([]int32, parts[topic])
-			for i := range ps {
-				ps[i] = int32(i)
-			}
-			var offs map[int32]int64
-			var err error
-			switch {
-			case req.Earliest:
-				offs, err = n.kafka.Offsets(ctx, topic, ps, false)
-			case req.Latest:
-				offs, err = n.kafka.Offsets(ctx, topic, ps, true)
-			default:
-				offs, err = n.kafka.OffsetsAt(ctx, topic, ps, req.Timestamp)
-			}
-			if err != nil {
-				return admin.RewindResult{}, fmt.Errorf("%w: resolving the rewind target of %s: %w", admin.ErrUnavailable, req.Table, err)
-			}
-			for _, p := range ps {
-				off, ok := offs[p]
-				if !ok {
-					return admin.RewindResult{}, fmt.Errorf("%w: Kafka gave no offset for %s/%d", admin.ErrUnavailable, topic, p)
-				}
-				to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: topic, Partition: p}, Offset: off})
-			}
-		}
+		to, err = n.resolveRewind(ctx, req, parts)
+	}
+	if err != nil {
+		return admin.RewindResult{}, err
 	}
 	res, err := n.operatorCommand(ctx, cluster.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli()}, "rewound "+req.Table)
 	if err != nil {
@@ -204,6 +157,75 @@ func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.
 		}
 	})
 	return out, nil
+}
+
+// checkRewind validates the request's target and policy.
+func checkRewind(req admin.RewindRequest) error {
+	targets := 0
+	for _, set := range []bool{req.Earliest, req.Latest, !req.Timestamp.IsZero(), len(req.Offsets) > 0} {
+		if set {
+			targets++
+		}
+	}
+	if targets != 1 {
+		return fmt.Errorf("%w: target: set exactly one of earliest, latest, timestamp or offsets", admin.ErrInvalid)
+	}
+	if req.Policy != admin.ReplayAppend && req.Policy != admin.ReplayReplace {
+		return fmt.Errorf("%w: policy: %q: use append or replace", admin.ErrInvalid, req.Policy)
+	}
+	return nil
+}
+
+// explicitRewind checks offsets named in the request against the table's
+// topics and their partition counts.
+func explicitRewind(req admin.RewindRequest, parts map[string]int32) ([]cluster.RewindPosition, error) {
+	var to []cluster.RewindPosition
+	for i, o := range req.Offsets {
+		count, ok := parts[o.Topic]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%w: offsets[%d].topic: %q does not flow into %s", admin.ErrInvalid, i, o.Topic, req.Table)
+		case o.Partition < 0 || o.Partition >= count:
+			return nil, fmt.Errorf("%w: offsets[%d].partition: %s has partitions 0 to %d", admin.ErrInvalid, i, o.Topic, count-1)
+		case o.Offset < 0:
+			return nil, fmt.Errorf("%w: offsets[%d].offset: %d is negative", admin.ErrInvalid, i, o.Offset)
+		}
+		to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: o.Topic, Partition: o.Partition}, Offset: o.Offset})
+	}
+	return to, nil
+}
+
+// resolveRewind asks Kafka for the earliest, latest or timestamp's offsets
+// of every partition of the table's topics, in topic order.
+func (n *Node) resolveRewind(ctx context.Context, req admin.RewindRequest, parts map[string]int32) ([]cluster.RewindPosition, error) {
+	var to []cluster.RewindPosition
+	for _, topic := range slices.Sorted(maps.Keys(parts)) {
+		ps := make([]int32, parts[topic])
+		for i := range ps {
+			ps[i] = int32(i)
+		}
+		var offs map[int32]int64
+		var err error
+		switch {
+		case req.Earliest:
+			offs, err = n.kafka.Offsets(ctx, topic, ps, false)
+		case req.Latest:
+			offs, err = n.kafka.Offsets(ctx, topic, ps, true)
+		default:
+			offs, err = n.kafka.OffsetsAt(ctx, topic, ps, req.Timestamp)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: resolving the rewind target of %s: %w", admin.ErrUnavailable, req.Table, err)
+		}
+		for _, p := range ps {
+			off, ok := offs[p]
+			if !ok {
+				return nil, fmt.Errorf("%w: Kafka gave no offset for %s/%d", admin.ErrUnavailable, topic, p)
+			}
+			to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: topic, Partition: p}, Offset: off})
+		}
+	}
+	return to, nil
 }
 
 // rewindReport describes a table's last rewind for people.
