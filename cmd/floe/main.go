@@ -1,5 +1,6 @@
 // Command floe continuously materializes Kafka topics into Apache Iceberg
-// tables. This package is the only place that wires Floe's packages together.
+// tables. This package parses commands, flags and configuration and calls
+// the one node builder (package node), which wires Floe's packages together.
 package main
 
 import (
