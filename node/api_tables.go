@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -290,4 +291,37 @@ func (n *Node) Snapshots(ctx context.Context, table string) ([]admin.SnapshotInf
 		out = append(out, si)
 	}
 	return out, nil
+}
+
+// Maintain implements admin.Source.
+func (n *Node) Maintain(ctx context.Context, name string) (any, error) {
+	select {
+	case <-n.started:
+	default:
+		return nil, errors.New("the node is still joining the raft group")
+	}
+	parts := strings.Split(name, ".")
+	if len(parts) < 2 {
+		return nil, fmt.Errorf("%w: table %q: use namespace.name", admin.ErrInvalid, name)
+	}
+	key := ledger.TableKey(parts)
+	// Maintenance runs on the table's committer, its only writer: another
+	// node asks the committer.
+	var committer, addr string
+	n.raft.FSM().Read(func(s *cluster.State) {
+		if a, ok := s.Committers[key]; ok {
+			committer = a.Node
+			if m := s.Nodes[a.Node]; m != nil {
+				addr = m.Admin
+			}
+		}
+	})
+	if committer != "" && committer != n.cfg.Node.ID && addr != "" {
+		return n.peers.maintain(ctx, addr, name) // adminwire.go
+	}
+	res, err := n.worker.Maintain(ctx, key)
+	if errors.Is(err, worker.ErrUnknownTable) {
+		return nil, fmt.Errorf("%w: %w", admin.ErrNotFound, err)
+	}
+	return res, err
 }

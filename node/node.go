@@ -18,7 +18,6 @@ import (
 	"github.com/floe-io/floe/assignment"
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/notify"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
@@ -288,39 +287,6 @@ func (n *Node) Stop() error {
 		n.stopErr = n.raft.Close()
 	})
 	return n.stopErr
-}
-
-// Maintain implements admin.Source.
-func (n *Node) Maintain(ctx context.Context, name string) (any, error) {
-	select {
-	case <-n.started:
-	default:
-		return nil, errors.New("the node is still joining the raft group")
-	}
-	parts := strings.Split(name, ".")
-	if len(parts) < 2 {
-		return nil, fmt.Errorf("%w: table %q: use namespace.name", admin.ErrInvalid, name)
-	}
-	key := ledger.TableKey(parts)
-	// Maintenance runs on the table's committer, its only writer: another
-	// node asks the committer.
-	var committer, addr string
-	n.raft.FSM().Read(func(s *cluster.State) {
-		if a, ok := s.Committers[key]; ok {
-			committer = a.Node
-			if m := s.Nodes[a.Node]; m != nil {
-				addr = m.Admin
-			}
-		}
-	})
-	if committer != "" && committer != n.cfg.Node.ID && addr != "" {
-		return n.peers.maintain(ctx, addr, name) // adminwire.go
-	}
-	res, err := n.worker.Maintain(ctx, key)
-	if errors.Is(err, worker.ErrUnknownTable) {
-		return nil, fmt.Errorf("%w: %w", admin.ErrNotFound, err)
-	}
-	return res, err
 }
 
 // Ready implements admin.Source: the node serves once it is a member of a
