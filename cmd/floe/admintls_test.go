@@ -42,7 +42,7 @@ func TestAdminMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Stop()
-	addr := n.admin.Addr()
+	addr := n.AdminAddr()
 
 	runCtl := func(args ...string) (string, int) {
 		cmd := ctl.Command()

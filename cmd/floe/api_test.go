@@ -146,12 +146,12 @@ func startAPITrio(t *testing.T, brokers []string) []*floeNode {
 		}
 		t.Cleanup(func() { _ = n.Stop() })
 		nodes = append(nodes, n)
-		join = append(join, n.raft.RPCAddr())
+		join = append(join, n.Raft().RPCAddr())
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		voters := 0
-		for _, m := range nodes[0].members() {
+		for _, m := range nodes[0].Members() {
 			if m.Role == "leader" || m.Role == "voter" {
 				voters++
 			}
@@ -160,7 +160,7 @@ func startAPITrio(t *testing.T, brokers []string) []*floeNode {
 			return nodes
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the group did not reach 3 voters: %+v", nodes[0].members())
+			t.Fatalf("the group did not reach 3 voters: %+v", nodes[0].Members())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -171,7 +171,7 @@ func leaderAndFollower(t *testing.T, nodes []*floeNode) (leader, follower *floeN
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, n := range nodes {
-			if n.raft.IsLeader() {
+			if n.Raft().IsLeader() {
 				leader = n
 			}
 		}
@@ -213,14 +213,14 @@ func TestAdminAPI(t *testing.T) {
 		if role == "follower" {
 			target = follower
 		}
-		conn, err := grpc.NewClient(target.admin.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, err := grpc.NewClient(target.AdminAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		for _, tr := range []apiTransport{grpcTransport{conn}, httpTransport{"http://" + target.admin.Addr()}} {
+		for _, tr := range []apiTransport{grpcTransport{conn}, httpTransport{"http://" + target.AdminAddr()}} {
 			t.Run(tr.name()+"/"+role, func(t *testing.T) {
-				apiRoundTrip(t, tr, cl, "api_"+tr.name()+"_"+role, leader.cfg.Node.ID)
+				apiRoundTrip(t, tr, cl, "api_"+tr.name()+"_"+role, leader.ID())
 			})
 		}
 	}
@@ -242,7 +242,7 @@ func TestAdminAPI(t *testing.T) {
 					t.Fatalf("%s via %s: %s %s", trName, role, code, msg)
 				}
 				if nl, _ := leaderAndFollower(t, nodes); nl == l {
-					t.Fatalf("%s via %s: %s still leads", trName, role, l.cfg.Node.ID)
+					t.Fatalf("%s via %s: %s still leads", trName, role, l.ID())
 				}
 			}
 		}
@@ -261,9 +261,9 @@ func TestAdminAPI(t *testing.T) {
 			for _, target := range []*floeNode{l, via} {
 				tr := transportTo(t, target, trName)
 				var resp adminv1.WriteResponse
-				code, msg := tr.call(apiOp{"/floe.admin.v1.ClusterService/DrainNode", "POST", "/v1/cluster/members/" + victim.cfg.Node.ID + ":drain", false}, apiAdminToken, &adminv1.DrainNodeRequest{Id: victim.cfg.Node.ID}, &resp)
+				code, msg := tr.call(apiOp{"/floe.admin.v1.ClusterService/DrainNode", "POST", "/v1/cluster/members/" + victim.ID() + ":drain", false}, apiAdminToken, &adminv1.DrainNodeRequest{Id: victim.ID()}, &resp)
 				if code != codes.OK || resp.RaftIndex == 0 {
-					t.Fatalf("drain via %s %s: %s %s %+v", trName, target.cfg.Node.ID, code, msg, &resp)
+					t.Fatalf("drain via %s %s: %s %s %+v", trName, target.ID(), code, msg, &resp)
 				}
 				code, _ = tr.call(apiOp{"/floe.admin.v1.ClusterService/RemoveNode", "DELETE", "/v1/cluster/members/ghost", false}, apiAdminToken, &adminv1.RemoveNodeRequest{Id: "ghost"}, &resp)
 				if code != codes.NotFound {
@@ -271,25 +271,25 @@ func TestAdminAPI(t *testing.T) {
 				}
 			}
 		}
-		waitMember(t, l, victim.cfg.Node.ID, func(draining bool, present bool) bool { return present && draining })
+		waitMember(t, l, victim.ID(), func(draining bool, present bool) bool { return present && draining })
 		// Remove the drained node for good, through a follower over gRPC
 		// (forwarded to the leader) once it is stopped.
 		_ = victim.Stop()
 		var resp adminv1.WriteResponse
-		code, msg := transportTo(t, via, "grpc").call(apiOp{"/floe.admin.v1.ClusterService/RemoveNode", "DELETE", "", false}, apiAdminToken, &adminv1.RemoveNodeRequest{Id: victim.cfg.Node.ID}, &resp)
+		code, msg := transportTo(t, via, "grpc").call(apiOp{"/floe.admin.v1.ClusterService/RemoveNode", "DELETE", "", false}, apiAdminToken, &adminv1.RemoveNodeRequest{Id: victim.ID()}, &resp)
 		if code != codes.OK {
 			t.Fatalf("remove via a follower: %s %s", code, msg)
 		}
-		waitMember(t, l, victim.cfg.Node.ID, func(_ bool, present bool) bool { return !present })
+		waitMember(t, l, victim.ID(), func(_ bool, present bool) bool { return !present })
 	})
 }
 
 func transportTo(t *testing.T, n *floeNode, name string) apiTransport {
 	t.Helper()
 	if name == "http" {
-		return httpTransport{"http://" + n.admin.Addr()}
+		return httpTransport{"http://" + n.AdminAddr()}
 	}
-	conn, err := grpc.NewClient(n.admin.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(n.AdminAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func waitMember(t *testing.T, n *floeNode, id string, ok func(draining, present 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		draining, present := false, false
-		for _, m := range n.members() {
+		for _, m := range n.Members() {
 			if m.ID == id {
 				present, draining = true, m.Draining
 			}

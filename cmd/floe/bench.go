@@ -12,15 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	"github.com/floe-io/floe/worker"
@@ -137,26 +135,57 @@ func runBench(ctx context.Context, out io.Writer, n, partitions int) error {
 	return nil
 }
 
-func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte) (time.Duration, error) {
+// startBenchNode starts a one-node group in dir through the node builder,
+// on the given brokers, mapping tables (decoded through the registry at
+// registryURL when not empty). The raw benches map none: they use only its
+// Raft and catalog, with a sink of their own.
+func startBenchNode(ctx context.Context, dir, id string, log *slog.Logger, brokers []string, tables []config.Table, registryURL string, opts ...node.Option) (*node.Node, error) {
 	raftAddr, err := freeAddr()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	node, err := cluster.Open(cluster.NodeConfig{ID: "raw", RaftAddr: raftAddr, DataDir: filepath.Join(dir, "raw-node"), BootstrapExpect: 1, NoSync: true, Logger: log})
+	cfg := config.Defaults()
+	cfg.Node.ID, cfg.Node.DataDir, cfg.Node.RaftAddr, cfg.Node.AdminAddr, cfg.Node.RPCAddr = id, filepath.Join(dir, id+"-node"), raftAddr, "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Kafka.BootstrapServers = brokers
+	cfg.Warehouse.Location = "file://" + filepath.Join(dir, id+"-wh")
+	cfg.Tables = tables
+	cfg.SchemaRegistry.URL = registryURL
+	// A 1 s commit interval bounds the idle tail after the last record;
+	// flushes during the run are triggered by the target file size.
+	cfg.CommitInterval = config.Duration(time.Second)
+	return newNode(ctx, cfg, log, opts...)
+}
+
+// waitBenchRows waits until the node's first table holds want rows and
+// returns how long that took since start and its data files.
+func waitBenchRows(ctx context.Context, n *node.Node, want int64, start time.Time) (time.Duration, int64, error) {
+	for {
+		rep, err := n.Report(ctx)
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(rep.Tables) > 0 && rep.Tables[0].Rows == want {
+			return time.Since(start), rep.Tables[0].DataFiles, nil
+		}
+		if time.Since(start) > 10*time.Minute {
+			return 0, 0, fmt.Errorf("not done after 10 minutes: %+v", rep)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte) (time.Duration, error) {
+	kafka, err := startEmbeddedKafka(0) // no topics: the raw node maps none
 	if err != nil {
 		return 0, err
 	}
-	defer node.Close()
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := node.WaitLeader(wctx); err != nil {
+	defer kafka.Close()
+	n, err := startBenchNode(ctx, dir, "raw", log, kafka.Addrs(), nil, "", node.WithNoSync())
+	if err != nil {
 		return 0, err
 	}
-	for !node.IsLeader() {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cat := cluster.NewCatalog(node, "file://"+filepath.Join(dir, "raw-wh"), iceberg.Properties{})
-	sink := icebergsink.New(cat, 128<<20, log, nil)
+	defer n.Stop()
+	sink := icebergsink.New(n.Catalog(), 128<<20, log, nil)
 	spec := worker.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "json"}
 	shape := &records.Shape{Kind: records.Struct}
 	// Create the table with its columns first, outside the timing.
@@ -186,12 +215,12 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 }
 
 func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][]byte, partitions int) (time.Duration, time.Duration, int64, error) {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), "bench"))
+	kafka, err := startEmbeddedKafka(partitions, "bench")
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
+	defer kafka.Close()
+	cl, err := kafka.producer(kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -206,41 +235,19 @@ func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][
 			return 0, 0, 0, err
 		}
 	}
-	fetchDur, err := benchFetch(ctx, kc.ListenAddrs(), len(values), partitions)
+	fetchDur, err := benchFetch(ctx, kafka.Addrs(), len(values), partitions)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	raftAddr, err := freeAddr()
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	cfg := config.Defaults()
-	cfg.Node.ID, cfg.Node.DataDir, cfg.Node.RaftAddr, cfg.Node.AdminAddr, cfg.Node.RPCAddr = "bench", filepath.Join(dir, "e2e-node"), raftAddr, "127.0.0.1:0", "127.0.0.1:0"
-	cfg.Kafka.BootstrapServers = kc.ListenAddrs()
-	cfg.Warehouse.Location = "file://" + filepath.Join(dir, "e2e-wh")
-	cfg.Tables = []config.Table{{Topic: "bench", Namespace: "bench", Name: "e2e", Format: "json", ErrorMode: "dlq", StartOffset: "earliest"}}
-	// A 1 s commit interval bounds the idle tail after the last record;
-	// flushes during the run are triggered by the target file size.
-	cfg.CommitInterval = config.Duration(time.Second)
+	tables := []config.Table{{Topic: "bench", Namespace: "bench", Name: "e2e", Format: "json", ErrorMode: "dlq", StartOffset: "earliest"}}
 	start := time.Now()
-	n, err := startNode(ctx, cfg, log, false)
+	n, err := startBenchNode(ctx, dir, "e2e", log, kafka.Addrs(), tables, "")
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	defer n.Stop()
-	for {
-		rep, err := n.Report(ctx)
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		if len(rep.Tables) > 0 && rep.Tables[0].Rows == int64(len(values)) {
-			return time.Since(start), fetchDur, rep.Tables[0].DataFiles, nil
-		}
-		if time.Since(start) > 10*time.Minute {
-			return 0, 0, 0, fmt.Errorf("not done after 10 minutes: %+v", rep)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	e2eDur, files, err := waitBenchRows(ctx, n, int64(len(values)), start)
+	return e2eDur, fetchDur, files, err
 }
 
 // benchFetch reads every record once with the same kafka-go readers Floe

@@ -6,20 +6,16 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
-	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/schemas"
-	"github.com/floe-io/floe/schemas/registrytest"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	"github.com/floe-io/floe/worker"
 )
@@ -34,25 +30,18 @@ func runAvroBench(ctx context.Context, out io.Writer, n, partitions int) error {
 	}
 	defer os.RemoveAll(dir)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg := registrytest.New()
+	reg := startEmbeddedRegistry()
 	defer reg.Close()
-	id := reg.Register("bench-value", "AVRO", registrytest.OrderAvro)
-	values := make([][]byte, n)
-	var bytes int64
-	for i := range n {
-		p, err := registrytest.Avro(registrytest.OrderAvro, registrytest.OrderAvroValue(i))
-		if err != nil {
-			return err
-		}
-		values[i] = registrytest.Frame(id, nil, p)
-		bytes += int64(len(values[i]))
+	values, bytes, err := reg.orderAvroValues("bench-value", n)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "floe bench --format avro: %d Avro records, %.0f bytes each on average, %d partitions, GOMAXPROCS=%d\n\n", n, float64(bytes)/float64(n), partitions, runtime.GOMAXPROCS(0))
-	rawDur, err := benchAvroRaw(ctx, dir, log, reg.URL, values)
+	rawDur, err := benchAvroRaw(ctx, dir, log, reg.URL(), values)
 	if err != nil {
 		return fmt.Errorf("raw limit: %w", err)
 	}
-	e2eDur, files, err := benchAvroEndToEnd(ctx, dir, log, reg.URL, values, partitions)
+	e2eDur, files, err := benchAvroEndToEnd(ctx, dir, log, reg.URL(), values, partitions)
 	if err != nil {
 		return fmt.Errorf("end to end: %w", err)
 	}
@@ -65,25 +54,17 @@ func runAvroBench(ctx context.Context, out io.Writer, n, partitions int) error {
 }
 
 func benchAvroRaw(ctx context.Context, dir string, log *slog.Logger, url string, values [][]byte) (time.Duration, error) {
-	raftAddr, err := freeAddr()
+	kafka, err := startEmbeddedKafka(0) // no topics: the raw node maps none
 	if err != nil {
 		return 0, err
 	}
-	node, err := cluster.Open(cluster.NodeConfig{ID: "raw", RaftAddr: raftAddr, DataDir: filepath.Join(dir, "raw-node"), BootstrapExpect: 1, NoSync: true, Logger: log})
+	defer kafka.Close()
+	n, err := startBenchNode(ctx, dir, "raw", log, kafka.Addrs(), nil, "", node.WithNoSync())
 	if err != nil {
 		return 0, err
 	}
-	defer node.Close()
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := node.WaitLeader(wctx); err != nil {
-		return 0, err
-	}
-	for !node.IsLeader() {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cat := cluster.NewCatalog(node, "file://"+filepath.Join(dir, "raw-wh"), iceberg.Properties{})
-	sink := icebergsink.New(cat, 128<<20, log, nil)
+	defer n.Stop()
+	sink := icebergsink.New(n.Catalog(), 128<<20, log, nil)
 	dec := schemas.NewDecoder(schemas.NewRegistry(schemas.RegistryConfig{URL: url}))
 	spec := worker.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "avro"}
 	first, err := dec.Value(ctx, "avro", "", values[0])
@@ -113,12 +94,12 @@ func benchAvroRaw(ctx context.Context, dir string, log *slog.Logger, url string,
 }
 
 func benchAvroEndToEnd(ctx context.Context, dir string, log *slog.Logger, url string, values [][]byte, partitions int) (time.Duration, int64, error) {
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), "bench"))
+	kafka, err := startEmbeddedKafka(partitions, "bench")
 	if err != nil {
 		return 0, 0, err
 	}
-	defer kc.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
+	defer kafka.Close()
+	cl, err := kafka.producer(kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -133,34 +114,12 @@ func benchAvroEndToEnd(ctx context.Context, dir string, log *slog.Logger, url st
 			return 0, 0, err
 		}
 	}
-	raftAddr, err := freeAddr()
-	if err != nil {
-		return 0, 0, err
-	}
-	cfg := config.Defaults()
-	cfg.Node.ID, cfg.Node.DataDir, cfg.Node.RaftAddr, cfg.Node.AdminAddr, cfg.Node.RPCAddr = "bench", filepath.Join(dir, "e2e-node"), raftAddr, "127.0.0.1:0", "127.0.0.1:0"
-	cfg.Kafka.BootstrapServers = kc.ListenAddrs()
-	cfg.Warehouse.Location = "file://" + filepath.Join(dir, "e2e-wh")
-	cfg.SchemaRegistry.URL = url
-	cfg.Tables = []config.Table{{Topic: "bench", Namespace: "bench", Name: "e2e", Format: "avro", ErrorMode: "log", StartOffset: "earliest"}}
-	cfg.CommitInterval = config.Duration(time.Second)
+	tables := []config.Table{{Topic: "bench", Namespace: "bench", Name: "e2e", Format: "avro", ErrorMode: "log", StartOffset: "earliest"}}
 	start := time.Now()
-	n, err := startNode(ctx, cfg, log, false)
+	n, err := startBenchNode(ctx, dir, "e2e", log, kafka.Addrs(), tables, url)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer n.Stop()
-	for {
-		rep, err := n.Report(ctx)
-		if err != nil {
-			return 0, 0, err
-		}
-		if len(rep.Tables) > 0 && rep.Tables[0].Rows == int64(len(values)) {
-			return time.Since(start), rep.Tables[0].DataFiles, nil
-		}
-		if time.Since(start) > 10*time.Minute {
-			return 0, 0, fmt.Errorf("not done after 10 minutes: %+v", rep)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return waitBenchRows(ctx, n, int64(len(values)), start)
 }

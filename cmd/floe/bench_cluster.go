@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"gopkg.in/yaml.v3"
 
@@ -67,13 +67,13 @@ func runClusterBench(ctx context.Context, out io.Writer, nodes, partitions, perP
 	for i := range names {
 		names[i] = fmt.Sprintf("cb%02d", i)
 	}
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions/topics), names...))
+	kafka, err := startEmbeddedKafka(partitions/topics, names...)
 	if err != nil {
 		return err
 	}
-	defer kc.Close()
-	b.brokers = kc.ListenAddrs()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
+	defer kafka.Close()
+	b.brokers = kafka.Addrs()
+	cl, err := kafka.producer(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
 	if err != nil {
 		return err
 	}
@@ -85,34 +85,10 @@ func runClusterBench(ctx context.Context, out io.Writer, nodes, partitions, perP
 		return err
 	}
 	defer b.stopAll()
-	start := time.Now()
-	if err := b.startNodes(names); err != nil {
+	if err := b.measureBacklog(ctx, names, total); err != nil {
 		return err
 	}
-	go b.sampleMemory(ctx)
-	// 1. Backlog: from start until every record is committed.
-	var rep admin.Report
-	for {
-		rep, err = b.status(ctx)
-		if err == nil && sumRows(rep) >= total {
-			break
-		}
-		if time.Since(start) > 15*time.Minute {
-			return fmt.Errorf("backlog not committed after 15 minutes (rows %d of %d, err %v)", sumRows(rep), total, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	backlog := time.Since(start)
-	fmt.Fprintf(out, "backlog of %d records committed in %.1f s (includes forming the group): %.0f records/s in all, %.0f records/s per node\n",
-		total, backlog.Seconds(), float64(total)/backlog.Seconds(), float64(total)/backlog.Seconds()/float64(nodes))
-	consumed := b.consumedPerNode(ctx)
-	for _, p := range b.procs {
-		fmt.Fprintf(out, "  %s: consumed %d records (%.0f/s), %d partitions\n", p.id, consumed[p.id], float64(consumed[p.id])/backlog.Seconds(), partitionsOf(rep, p.id))
-	}
-
-	// 2. Failover: a trickle into every partition; SIGKILL a node that is
-	// not the leader and time until its partitions are assigned elsewhere
-	// and until new records of each of them are recorded by a new holder.
+	// A trickle into every partition while a node is killed.
 	pctx, stopProducing := context.WithCancel(ctx)
 	var pwg sync.WaitGroup
 	pwg.Add(1)
@@ -124,8 +100,52 @@ func runClusterBench(ctx context.Context, out io.Writer, nodes, partitions, perP
 		}
 	}()
 	defer func() { stopProducing(); pwg.Wait() }()
+	if err := b.measureFailover(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\npeak resident memory per node:")
+	for _, p := range b.procs {
+		fmt.Fprintf(out, "  %s: %.0f MiB\n", p.id, float64(p.peakRSS.Load())/(1<<20))
+	}
+	return nil
+}
+
+// measureBacklog starts the nodes and times them from start until every
+// record of the backlog is committed.
+func (b *clusterBench) measureBacklog(ctx context.Context, names []string, total int64) error {
+	start := time.Now()
+	if err := b.startNodes(names); err != nil {
+		return err
+	}
+	go b.sampleMemory(ctx)
+	var rep admin.Report
+	var err error
+	for {
+		rep, err = b.status(ctx)
+		if err == nil && sumRows(rep) >= total {
+			break
+		}
+		if time.Since(start) > 15*time.Minute {
+			return fmt.Errorf("backlog not committed after 15 minutes (rows %d of %d, err %v)", sumRows(rep), total, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	backlog := time.Since(start)
+	fmt.Fprintf(b.out, "backlog of %d records committed in %.1f s (includes forming the group): %.0f records/s in all, %.0f records/s per node\n",
+		total, backlog.Seconds(), float64(total)/backlog.Seconds(), float64(total)/backlog.Seconds()/float64(b.nodes))
+	consumed := b.consumedPerNode(ctx)
+	for _, p := range b.procs {
+		fmt.Fprintf(b.out, "  %s: consumed %d records (%.0f/s), %d partitions\n", p.id, consumed[p.id], float64(consumed[p.id])/backlog.Seconds(), partitionsOf(rep, p.id))
+	}
+	return nil
+}
+
+// measureFailover SIGKILLs a node that is not the leader while records
+// trickle in, and times until its partitions are assigned elsewhere and
+// until new records of each of them are recorded by a new holder.
+func (b *clusterBench) measureFailover(ctx context.Context) error {
 	time.Sleep(3 * time.Second)
-	rep, err = b.status(ctx)
+	rep, err := b.status(ctx)
 	if err != nil {
 		return err
 	}
@@ -147,11 +167,28 @@ func runClusterBench(ctx context.Context, out io.Writer, nodes, partitions, perP
 	killed := time.Now()
 	_ = victim.cmd.Process.Signal(syscall.SIGKILL)
 	victim.alive.Store(false)
-	var reassigned, refetched time.Duration
-	advancedAt := map[string]time.Duration{}
+	reassigned, refetched, advancedAt, err := b.waitTakeover(ctx, victim, held, killed)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b.out, "\nSIGKILL of %s (held %d partitions): reassigned after %.1f s, all fetched and recorded again elsewhere after %.1f s\n",
+		victim.id, len(held), reassigned.Seconds(), refetched.Seconds())
+	times := slices.Sorted(maps.Values(advancedAt))
+	if len(times) > 0 {
+		fmt.Fprintf(b.out, "  per partition, recorded again after: p50 %.1f s, p90 %.1f s, max %.1f s\n",
+			times[len(times)/2].Seconds(), times[len(times)*9/10].Seconds(), times[len(times)-1].Seconds())
+	}
+	fmt.Fprintf(b.out, "  (failure timeout %s and commit interval %s bound it from below: detection, then the new holder records at its next flush)\n", benchFailureTimeout, benchCommitInterval)
+	return nil
+}
+
+// waitTakeover polls the survivors until every partition the victim held
+// has a new holder and has been recorded past where it was when killed.
+func (b *clusterBench) waitTakeover(ctx context.Context, victim *benchProc, held map[string]int64, killed time.Time) (reassigned, refetched time.Duration, advancedAt map[string]time.Duration, err error) {
+	advancedAt = map[string]time.Duration{}
 	for reassigned == 0 || refetched == 0 {
 		if time.Since(killed) > 2*time.Minute {
-			return fmt.Errorf("partitions of the killed node not taken over after 2 minutes")
+			return 0, 0, nil, fmt.Errorf("partitions of the killed node not taken over after 2 minutes")
 		}
 		time.Sleep(100 * time.Millisecond)
 		rep, err := b.status(ctx)
@@ -161,14 +198,14 @@ func runClusterBench(ctx context.Context, out io.Writer, nodes, partitions, perP
 		moved, advanced := 0, 0
 		for _, t := range rep.Tables {
 			for _, pr := range t.Partitions {
-				from, ok := held[fmt.Sprintf("%s/%d", pr.Topic, pr.Partition)]
+				key := fmt.Sprintf("%s/%d", pr.Topic, pr.Partition)
+				from, ok := held[key]
 				if !ok || pr.Node == victim.id || pr.Node == "" {
 					continue
 				}
 				moved++
 				if pr.Recorded > from {
 					advanced++
-					key := fmt.Sprintf("%s/%d", pr.Topic, pr.Partition)
 					if _, seen := advancedAt[key]; !seen {
 						advancedAt[key] = time.Since(killed)
 					}
@@ -182,23 +219,7 @@ func runClusterBench(ctx context.Context, out io.Writer, nodes, partitions, perP
 			refetched = time.Since(killed)
 		}
 	}
-	fmt.Fprintf(out, "\nSIGKILL of %s (held %d partitions): reassigned after %.1f s, all fetched and recorded again elsewhere after %.1f s\n",
-		victim.id, len(held), reassigned.Seconds(), refetched.Seconds())
-	var times []time.Duration
-	for _, d := range advancedAt {
-		times = append(times, d)
-	}
-	slices.Sort(times)
-	if len(times) > 0 {
-		fmt.Fprintf(out, "  per partition, recorded again after: p50 %.1f s, p90 %.1f s, max %.1f s\n",
-			times[len(times)/2].Seconds(), times[len(times)*9/10].Seconds(), times[len(times)-1].Seconds())
-	}
-	fmt.Fprintf(out, "  (failure timeout %s and commit interval %s bound it from below: detection, then the new holder records at its next flush)\n", benchFailureTimeout, benchCommitInterval)
-	fmt.Fprintln(out, "\npeak resident memory per node:")
-	for _, p := range b.procs {
-		fmt.Fprintf(out, "  %s: %.0f MiB\n", p.id, float64(p.peakRSS.Load())/(1<<20))
-	}
-	return nil
+	return reassigned, refetched, advancedAt, nil
 }
 
 const (

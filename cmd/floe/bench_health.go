@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -35,27 +34,33 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds i
 	}
 	defer os.RemoveAll(dir)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	raftAddr, err := freeAddr()
+	kafka, err := startEmbeddedKafka(0) // no topics: the node maps none
 	if err != nil {
 		return err
 	}
-	node, err := cluster.Open(cluster.NodeConfig{ID: "health", RaftAddr: raftAddr, DataDir: filepath.Join(dir, "node"), BootstrapExpect: 1, Logger: log})
+	defer kafka.Close()
+	// Synced like a production node: commit latency includes the fsync.
+	n, err := startBenchNode(ctx, dir, "health", log, kafka.Addrs(), nil, "")
 	if err != nil {
 		return err
 	}
-	defer node.Close()
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := node.WaitLeader(wctx); err != nil {
-		return err
-	}
-	for !node.IsLeader() {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cat := cluster.NewCatalog(node, "file://"+filepath.Join(dir, "wh"), iceberg.Properties{})
+	defer n.Stop()
+	cat := n.Catalog()
 	sink := icebergsink.New(cat, 128<<20, log, nil)
+	if err := benchCommitLatency(ctx, out, cat, sink, snapshots); err != nil {
+		return err
+	}
+	// An hour of 1-second commits, without and with compaction.
+	for _, compact := range []bool{false, true} {
+		if err := benchHour(ctx, out, cat, sink, hourSeconds, compact); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-	// 1. Commit latency against history length.
+// benchCommitLatency measures commit latency against history length.
+func benchCommitLatency(ctx context.Context, out io.Writer, cat *cluster.Catalog, sink *icebergsink.Sink, snapshots int) error {
 	spec := worker.TableSpec{Key: ledger.TableKey([]string{"bench", "latency"}), Ident: []string{"bench", "latency"}, Format: "raw"}
 	if err := sink.Prepare(ctx, spec, nil); err != nil {
 		return err
@@ -99,80 +104,90 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds i
 		fmt.Fprintf(out, "; after %d / after 1000 (history past the retention): %.2f", len(lat), float64(late)/float64(at(1000)))
 	}
 	fmt.Fprintln(out)
+	return nil
+}
 
-	// 2 and 3. An hour of 1-second commits, with and without compaction.
-	for _, compact := range []bool{false, true} {
-		name := "nocompact"
-		if compact {
-			name = "compact"
-		}
-		spec := worker.TableSpec{Key: ledger.TableKey([]string{"bench", name}), Ident: []string{"bench", name}, Format: "raw"}
-		if err := sink.Prepare(ctx, spec, nil); err != nil {
+// benchHour simulates an hour of 1-second commits back to back, with
+// compaction every simulated minute under the hot-table policy if compact,
+// and reports the data files left (and the compaction throughput).
+func benchHour(ctx context.Context, out io.Writer, cat *cluster.Catalog, sink *icebergsink.Sink, hourSeconds int, compact bool) error {
+	name := "nocompact"
+	if compact {
+		name = "compact"
+	}
+	spec := worker.TableSpec{Key: ledger.TableKey([]string{"bench", name}), Ident: []string{"bench", name}, Format: "raw"}
+	if err := sink.Prepare(ctx, spec, nil); err != nil {
+		return err
+	}
+	var rewriteBytes int64
+	var rewriteTime time.Duration
+	for sec := range hourSeconds {
+		if err := benchSecond(ctx, cat, sink, spec, sec); err != nil {
 			return err
 		}
-		var rewriteBytes int64
-		var rewriteTime time.Duration
-		for sec := range hourSeconds {
-			recs := make([]*records.Record, 200)
-			for j := range recs {
-				recs[j] = &records.Record{Topic: "t", Partition: int32(j % 4), Offset: int64(sec*200 + j), Raw: []byte(fmt.Sprintf(`{"sec":%d,"j":%d,"pad":"%0100d"}`, sec, j, j))}
+		if sec%60 == 59 { // the committer expires once a minute (default: keep 500)
+			if _, err := sink.Expire(ctx, spec.Key, 7*24*time.Hour, 500, time.Now()); err != nil {
+				return err
 			}
-			files, err := sink.Write(ctx, spec, uuid.NewString(), recs)
+		}
+		if compact && sec%60 == 59 {
+			start := time.Now()
+			rw, err := sink.PlanRewrite(ctx, spec.Key, worker.CompactionPolicy{TargetFileSize: 128 << 20, MinInputFiles: 5, HotMinInputFiles: 16, Hot: true, MaxBytes: 10 << 30})
 			if err != nil {
 				return err
 			}
-			tbl, err := cat.LoadTable(ctx, spec.Ident)
-			if err != nil {
+			if err := sink.CommitRewrite(ctx, spec.Key, rw); err != nil {
 				return err
 			}
-			var dfs []iceberg.DataFile
-			for _, f := range files {
-				df, err := icebergsink.RebuildForBench(tbl.Metadata(), f)
-				if err != nil {
-					return err
-				}
-				dfs = append(dfs, df)
-			}
-			tx := tbl.NewTransaction()
-			if err := tx.AddDataFiles(ctx, dfs, nil, table.WithoutDuplicateCheck()); err != nil {
-				return err
-			}
-			if _, err := tx.Commit(ctx); err != nil {
-				return err
-			}
-			if sec%60 == 59 { // the committer expires once a minute (default: keep 500)
-				if _, err := sink.Expire(ctx, spec.Key, 7*24*time.Hour, 500, time.Now()); err != nil {
-					return err
-				}
-			}
-			if compact && sec%60 == 59 {
-				start := time.Now()
-				rw, err := sink.PlanRewrite(ctx, spec.Key, worker.CompactionPolicy{TargetFileSize: 128 << 20, MinInputFiles: 5, HotMinInputFiles: 16, Hot: true, MaxBytes: 10 << 30})
-				if err != nil {
-					return err
-				}
-				if err := sink.CommitRewrite(ctx, spec.Key, rw); err != nil {
-					return err
-				}
-				rewriteTime += time.Since(start)
-				rewriteBytes += rw.Stats().BytesBefore
-			}
-		}
-		tbl, err := cat.LoadTable(ctx, spec.Ident)
-		if err != nil {
-			return err
-		}
-		tasks, err := tbl.Scan().PlanFiles(ctx)
-		if err != nil {
-			return err
-		}
-		if compact {
-			fmt.Fprintf(out, "data files after an hour of 1-second commits, compaction every minute (hot policy): %d\n", len(tasks))
-			fmt.Fprintf(out, "compaction throughput: %.1f MB/s of input (%.1f MB rewritten in %s)\n",
-				float64(rewriteBytes)/1e6/rewriteTime.Seconds(), float64(rewriteBytes)/1e6, rewriteTime.Round(time.Millisecond))
-		} else {
-			fmt.Fprintf(out, "data files after an hour of 1-second commits, no compaction: %d\n", len(tasks))
+			rewriteTime += time.Since(start)
+			rewriteBytes += rw.Stats().BytesBefore
 		}
 	}
+	tbl, err := cat.LoadTable(ctx, spec.Ident)
+	if err != nil {
+		return err
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return err
+	}
+	if compact {
+		fmt.Fprintf(out, "data files after an hour of 1-second commits, compaction every minute (hot policy): %d\n", len(tasks))
+		fmt.Fprintf(out, "compaction throughput: %.1f MB/s of input (%.1f MB rewritten in %s)\n",
+			float64(rewriteBytes)/1e6/rewriteTime.Seconds(), float64(rewriteBytes)/1e6, rewriteTime.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(out, "data files after an hour of 1-second commits, no compaction: %d\n", len(tasks))
+	}
 	return nil
+}
+
+// benchSecond writes one second's small file of 200 records and commits
+// it, as one flush of a busy table does.
+func benchSecond(ctx context.Context, cat *cluster.Catalog, sink *icebergsink.Sink, spec worker.TableSpec, sec int) error {
+	recs := make([]*records.Record, 200)
+	for j := range recs {
+		recs[j] = &records.Record{Topic: "t", Partition: int32(j % 4), Offset: int64(sec*200 + j), Raw: []byte(fmt.Sprintf(`{"sec":%d,"j":%d,"pad":"%0100d"}`, sec, j, j))}
+	}
+	files, err := sink.Write(ctx, spec, uuid.NewString(), recs)
+	if err != nil {
+		return err
+	}
+	tbl, err := cat.LoadTable(ctx, spec.Ident)
+	if err != nil {
+		return err
+	}
+	var dfs []iceberg.DataFile
+	for _, f := range files {
+		df, err := icebergsink.RebuildForBench(tbl.Metadata(), f)
+		if err != nil {
+			return err
+		}
+		dfs = append(dfs, df)
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.AddDataFiles(ctx, dfs, nil, table.WithoutDuplicateCheck()); err != nil {
+		return err
+	}
+	_, err = tx.Commit(ctx)
+	return err
 }

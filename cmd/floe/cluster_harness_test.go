@@ -46,6 +46,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/node"
 )
 
 // Short timeouts so that failures are detected and work moves within a
@@ -628,7 +629,7 @@ func (f *fleet) readBackup() (*cluster.State, error) {
 	loc := cluster.BackupLocation(f.wh.Location)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	fsys, err := icebergio.LoadFS(ctx, ioProps(f.wh), loc)
+	fsys, err := icebergio.LoadFS(ctx, node.IOProps(f.wh), loc)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
 
@@ -52,7 +53,7 @@ func (f *fleet) verify(produced map[string]int64, timeout time.Duration) {
 		tr, _ := tableReport(rep, tableOf(topic))
 		ctx := context.Background()
 		tbl, err := table.NewFromLocation(ctx, table.Identifier{fleetNamespace, topic}, tr.MetadataLocation,
-			icebergio.LoadFSFunc(ioProps(f.wh), tr.MetadataLocation), nil)
+			icebergio.LoadFSFunc(node.IOProps(f.wh), tr.MetadataLocation), nil)
 		if err != nil {
 			f.t.Fatalf("loading %s from %s: %v", tr.Table, tr.MetadataLocation, err)
 		}

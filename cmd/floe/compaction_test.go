@@ -54,7 +54,7 @@ func TestCompactionWithConcurrentAppends(t *testing.T) {
 			produced[p].Add(25)
 		}
 		if oldSnap == nil && i == 10 {
-			if tbl, err := n.catalog.LoadTable(context.Background(), []string{"e2e", "c"}); err == nil {
+			if tbl, err := n.Catalog().LoadTable(context.Background(), []string{"e2e", "c"}); err == nil {
 				oldSnap = tbl.CurrentSnapshot()
 			}
 		}
@@ -76,7 +76,7 @@ func TestCompactionWithConcurrentAppends(t *testing.T) {
 	if tr.CommitFailures != 0 {
 		t.Fatalf("%d append commits failed while compaction ran", tr.CommitFailures)
 	}
-	tbl, err := n.catalog.LoadTable(context.Background(), []string{"e2e", "c"})
+	tbl, err := n.Catalog().LoadTable(context.Background(), []string{"e2e", "c"})
 	if err != nil {
 		t.Fatal(err)
 	}

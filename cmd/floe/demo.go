@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
 
@@ -62,57 +62,84 @@ func runDemo(ctx context.Context, out io.Writer, dir string, total, partitions, 
 	if err := os.RemoveAll(abs); err != nil {
 		return fmt.Errorf("emptying %s: %w", abs, err)
 	}
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), topic))
-	if err != nil {
-		return fmt.Errorf("starting in-process kafka: %w", err)
-	}
-	defer kc.Close()
-	raftAddr, err := freeAddr()
+	kafka, err := startEmbeddedKafka(partitions, topic)
 	if err != nil {
 		return err
 	}
-	cfg := config.Defaults()
-	cfg.Node.ID = "demo-1"
-	cfg.Node.DataDir = filepath.Join(abs, "node")
-	cfg.Node.RaftAddr = raftAddr
-	cfg.Node.AdminAddr = "127.0.0.1:0"
-	cfg.Kafka.BootstrapServers = kc.ListenAddrs()
-	cfg.Warehouse.Location = "file://" + filepath.Join(abs, "warehouse")
-	cfg.CommitInterval = config.Duration(2 * time.Second)
-	cfg.Tables = []config.Table{{Topic: topic, Namespace: "demo", Name: topic, Format: "json", ErrorMode: "dlq", StartOffset: "earliest"}}
-	if err := cfg.Validate(); err != nil {
+	defer kafka.Close()
+	cfg, err := demoConfig(abs, topic, kafka.Addrs())
+	if err != nil {
 		return err
 	}
-	logf, err := os.Create(filepath.Join(abs, "floe.log"))
+	logf, err := demoLogFile(abs)
 	if err != nil {
-		if err := os.MkdirAll(abs, 0o755); err != nil {
-			return err
-		}
-		if logf, err = os.Create(filepath.Join(abs, "floe.log")); err != nil {
-			return err
-		}
+		return err
 	}
 	defer logf.Close()
 	log := slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	fmt.Fprintf(out, "Floe demo: in-process Kafka at %s, topic %q with %d partitions\n", kc.ListenAddrs()[0], topic, partitions)
+	fmt.Fprintf(out, "Floe demo: in-process Kafka at %s, topic %q with %d partitions\n", kafka.Addrs()[0], topic, partitions)
 	fmt.Fprintf(out, "warehouse %s, node log %s\n\n", cfg.Warehouse.Location, logf.Name())
-	n, err := startNode(ctx, cfg, log, false)
+	n, err := newNode(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer n.Stop()
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	cl, err := kafka.producer(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	var produced, bad atomic.Int64
 	prodErr := make(chan error, 1)
-	start := time.Now()
 	go func() { prodErr <- produceOrders(ctx, cl, total, rate, &produced, &bad) }()
+	if err := watchDemo(ctx, out, n, &produced, prodErr, total, rate); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n\n")
+	return demoSummary(ctx, out, n, produced.Load(), bad.Load())
+}
 
+// demoConfig is the demo node's configuration: one node on the embedded
+// broker, a local warehouse under abs, the sample topic mapped.
+func demoConfig(abs, topic string, brokers []string) (config.Config, error) {
+	raftAddr, err := freeAddr()
+	if err != nil {
+		return config.Config{}, err
+	}
+	cfg := config.Defaults()
+	cfg.Node.ID = "demo-1"
+	cfg.Node.DataDir = filepath.Join(abs, "node")
+	cfg.Node.RaftAddr = raftAddr
+	cfg.Node.AdminAddr = "127.0.0.1:0"
+	cfg.Kafka.BootstrapServers = brokers
+	cfg.Warehouse.Location = "file://" + filepath.Join(abs, "warehouse")
+	cfg.CommitInterval = config.Duration(2 * time.Second)
+	cfg.Tables = []config.Table{{Topic: topic, Namespace: "demo", Name: topic, Format: "json", ErrorMode: "dlq", StartOffset: "earliest"}}
+	if err := cfg.Validate(); err != nil {
+		return config.Config{}, err
+	}
+	return cfg, nil
+}
+
+// demoLogFile creates the node's log file in abs (and abs if needed).
+func demoLogFile(abs string) (*os.File, error) {
+	logf, err := os.Create(filepath.Join(abs, "floe.log"))
+	if err == nil {
+		return logf, nil
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(filepath.Join(abs, "floe.log"))
+}
+
+// watchDemo prints progress every second until the producer is done and
+// every produced record is committed (rows plus dead letters), or the
+// deadline passes.
+func watchDemo(ctx context.Context, out io.Writer, n *node.Node, produced *atomic.Int64, prodErr <-chan error, total, rate int) error {
+	start := time.Now()
 	// On a terminal the progress line rewrites itself; in a log it repeats.
 	tty := false
 	if f, ok := out.(*os.File); ok {
@@ -156,14 +183,12 @@ func runDemo(ctx context.Context, out io.Writer, dir string, total, partitions, 
 			fmt.Fprintln(out, line)
 		}
 		if !producing && rows+dlq == produced.Load() {
-			break
+			return nil
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("timed out: %d of %d records committed", rows+dlq, produced.Load())
 		}
 	}
-	fmt.Fprintf(out, "\n\n")
-	return demoSummary(ctx, out, n, produced.Load(), bad.Load())
 }
 
 func produceOrders(ctx context.Context, cl *kgo.Client, total, rate int, produced, bad *atomic.Int64) error {
@@ -200,7 +225,7 @@ func produceOrders(ctx context.Context, cl *kgo.Client, total, rate int, produce
 	return nil
 }
 
-func demoSummary(ctx context.Context, out io.Writer, n *floeNode, produced, bad int64) error {
+func demoSummary(ctx context.Context, out io.Writer, n *node.Node, produced, bad int64) error {
 	rep, err := n.Report(ctx)
 	if err != nil {
 		return err
@@ -210,7 +235,7 @@ func demoSummary(ctx context.Context, out io.Writer, n *floeNode, produced, bad 
 	}
 	fmt.Fprintln(out)
 	ident := []string{"demo", "orders"}
-	tbl, err := n.catalog.LoadTable(ctx, ident)
+	tbl, err := n.Catalog().LoadTable(ctx, ident)
 	if err != nil {
 		return err
 	}
@@ -218,7 +243,7 @@ func demoSummary(ctx context.Context, out io.Writer, n *floeNode, produced, bad 
 	if err != nil {
 		return err
 	}
-	dlqTbl, err := n.catalog.LoadTable(ctx, icebergsink.DLQIdent(ident))
+	dlqTbl, err := n.Catalog().LoadTable(ctx, icebergsink.DLQIdent(ident))
 	var dlqRows int64
 	if err == nil {
 		if _, dlqRows, err = offsetCounts(ctx, dlqTbl); err != nil {

@@ -221,7 +221,7 @@ func TestPipeline(t *testing.T) {
 
 	t.Run("200k records over 8 partitions exactly once", func(t *testing.T) {
 		waitRows(t, n, "e2e.events", events, 4*time.Minute)
-		tbl, err := n.catalog.LoadTable(ctx, []string{"e2e", "events"})
+		tbl, err := n.Catalog().LoadTable(ctx, []string{"e2e", "events"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +261,7 @@ func TestPipeline(t *testing.T) {
 
 	t.Run("schema growth adds columns, older rows read null", func(t *testing.T) {
 		waitRows(t, n, "e2e.growth", 1000, time.Minute)
-		tbl, err := n.catalog.LoadTable(ctx, []string{"e2e", "growth"})
+		tbl, err := n.Catalog().LoadTable(ctx, []string{"e2e", "growth"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,11 +299,11 @@ func TestPipeline(t *testing.T) {
 
 	t.Run("malformed records land in the dead-letter table", func(t *testing.T) {
 		waitRows(t, n, "e2e.mixed", int64(len(mixed)), time.Minute)
-		tbl, err := n.catalog.LoadTable(ctx, []string{"e2e", "mixed"})
+		tbl, err := n.Catalog().LoadTable(ctx, []string{"e2e", "mixed"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		dlq, err := n.catalog.LoadTable(ctx, []string{"e2e", "mixed_dlq"})
+		dlq, err := n.Catalog().LoadTable(ctx, []string{"e2e", "mixed_dlq"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -101,7 +101,7 @@ func TestUnwritableWarehouseShownAndRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRows(t, n, "e2e.orders", 400, time.Minute)
-	tbl, err := n.catalog.LoadTable(context.Background(), []string{"e2e", "orders"})
+	tbl, err := n.Catalog().LoadTable(context.Background(), []string{"e2e", "orders"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestGlueSync(t *testing.T) {
 		var last admin.CatalogReport
 		deadline := time.Now().Add(60 * time.Second)
 		for time.Now().Before(deadline) {
-			cur, _ := n.catalog.MetadataLocation(ident)
+			cur, _ := n.Catalog().MetadataLocation(ident)
 			tb, ok := fake.Table("shop", "orders")
 			rep, _ := n.Report(context.Background())
 			tr, _ := tableReport(rep, "shop.orders")
@@ -102,8 +102,8 @@ func TestGlueSync(t *testing.T) {
 	// The replicated record names what was synced, so a new committer
 	// resumes from it.
 	var rec cluster.SyncRecord
-	n.raft.FSM().Read(func(s *cluster.State) { rec = s.Tables[ledger.TableKey(ident)].Synced["glue"] })
-	if cur, _ := n.catalog.MetadataLocation(ident); rec.MetadataLocation != cur || rec.At == 0 {
+	n.Raft().FSM().Read(func(s *cluster.State) { rec = s.Tables[ledger.TableKey(ident)].Synced["glue"] })
+	if cur, _ := n.Catalog().MetadataLocation(ident); rec.MetadataLocation != cur || rec.At == 0 {
 		t.Fatalf("replicated sync record %+v, current %s", rec, cur)
 	}
 

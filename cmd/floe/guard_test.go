@@ -62,7 +62,7 @@ func TestNewClusterOverOldBackup(t *testing.T) {
 	}
 	defer n.Stop()
 	waitRows(t, n, "e2e.guard", 400, time.Minute)
-	tbl, err := n.catalog.LoadTable(ctx, []string{"e2e", "guard"})
+	tbl, err := n.Catalog().LoadTable(ctx, []string{"e2e", "guard"})
 	if err != nil {
 		t.Fatal(err)
 	}

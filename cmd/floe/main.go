@@ -1,5 +1,6 @@
 // Command floe continuously materializes Kafka topics into Apache Iceberg
-// tables. This package is the only place that wires Floe's packages together.
+// tables. This package parses commands, flags and configuration and calls
+// the one node builder (package node), which wires Floe's packages together.
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ctl"
+	"github.com/floe-io/floe/node"
 )
 
 // Exit codes scripts can rely on.
@@ -29,6 +31,9 @@ const (
 	exitConfig      = 2
 	exitUnreachable = 3
 )
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "dev"
 
 type exitError struct {
 	code int
@@ -97,7 +102,7 @@ func serveCmd() *cobra.Command {
 			ecsDefaults(cmd.Context(), &cfg, log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			n, err := startNodeWith(ctx, cfg, log, nodeOptions{Recover: recover})
+			n, err := newNode(ctx, cfg, log, node.WithRecover(recover))
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil // stopped while joining
@@ -120,6 +125,17 @@ func serveCmd() *cobra.Command {
 	cmd.Flags().StringSliceVar(&join, "join", nil, "peers' rpc addresses (host:port); a DNS name stands for all its A records")
 	cmd.Flags().BoolVar(&recover, "recover", false, "when the group is new and empty, restore tables and offsets from the state backed up in the warehouse")
 	return cmd
+}
+
+// newNode builds a node through the one builder with this binary's
+// version; a start refused because of the configuration exits with
+// exitConfig.
+func newNode(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...node.Option) (*node.Node, error) {
+	n, err := node.New(ctx, cfg, append([]node.Option{node.WithLogger(log), node.WithVersion(version)}, opts...)...)
+	if ce := (*node.ConfigError)(nil); errors.As(err, &ce) {
+		return nil, &exitError{code: exitConfig, err: err}
+	}
+	return n, err
 }
 
 func healthCmd() *cobra.Command {

@@ -49,7 +49,7 @@ func TestMaintenanceOnTheCommitter(t *testing.T) {
 		per[1] += 10
 		waitRows(t, n, "e2e.m", per[0]+per[1], time.Minute)
 	}
-	tbl, err := n.catalog.LoadTable(context.Background(), []string{"e2e", "m"})
+	tbl, err := n.Catalog().LoadTable(context.Background(), []string{"e2e", "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestMaintenanceOnTheCommitter(t *testing.T) {
 		_, e2 := os.Stat(orphanMeta)
 		return os.IsNotExist(e1) && os.IsNotExist(e2) && tr.OrphansDeleted >= 2 && tr.SnapshotsExpired > 0 && tr.Snapshots <= 3
 	})
-	tbl, err = n.catalog.LoadTable(context.Background(), []string{"e2e", "m"})
+	tbl, err = n.Catalog().LoadTable(context.Background(), []string{"e2e", "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestMaintenanceRunOnDemand(t *testing.T) {
 	if before.DataFiles < 8 {
 		t.Fatalf("only %d data files before maintenance", before.DataFiles)
 	}
-	out, err := admin.RunMaintenance(context.Background(), n.admin.Addr(), "e2e.md")
+	out, err := admin.RunMaintenance(context.Background(), n.AdminAddr(), "e2e.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +117,12 @@ func TestMaintenanceRunOnDemand(t *testing.T) {
 	if after.DataFiles != 1 {
 		t.Fatalf("%d data files after maintenance", after.DataFiles)
 	}
-	tbl, err := n.catalog.LoadTable(context.Background(), []string{"e2e", "md"})
+	tbl, err := n.Catalog().LoadTable(context.Background(), []string{"e2e", "md"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkExactlyOnce(t, []*table.Table{tbl}, "md", per)
-	if _, err := admin.RunMaintenance(context.Background(), n.admin.Addr(), "e2e.nope"); err == nil || !strings.Contains(err.Error(), "no mapping writes") {
+	if _, err := admin.RunMaintenance(context.Background(), n.AdminAddr(), "e2e.nope"); err == nil || !strings.Contains(err.Error(), "no mapping writes") {
 		t.Fatalf("maintenance of an unknown table: %v", err)
 	}
 }

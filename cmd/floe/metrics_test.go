@@ -43,7 +43,7 @@ func TestMetricsAfterRun(t *testing.T) {
 	waitRows(t, n, "obs.mt", good+bad, time.Minute)
 	waitCommitted(t, n, "obs.mt", map[int32]int64{0: (good + bad) / 2, 1: (good + bad) / 2})
 
-	resp, err := http.Get("http://" + n.admin.Addr() + "/metrics")
+	resp, err := http.Get("http://" + n.AdminAddr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

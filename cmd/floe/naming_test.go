@@ -51,14 +51,14 @@ func TestNameTemplatesAndLocations(t *testing.T) {
 			t.Fatalf("the colliding topic was ingested: %+v", tr.Partitions)
 		}
 	}
-	tbl, err := n.catalog.LoadTable(context.Background(), []string{"sales", "order_created_events"})
+	tbl, err := n.Catalog().LoadTable(context.Background(), []string{"sales", "order_created_events"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "file://" + filepath.Join(dir, "sales-lake", "order_created_events"); tbl.Location() != want {
 		t.Fatalf("location %s, want %s", tbl.Location(), want)
 	}
-	ops, err := n.catalog.LoadTable(context.Background(), []string{"ops", "alert_events"})
+	ops, err := n.Catalog().LoadTable(context.Background(), []string{"ops", "alert_events"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestPartitionedTable(t *testing.T) {
 	if want := "column created is string"; !strings.Contains(tr.Reason, want) {
 		t.Fatalf("reason %q lacks %q", tr.Reason, want)
 	}
-	tbl, err := n.catalog.LoadTable(context.Background(), []string{"e2e", "p"})
+	tbl, err := n.Catalog().LoadTable(context.Background(), []string{"e2e", "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestPartitionedTable(t *testing.T) {
 	defer n.Stop()
 	send(600, 300)
 	waitRows(t, n, "e2e.p", 900, time.Minute)
-	tbl, err = n.catalog.LoadTable(context.Background(), []string{"e2e", "p"})
+	tbl, err = n.Catalog().LoadTable(context.Background(), []string{"e2e", "p"})
 	if err != nil {
 		t.Fatal(err)
 	}

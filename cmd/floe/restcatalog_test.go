@@ -51,7 +51,7 @@ func TestRESTCatalogServed(t *testing.T) {
 	waitRows(t, n, "shop.orders", records, time.Minute)
 
 	ctx := context.Background()
-	uri := "http://" + n.admin.Addr() + restcatalog.MountPath
+	uri := "http://" + n.AdminAddr() + restcatalog.MountPath
 	if _, err := rest.NewCatalog(ctx, "floe", uri); err == nil {
 		t.Fatal("the endpoint let a client without a token in")
 	}
@@ -82,7 +82,7 @@ func TestRESTCatalogServed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := n.catalog.MetadataLocation(table.Identifier{"shop", name})
+		want, _ := n.Catalog().MetadataLocation(table.Identifier{"shop", name})
 		if tbl.MetadataLocation() != want {
 			t.Fatalf("%s: REST metadata location %s, catalog of record %s", name, tbl.MetadataLocation(), want)
 		}
@@ -123,7 +123,7 @@ func TestRESTCatalogServed(t *testing.T) {
 		}
 	}
 	// Health stays open.
-	resp, err := http.Get("http://" + n.admin.Addr() + "/healthz")
+	resp, err := http.Get("http://" + n.AdminAddr() + "/healthz")
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("healthz: %v %v", resp, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/worker"
 )
 
@@ -124,7 +125,7 @@ func TestResumeSkipFleet(t *testing.T) {
 	}
 	ctx := context.Background()
 	tbl, err := table.NewFromLocation(ctx, table.Identifier{fleetNamespace, topic}, tr.MetadataLocation,
-		icebergio.LoadFSFunc(ioProps(f.wh), tr.MetadataLocation), nil)
+		icebergio.LoadFSFunc(node.IOProps(f.wh), tr.MetadataLocation), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

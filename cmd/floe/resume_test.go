@@ -69,7 +69,7 @@ func TestResumeSkipReplicated(t *testing.T) {
 		t.Fatal("resume --skip of a running table accepted")
 	}
 
-	tbl, err := n.catalog.LoadTable(ctx, []string{"res", "poison"})
+	tbl, err := n.Catalog().LoadTable(ctx, []string{"res", "poison"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestResumeSkipReplicated(t *testing.T) {
 	for {
 		var gen uint64
 		var skips int
-		n.raft.FSM().Read(func(s *cluster.State) {
+		n.Raft().FSM().Read(func(s *cluster.State) {
 			if r := s.Resumes[key]; r != nil {
 				gen, skips = r.Gen, len(r.Skips)
 			}

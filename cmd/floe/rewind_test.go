@@ -42,7 +42,7 @@ func TestRewind(t *testing.T) {
 	waitCommitted(t, n, "ops.rw", map[int32]int64{0: total / 2, 1: total / 2})
 
 	counts := func() map[string]map[int64]int {
-		tbl, err := n.catalog.LoadTable(ctx, []string{"ops", "rw"})
+		tbl, err := n.Catalog().LoadTable(ctx, []string{"ops", "rw"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,7 +108,7 @@ func TestRegistryEvolution(t *testing.T) {
 		// Mid-stream: let some versions land before the next is produced.
 		if v%2 == 1 {
 			waitRows(t, n, "evo.pay", int64(total), time.Minute)
-			tbl, err := n.catalog.LoadTable(context.Background(), []string{"evo", "pay"})
+			tbl, err := n.Catalog().LoadTable(context.Background(), []string{"evo", "pay"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +122,7 @@ func TestRegistryEvolution(t *testing.T) {
 		produceSteady(5)
 	}
 	waitRows(t, n, "evo.pay", int64(total), time.Minute)
-	tbl, err := n.catalog.LoadTable(context.Background(), []string{"evo", "pay"})
+	tbl, err := n.Catalog().LoadTable(context.Background(), []string{"evo", "pay"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func mustAvro(t *testing.T, reg *registrytest.Registry, id int, schema string, v
 func tableRows(t *testing.T, n *floeNode, ident ...string) []map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	tbl, err := n.catalog.LoadTable(ctx, ident)
+	tbl, err := n.Catalog().LoadTable(ctx, ident)
 	if err != nil {
 		t.Fatal(err)
 	}

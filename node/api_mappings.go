@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -17,7 +17,7 @@ var mappingNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 // Mappings implements admin.Backend: this node's configuration mappings
 // (tables[i]) then the replicated API mappings, by name.
-func (n *floeNode) Mappings(ctx context.Context) ([]admin.Mapping, error) {
+func (n *Node) Mappings(ctx context.Context) ([]admin.Mapping, error) {
 	var out []admin.Mapping
 	for i, t := range n.cfg.Tables {
 		out = append(out, admin.Mapping{Name: fmt.Sprintf("tables[%d]", i), Source: admin.MappingFromConfig, Table: t})
@@ -40,7 +40,7 @@ func sortedNames(m map[string]*cluster.Mapping) []string {
 }
 
 // PutMapping implements admin.Backend.
-func (n *floeNode) PutMapping(ctx context.Context, m admin.Mapping, create bool) (admin.WriteResult, error) {
+func (n *Node) PutMapping(ctx context.Context, m admin.Mapping, create bool) (admin.WriteResult, error) {
 	if err := n.ready(); err != nil {
 		return admin.WriteResult{}, err
 	}
@@ -78,7 +78,7 @@ func (n *floeNode) PutMapping(ctx context.Context, m admin.Mapping, create bool)
 }
 
 // DeleteMapping implements admin.Backend.
-func (n *floeNode) DeleteMapping(ctx context.Context, name string) (admin.WriteResult, error) {
+func (n *Node) DeleteMapping(ctx context.Context, name string) (admin.WriteResult, error) {
 	if strings.HasPrefix(name, "tables[") {
 		return admin.WriteResult{}, fmt.Errorf("%w: mapping %s comes from the configuration file: edit the file on every node", admin.ErrConflict, name)
 	}

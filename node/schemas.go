@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func newSchemaDecoder(c config.SchemaRegistry) *schemas.Decoder {
 
 // wireDeadLetterTopics gives the worker a producer when a mapping names a
 // dead_letter_topic; it is closed when the node stops.
-func (n *floeNode) wireDeadLetterTopics(cfg config.Config) error {
+func (n *Node) wireDeadLetterTopics(cfg config.Config) error {
 	need := false
 	for _, t := range cfg.Tables {
 		need = need || t.DeadLetterTopic != ""
@@ -46,7 +46,7 @@ func (n *floeNode) wireDeadLetterTopics(cfg config.Config) error {
 
 // suspendedElsewhere asks the other members' admin endpoints where they
 // have the table suspended. Members that do not answer in time are left out.
-func (n *floeNode) suspendedElsewhere(ctx context.Context, table string) []worker.SuspendedRecord {
+func (n *Node) suspendedElsewhere(ctx context.Context, table string) []worker.SuspendedRecord {
 	var addrs []string
 	n.raft.FSM().Read(func(s *cluster.State) {
 		for id, m := range s.Nodes {

@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // leads, and leave the configuration. ctx bounds it (the drain timeout);
 // whatever is left undone when it ends is safe anyway: uncommitted files are
 // re-fetched by the partitions' next holders, fenced by their epochs.
-func (n *floeNode) Drain(ctx context.Context) error {
+func (n *Node) Drain(ctx context.Context) error {
 	start := time.Now()
 	log := n.log.With("component", "drain")
 	select {
@@ -54,7 +54,7 @@ func (n *floeNode) Drain(ctx context.Context) error {
 
 // othersLive counts registered members other than this one that are not
 // draining.
-func (n *floeNode) othersLive() int {
+func (n *Node) othersLive() int {
 	c := 0
 	n.raft.FSM().Read(func(s *cluster.State) {
 		for id, m := range s.Nodes {
@@ -68,7 +68,7 @@ func (n *floeNode) othersLive() int {
 
 // holdsNothing reports whether no partition of a mapped topic and no
 // committer role is assigned to this node any more.
-func (n *floeNode) holdsNothing() bool {
+func (n *Node) holdsNothing() bool {
 	if len(n.state.Assigned(n.cfg.Node.ID)) > 0 {
 		return false
 	}
@@ -88,7 +88,7 @@ func (n *floeNode) holdsNothing() bool {
 // lost). Any node may be started with --recover; the leader restores, the
 // others wait for the restored state. A cluster that has state already is
 // left alone, so the flag is harmless on later restarts.
-func (n *floeNode) recoverState(ctx context.Context) error {
+func (n *Node) recoverState(ctx context.Context) error {
 	log := n.log.With("component", "recover")
 	for {
 		empty := true
@@ -98,7 +98,7 @@ func (n *floeNode) recoverState(ctx context.Context) error {
 			return nil
 		}
 		if n.raft.IsLeader() {
-			st, err := cluster.Recover(ctx, n.cfg.Warehouse.Location, ioProps(n.cfg.Warehouse), n.log)
+			st, err := cluster.Recover(ctx, n.cfg.Warehouse.Location, IOProps(n.cfg.Warehouse), n.log)
 			if errors.Is(err, cluster.ErrNoBackup) {
 				// A first start with --recover (templates may always pass
 				// it): nothing to restore.
@@ -128,7 +128,7 @@ func (n *floeNode) recoverState(ctx context.Context) error {
 // restore them. The local state is first brought up to date with the
 // leader's, so a node joining an existing cluster does not mistake its
 // not-yet-replicated state for an empty one.
-func (n *floeNode) guardBackup(ctx context.Context) error {
+func (n *Node) guardBackup(ctx context.Context) error {
 	// Catching up may take a few tries: right after an election the
 	// leader's membership record may not have reached this node yet. If it
 	// never succeeds the guard is skipped: it protects, it is not needed
@@ -152,7 +152,7 @@ func (n *floeNode) guardBackup(ctx context.Context) error {
 	if !empty {
 		return nil
 	}
-	st, err := cluster.ReadBackup(ctx, n.cfg.Warehouse.Location, ioProps(n.cfg.Warehouse))
+	st, err := cluster.ReadBackup(ctx, n.cfg.Warehouse.Location, IOProps(n.cfg.Warehouse))
 	if errors.Is(err, cluster.ErrNoBackup) {
 		return nil
 	}

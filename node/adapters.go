@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -18,7 +18,8 @@ import (
 )
 
 // stateAdapter shows the replicated state to the worker and the assignment
-// controller through their own small interfaces; only cmd/ knows both sides.
+// controller through their own small interfaces; only this package, the
+// node's wiring, knows both sides.
 type stateAdapter struct {
 	node *cluster.Node
 	// expect is the configured bootstrap-expect: a new leader holds

@@ -1,13 +1,13 @@
-package main
+package node
 
 import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster"
 )
 
-// members joins the Raft configuration with the replicated assignments for
+// Members joins the Raft configuration with the replicated assignments for
 // status.
-func (n *floeNode) members() []admin.MemberReport {
+func (n *Node) Members() []admin.MemberReport {
 	parts, commits := map[string]int{}, map[string]int{}
 	n.raft.FSM().Read(func(s *cluster.State) {
 		for _, a := range s.Ledger.Assignments {

@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -13,16 +13,16 @@ import (
 	"github.com/floe-io/floe/ledger"
 )
 
-// The admin API's backend (admin.Backend) is implemented by floeNode in
+// The admin API's backend (admin.Backend) is implemented by Node in
 // api_cluster.go (members, errors shared by all writes), api_mappings.go and
 // api_tables.go. Every write is validated here, then proposed through the
 // node's Raft, which forwards it to the leader; the answer carries the index
 // it committed at.
 
-var _ admin.Backend = (*floeNode)(nil)
+var _ admin.Backend = (*Node)(nil)
 
 // ready refuses API calls while the node is still joining.
-func (n *floeNode) ready() error {
+func (n *Node) ready() error {
 	select {
 	case <-n.started:
 		return nil
@@ -33,7 +33,7 @@ func (n *floeNode) ready() error {
 
 // propose applies a command and turns the cluster's refusals into the admin
 // API's sentinels.
-func (n *floeNode) propose(ctx context.Context, c cluster.Command, what string) (admin.WriteResult, error) {
+func (n *Node) propose(ctx context.Context, c cluster.Command, what string) (admin.WriteResult, error) {
 	if err := n.ready(); err != nil {
 		return admin.WriteResult{}, err
 	}
@@ -49,11 +49,11 @@ func (n *floeNode) propose(ctx context.Context, c cluster.Command, what string) 
 // them (unknown command types are skipped during a rolling upgrade), and a
 // rewind it skipped would leave its ledger apart from the others', so they
 // are refused until every member runs this node's version.
-func (n *floeNode) operatorCommand(ctx context.Context, c cluster.Command, what string) (admin.WriteResult, error) {
+func (n *Node) operatorCommand(ctx context.Context, c cluster.Command, what string) (admin.WriteResult, error) {
 	for _, m := range n.raft.Members() {
-		if m.Version != "" && m.Version != version {
+		if m.Version != "" && m.Version != n.opts.version {
 			return admin.WriteResult{}, fmt.Errorf("%w: member %s runs version %s and this node %s: finish the rolling upgrade first",
-				admin.ErrConflict, m.ID, m.Version, version)
+				admin.ErrConflict, m.ID, m.Version, n.opts.version)
 		}
 	}
 	return n.propose(ctx, c, what)
@@ -77,7 +77,7 @@ func apiErr(err error) error {
 }
 
 // memberExists checks that id names a member of the group.
-func (n *floeNode) memberExists(id string) error {
+func (n *Node) memberExists(id string) error {
 	if id == "" {
 		return fmt.Errorf("%w: id: name a member", admin.ErrInvalid)
 	}
@@ -91,7 +91,7 @@ func (n *floeNode) memberExists(id string) error {
 
 // TransferLeadership implements admin.Backend; a follower forwards it to
 // the leader. It answers once another node leads.
-func (n *floeNode) TransferLeadership(ctx context.Context, id string) (admin.WriteResult, error) {
+func (n *Node) TransferLeadership(ctx context.Context, id string) (admin.WriteResult, error) {
 	if err := n.ready(); err != nil {
 		return admin.WriteResult{}, err
 	}
@@ -134,7 +134,7 @@ func (n *floeNode) TransferLeadership(ctx context.Context, id string) (admin.Wri
 }
 
 // DrainNode implements admin.Backend.
-func (n *floeNode) DrainNode(ctx context.Context, id string) (admin.WriteResult, error) {
+func (n *Node) DrainNode(ctx context.Context, id string) (admin.WriteResult, error) {
 	if err := n.memberExists(id); err != nil {
 		return admin.WriteResult{}, err
 	}
@@ -143,7 +143,7 @@ func (n *floeNode) DrainNode(ctx context.Context, id string) (admin.WriteResult,
 
 // RemoveNode implements admin.Backend. Removing the leader itself is
 // refused: transfer leadership first.
-func (n *floeNode) RemoveNode(ctx context.Context, id string) (admin.WriteResult, error) {
+func (n *Node) RemoveNode(ctx context.Context, id string) (admin.WriteResult, error) {
 	if err := n.memberExists(id); err != nil {
 		return admin.WriteResult{}, err
 	}

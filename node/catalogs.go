@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -37,7 +37,7 @@ type catalogParts struct {
 // startCatalogs serves the REST catalog (on the admin port or its own
 // listener) and starts the mirrors to external catalogs. The catalog of
 // record must exist.
-func (n *floeNode) startCatalogs() error {
+func (n *Node) startCatalogs() error {
 	n.catalogs = &catalogParts{}
 	if err := n.serveCatalog(); err != nil {
 		return err
@@ -62,13 +62,13 @@ func (n *floeNode) startCatalogs() error {
 }
 
 // catalogSyncers builds one syncer per configured external catalog.
-func (n *floeNode) catalogSyncers() ([]worker.CatalogSyncer, error) {
+func (n *Node) catalogSyncers() ([]worker.CatalogSyncer, error) {
 	var out []worker.CatalogSyncer
 	if g := n.cfg.Catalogs.Glue; g.Enabled {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		s, err := glue.New(ctx, glue.Config{Region: g.Region, Endpoint: g.Endpoint, CatalogID: g.CatalogID,
-			DatabasePrefix: g.DatabasePrefix, SkipArchive: g.SkipArchive, IOProps: ioProps(n.cfg.Warehouse)}, n.log.With("catalog", "glue"))
+			DatabasePrefix: g.DatabasePrefix, SkipArchive: g.SkipArchive, IOProps: IOProps(n.cfg.Warehouse)}, n.log.With("catalog", "glue"))
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func (n *floeNode) catalogSyncers() ([]worker.CatalogSyncer, error) {
 }
 
 // serveCatalog serves the Iceberg REST catalog when enabled.
-func (n *floeNode) serveCatalog() error {
+func (n *Node) serveCatalog() error {
 	cfg := n.cfg.Catalogs
 	if !cfg.Server.Enabled {
 		return nil
@@ -112,7 +112,7 @@ func (n *floeNode) serveCatalog() error {
 }
 
 // stopCatalogs stops what startCatalogs started.
-func (n *floeNode) stopCatalogs() {
+func (n *Node) stopCatalogs() {
 	if n.catalogs == nil {
 		return
 	}
@@ -142,7 +142,7 @@ func tableConfig(w config.Warehouse, vend bool) iceberg.Properties {
 		p["client.region"] = w.S3.Region
 	}
 	if vend {
-		for k, v := range ioProps(w) {
+		for k, v := range IOProps(w) {
 			p[k] = v
 		}
 	}
@@ -151,7 +151,7 @@ func tableConfig(w config.Warehouse, vend bool) iceberg.Properties {
 
 // catalogReports fills a table's catalog sync status: the replicated record
 // (every node) joined with this node's runtime status (the committer's).
-func (n *floeNode) catalogReports(key string, now time.Time) []admin.CatalogReport {
+func (n *Node) catalogReports(key string, now time.Time) []admin.CatalogReport {
 	if n.catalogs == nil || n.catalogs.sync == nil {
 		return nil
 	}

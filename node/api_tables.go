@@ -1,8 +1,10 @@
-package main
+package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -15,7 +17,7 @@ import (
 
 // tableKey resolves namespace.name to the key of a table the cluster knows
 // (created, or the target of a registered source).
-func (n *floeNode) tableKey(name string) (string, error) {
+func (n *Node) tableKey(name string) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("%w: table: name a table as namespace.name", admin.ErrInvalid)
 	}
@@ -38,7 +40,7 @@ func (n *floeNode) tableKey(name string) (string, error) {
 }
 
 // PauseTable implements admin.Backend.
-func (n *floeNode) PauseTable(ctx context.Context, table string) (admin.WriteResult, error) {
+func (n *Node) PauseTable(ctx context.Context, table string) (admin.WriteResult, error) {
 	if err := n.ready(); err != nil {
 		return admin.WriteResult{}, err
 	}
@@ -57,13 +59,13 @@ func (n *floeNode) PauseTable(ctx context.Context, table string) (admin.WriteRes
 // ResumeTable implements admin.Backend: it ends a pause and un-suspends the
 // table on every node; with skip, past the bad records the table is
 // suspended at on any node.
-func (n *floeNode) ResumeTable(ctx context.Context, table string, skip bool) (admin.WriteResult, error) {
+func (n *Node) ResumeTable(ctx context.Context, table string, skip bool) (admin.WriteResult, error) {
 	res, _, err := n.resume(ctx, table, skip)
 	return res, err
 }
 
 // resume proposes a resume and returns the records it skips.
-func (n *floeNode) resume(ctx context.Context, table string, skip bool) (admin.WriteResult, []cluster.ResumeSkip, error) {
+func (n *Node) resume(ctx context.Context, table string, skip bool) (admin.WriteResult, []cluster.ResumeSkip, error) {
 	if err := n.ready(); err != nil {
 		return admin.WriteResult{}, nil, err
 	}
@@ -99,7 +101,7 @@ func (n *floeNode) resume(ctx context.Context, table string, skip bool) (admin.W
 
 // Resume serves the older POST /v1/tables/{table}/resume route, whose
 // answer lists the skipped records.
-func (n *floeNode) Resume(ctx context.Context, table string, skip bool) (any, error) {
+func (n *Node) Resume(ctx context.Context, table string, skip bool) (any, error) {
 	_, skips, err := n.resume(ctx, table, skip)
 	if err != nil {
 		return nil, err
@@ -114,7 +116,7 @@ func (n *floeNode) Resume(ctx context.Context, table string, skip bool) (any, er
 // RewindTable implements admin.Backend: it resolves the target to offsets
 // of every partition of the table's topics (or checks the explicit ones)
 // and proposes one RewindTable.
-func (n *floeNode) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.RewindResult, error) {
+func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.RewindResult, error) {
 	if err := n.ready(); err != nil {
 		return admin.RewindResult{}, err
 	}
@@ -122,17 +124,8 @@ func (n *floeNode) RewindTable(ctx context.Context, req admin.RewindRequest) (ad
 	if err != nil {
 		return admin.RewindResult{}, err
 	}
-	targets := 0
-	for _, set := range []bool{req.Earliest, req.Latest, !req.Timestamp.IsZero(), len(req.Offsets) > 0} {
-		if set {
-			targets++
-		}
-	}
-	if targets != 1 {
-		return admin.RewindResult{}, fmt.Errorf("%w: target: set exactly one of earliest, latest, timestamp or offsets", admin.ErrInvalid)
-	}
-	if req.Policy != admin.ReplayAppend && req.Policy != admin.ReplayReplace {
-		return admin.RewindResult{}, fmt.Errorf("%w: policy: %q: use append or replace", admin.ErrInvalid, req.Policy)
+	if err := checkRewind(req); err != nil {
+		return admin.RewindResult{}, err
 	}
 	parts := map[string]int32{} // topic -> partition count
 	n.raft.FSM().Read(func(s *cluster.State) {
@@ -147,51 +140,12 @@ func (n *floeNode) RewindTable(ctx context.Context, req admin.RewindRequest) (ad
 	}
 	var to []cluster.RewindPosition
 	if len(req.Offsets) > 0 {
-		for i, o := range req.Offsets {
-			count, ok := parts[o.Topic]
-			switch {
-			case !ok:
-				return admin.RewindResult{}, fmt.Errorf("%w: offsets[%d].topic: %q does not flow into %s", admin.ErrInvalid, i, o.Topic, req.Table)
-			case o.Partition < 0 || o.Partition >= count:
-				return admin.RewindResult{}, fmt.Errorf("%w: offsets[%d].partition: %s has partitions 0 to %d", admin.ErrInvalid, i, o.Topic, count-1)
-			case o.Offset < 0:
-				return admin.RewindResult{}, fmt.Errorf("%w: offsets[%d].offset: %d is negative", admin.ErrInvalid, i, o.Offset)
-			}
-			to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: o.Topic, Partition: o.Partition}, Offset: o.Offset})
-		}
+		to, err = explicitRewind(req, parts)
 	} else {
-		for _, topic := range slices.Sorted(func(yield func(string) bool) {
-			for t := range parts {
-				if !yield(t) {
-					return
-				}
-			}
-		}) {
-			ps := make([]int32, parts[topic])
-			for i := range ps {
-				ps[i] = int32(i)
-			}
-			var offs map[int32]int64
-			var err error
-			switch {
-			case req.Earliest:
-				offs, err = n.kafka.Offsets(ctx, topic, ps, false)
-			case req.Latest:
-				offs, err = n.kafka.Offsets(ctx, topic, ps, true)
-			default:
-				offs, err = n.kafka.OffsetsAt(ctx, topic, ps, req.Timestamp)
-			}
-			if err != nil {
-				return admin.RewindResult{}, fmt.Errorf("%w: resolving the rewind target of %s: %w", admin.ErrUnavailable, req.Table, err)
-			}
-			for _, p := range ps {
-				off, ok := offs[p]
-				if !ok {
-					return admin.RewindResult{}, fmt.Errorf("%w: Kafka gave no offset for %s/%d", admin.ErrUnavailable, topic, p)
-				}
-				to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: topic, Partition: p}, Offset: off})
-			}
-		}
+		to, err = n.resolveRewind(ctx, req, parts)
+	}
+	if err != nil {
+		return admin.RewindResult{}, err
 	}
 	res, err := n.operatorCommand(ctx, cluster.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli()}, "rewound "+req.Table)
 	if err != nil {
@@ -204,6 +158,75 @@ func (n *floeNode) RewindTable(ctx context.Context, req admin.RewindRequest) (ad
 		}
 	})
 	return out, nil
+}
+
+// checkRewind validates the request's target and policy.
+func checkRewind(req admin.RewindRequest) error {
+	targets := 0
+	for _, set := range []bool{req.Earliest, req.Latest, !req.Timestamp.IsZero(), len(req.Offsets) > 0} {
+		if set {
+			targets++
+		}
+	}
+	if targets != 1 {
+		return fmt.Errorf("%w: target: set exactly one of earliest, latest, timestamp or offsets", admin.ErrInvalid)
+	}
+	if req.Policy != admin.ReplayAppend && req.Policy != admin.ReplayReplace {
+		return fmt.Errorf("%w: policy: %q: use append or replace", admin.ErrInvalid, req.Policy)
+	}
+	return nil
+}
+
+// explicitRewind checks offsets named in the request against the table's
+// topics and their partition counts.
+func explicitRewind(req admin.RewindRequest, parts map[string]int32) ([]cluster.RewindPosition, error) {
+	var to []cluster.RewindPosition
+	for i, o := range req.Offsets {
+		count, ok := parts[o.Topic]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%w: offsets[%d].topic: %q does not flow into %s", admin.ErrInvalid, i, o.Topic, req.Table)
+		case o.Partition < 0 || o.Partition >= count:
+			return nil, fmt.Errorf("%w: offsets[%d].partition: %s has partitions 0 to %d", admin.ErrInvalid, i, o.Topic, count-1)
+		case o.Offset < 0:
+			return nil, fmt.Errorf("%w: offsets[%d].offset: %d is negative", admin.ErrInvalid, i, o.Offset)
+		}
+		to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: o.Topic, Partition: o.Partition}, Offset: o.Offset})
+	}
+	return to, nil
+}
+
+// resolveRewind asks Kafka for the earliest, latest or timestamp's offsets
+// of every partition of the table's topics, in topic order.
+func (n *Node) resolveRewind(ctx context.Context, req admin.RewindRequest, parts map[string]int32) ([]cluster.RewindPosition, error) {
+	var to []cluster.RewindPosition
+	for _, topic := range slices.Sorted(maps.Keys(parts)) {
+		ps := make([]int32, parts[topic])
+		for i := range ps {
+			ps[i] = int32(i)
+		}
+		var offs map[int32]int64
+		var err error
+		switch {
+		case req.Earliest:
+			offs, err = n.kafka.Offsets(ctx, topic, ps, false)
+		case req.Latest:
+			offs, err = n.kafka.Offsets(ctx, topic, ps, true)
+		default:
+			offs, err = n.kafka.OffsetsAt(ctx, topic, ps, req.Timestamp)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: resolving the rewind target of %s: %w", admin.ErrUnavailable, req.Table, err)
+		}
+		for _, p := range ps {
+			off, ok := offs[p]
+			if !ok {
+				return nil, fmt.Errorf("%w: Kafka gave no offset for %s/%d", admin.ErrUnavailable, topic, p)
+			}
+			to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: topic, Partition: p}, Offset: off})
+		}
+	}
+	return to, nil
 }
 
 // rewindReport describes a table's last rewind for people.
@@ -238,7 +261,7 @@ func rewindReport(table string, rw *cluster.TableRewind) admin.RewindReport {
 }
 
 // Snapshots implements admin.Backend.
-func (n *floeNode) Snapshots(ctx context.Context, table string) ([]admin.SnapshotInfo, error) {
+func (n *Node) Snapshots(ctx context.Context, table string) ([]admin.SnapshotInfo, error) {
 	if err := n.ready(); err != nil {
 		return nil, err
 	}
@@ -268,4 +291,37 @@ func (n *floeNode) Snapshots(ctx context.Context, table string) ([]admin.Snapsho
 		out = append(out, si)
 	}
 	return out, nil
+}
+
+// Maintain implements admin.Source.
+func (n *Node) Maintain(ctx context.Context, name string) (any, error) {
+	select {
+	case <-n.started:
+	default:
+		return nil, errors.New("the node is still joining the raft group")
+	}
+	parts := strings.Split(name, ".")
+	if len(parts) < 2 {
+		return nil, fmt.Errorf("%w: table %q: use namespace.name", admin.ErrInvalid, name)
+	}
+	key := ledger.TableKey(parts)
+	// Maintenance runs on the table's committer, its only writer: another
+	// node asks the committer.
+	var committer, addr string
+	n.raft.FSM().Read(func(s *cluster.State) {
+		if a, ok := s.Committers[key]; ok {
+			committer = a.Node
+			if m := s.Nodes[a.Node]; m != nil {
+				addr = m.Admin
+			}
+		}
+	})
+	if committer != "" && committer != n.cfg.Node.ID && addr != "" {
+		return n.peers.maintain(ctx, addr, name) // adminwire.go
+	}
+	res, err := n.worker.Maintain(ctx, key)
+	if errors.Is(err, worker.ErrUnknownTable) {
+		return nil, fmt.Errorf("%w: %w", admin.ErrNotFound, err)
+	}
+	return res, err
 }

@@ -1,0 +1,304 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // registers s3:// file IO
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/assignment"
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/metrics"
+	"github.com/floe-io/floe/notify"
+	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/worker"
+)
+
+// Node is one running Floe node: every component wired together.
+type Node struct {
+	cfg     config.Config
+	opts    options
+	log     *slog.Logger
+	raft    *cluster.Node
+	catalog *cluster.Catalog
+	worker  *worker.Worker
+	// running is the worker once built: Raft's load callback reads it
+	// from its own goroutine, before and while the worker is set.
+	running atomic.Pointer[worker.Worker]
+	admin   *admin.Server
+	// adminErr receives the admin server's Serve result.
+	adminErr chan error
+	backup   *cluster.Backup
+	state    stateAdapter
+	kafka    *worker.KafkaClient // rewinds resolve offsets with it (api_tables.go)
+	metrics  *metrics.Metrics
+	peers    peerClient // calls to other nodes' admin APIs
+	// catalogs: the REST catalog endpoint and the external catalog mirrors.
+	catalogs *catalogParts
+	// started is closed once the worker runs; before, the node is joining.
+	started chan struct{}
+
+	cancel   context.CancelFunc
+	done     chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// IOProps turns the warehouse config into iceberg-go FileIO properties.
+func IOProps(w config.Warehouse) iceberg.Properties {
+	p := iceberg.Properties{}
+	set := func(k, v string) {
+		if v != "" {
+			p[k] = v
+		}
+	}
+	set(icebergio.S3EndpointURL, w.S3.Endpoint)
+	set(icebergio.S3Region, w.S3.Region)
+	set(icebergio.S3AccessKeyID, w.S3.AccessKeyID)
+	set(icebergio.S3SecretAccessKey, w.S3.SecretAccessKey)
+	set(icebergio.S3SessionToken, w.S3.SessionToken)
+	return p
+}
+
+// New is the one node builder, for serve, demo, every bench and the tests.
+// It opens Raft and the admin server, waits until the node is in a group
+// with a leader (bootstrapping or joining as configured), restores the state
+// from the warehouse when asked to (WithRecover), and then starts the worker,
+// the assignment controller and the state backup. cfg must have passed
+// config.Validate; only ctx bounds the wait for the group. A refusal caused
+// by the configuration is a *ConfigError.
+func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{})}
+	n.metrics = metrics.New(n, o.version)
+	apiOpts, err := adminOptions(cfg, n.metrics, n) // adminwire.go
+	if err != nil {
+		return nil, err
+	}
+	n.peers = newPeerClient(cfg, apiOpts)
+	if err := n.openRaft(); err != nil {
+		return nil, err
+	}
+	if n.admin, err = admin.ListenAPI(cfg.Node.AdminAddr, n, apiOpts); err != nil {
+		n.raft.Close()
+		return nil, err
+	}
+	n.adminErr = make(chan error, 1)
+	go func() { n.adminErr <- n.admin.Serve() }()
+	if err := n.joinAndRestore(ctx); err != nil {
+		return nil, n.abort(err)
+	}
+	if err := n.buildWorker(); err != nil {
+		return nil, n.abort(err)
+	}
+	n.backup = cluster.NewBackup(n.raft.FSM(), cfg.Warehouse.Location, IOProps(cfg.Warehouse), n.log)
+	n.backup.RecordWith(func(ctx context.Context, c cluster.BackupWritten) (uint64, error) { return n.raft.Apply(ctx, c) })
+	if err := n.startCatalogs(); err != nil { // catalogs.go
+		return nil, n.abort(err)
+	}
+	n.run()
+	close(n.started)
+	n.log.Info("floe node started", "node", cfg.Node.ID, "raft", cfg.Node.RaftAddr, "rpc", n.raft.RPCAddr(), "admin", n.admin.Addr(), "warehouse", cfg.Warehouse.Location, "version", o.version)
+	return n, nil
+}
+
+// openRaft opens this node's Raft member. Its load callback reports the
+// worker's measured rates for the assignment controller once it runs.
+func (n *Node) openRaft() error {
+	cfg := n.cfg
+	rn, err := cluster.Open(cluster.NodeConfig{
+		ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, Advertise: cfg.Node.AdvertiseAddr,
+		RPCAddr: cfg.Node.RPCAddr, RPCAdvertise: cfg.Node.RPCAdvertise, DataDir: cfg.Node.DataDir,
+		BootstrapExpect: cfg.Cluster.BootstrapExpect, Join: cfg.Cluster.Join, MaxVoters: cfg.Cluster.MaxVoters,
+		FailureTimeout: cfg.Cluster.FailureTimeout.D(), DeadServerTimeout: cfg.Cluster.DeadServerTimeout.D(),
+		Zone: cfg.Node.Zone, Version: n.opts.version, AdminAddr: cfg.Node.AdminAddr, NoSync: n.opts.noSync, Logger: n.log,
+		Observer: n.metrics,
+		Load: func() map[string]float64 {
+			w := n.running.Load()
+			if w == nil {
+				return nil
+			}
+			out := map[string]float64{}
+			for tp, r := range w.Rates() {
+				out[tp.String()] = r
+			}
+			return out
+		},
+	})
+	if err != nil {
+		return err
+	}
+	n.raft, n.state = rn, stateAdapter{node: rn, expect: cfg.Cluster.BootstrapExpect}
+	return nil
+}
+
+// abort undoes a start that failed after the admin server was serving and
+// returns err.
+func (n *Node) abort(err error) error {
+	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = n.admin.Shutdown(sctx)
+	scancel()
+	<-n.adminErr
+	n.raft.Close()
+	return err
+}
+
+// joinAndRestore waits for the group, then restores the warehouse backup
+// (WithRecover) or refuses to start a new group over an old one.
+func (n *Node) joinAndRestore(ctx context.Context) error {
+	if err := n.waitJoined(ctx); err != nil {
+		return err
+	}
+	if n.opts.recover {
+		return n.recoverState(ctx) // drain.go
+	}
+	if err := n.guardBackup(ctx); err != nil {
+		return &ConfigError{Err: err}
+	}
+	return nil
+}
+
+// buildWorker builds the catalog of record, the Iceberg sink, the Kafka
+// client and the worker with its schema decoder and dead-letter producer.
+func (n *Node) buildWorker() error {
+	cfg := n.cfg
+	n.catalog = cluster.NewCatalog(n.raft, cfg.Warehouse.Location, IOProps(cfg.Warehouse))
+	nsLocations := map[string]string{}
+	for ns, c := range cfg.Namespaces {
+		nsLocations[ns] = strings.TrimSuffix(c.Location, "/")
+	}
+	sink := icebergsink.New(n.catalog, int64(cfg.TargetFileSize), n.log, nsLocations)
+	kc, err := worker.NewKafkaClient(cfg.Kafka)
+	if err != nil {
+		return err
+	}
+	n.kafka = kc
+	n.worker, err = worker.New(worker.Config{
+		NodeID: cfg.Node.ID, Tables: cfg.Tables, CommitInterval: cfg.CommitInterval.D(),
+		TargetFileSize: cfg.TargetFileSize, MemoryBudget: cfg.MemoryBudget,
+		ExpireInterval: n.opts.expireInterval, OrphanInterval: n.opts.orphanInterval,
+		IsFenced: func(err error) bool { return errors.Is(err, cluster.ErrStaleCommitter) },
+		OnCommit: n.metrics.ObserveCommit,
+	}, kc, n.state, n.state, sink, worker.NewStatus(), n.log)
+	if err != nil {
+		return err
+	}
+	if cfg.SchemaRegistry.URL != "" {
+		n.worker.SetSchemaDecoder(newSchemaDecoder(cfg.SchemaRegistry)) // schemas.go
+	}
+	if err := n.wireDeadLetterTopics(cfg); err != nil { // schemas.go
+		return err
+	}
+	n.running.Store(n.worker)
+	return nil
+}
+
+// run starts the node's loops: the assignment controller (leader only),
+// notifications, the state backup (leader only) and the worker. When Stop
+// cancels them it stops the catalogs and the admin server and closes done.
+func (n *Node) run() {
+	cfg, log := n.cfg, n.log
+	rctx, rcancel := context.WithCancel(context.Background())
+	n.cancel = rcancel
+	ctl := assignment.NewController(n.state, log)
+	go func() {
+		defer close(n.done)
+		var wg sync.WaitGroup
+		wg.Add(3)
+		go func() { defer wg.Done(); ctl.Run(rctx) }()
+		go func() { // no-op without a webhook URL
+			defer wg.Done()
+			notify.New(notify.Config{URL: cfg.Notifications.WebhookURL, Interval: cfg.Notifications.Interval.D(), Log: log.With("component", "notify")}, n).Run(rctx)
+		}()
+		go func() { defer wg.Done(); n.backup.Run(rctx, cfg.Cluster.BackupInterval.D(), n.raft.IsLeader) }()
+		if err := n.worker.Run(rctx); err != nil {
+			log.Error("worker stopped", "err", err)
+		}
+		wg.Wait()
+		n.stopCatalogs()
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = n.admin.Shutdown(sctx)
+		scancel()
+		<-n.adminErr
+	}()
+}
+
+// Catalog is the node's catalog of record (iceberg-go catalog.Catalog).
+func (n *Node) Catalog() *cluster.Catalog { return n.catalog }
+
+// Raft is the node's Raft member and replicated state.
+func (n *Node) Raft() *cluster.Node { return n.raft }
+
+// AdminAddr is the address the admin API listens on (resolved when the
+// configuration asked for port 0).
+func (n *Node) AdminAddr() string { return n.admin.Addr() }
+
+// ID is the node's configured id.
+func (n *Node) ID() string { return n.cfg.Node.ID }
+
+// waitJoined blocks until this node is a registered member of a group with
+// a leader. Joining may wait for peers that start later, so only ctx bounds
+// it; progress is logged.
+func (n *Node) waitJoined(ctx context.Context) error {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		if _, leader := n.raft.Leader(); leader != "" && n.raft.IsMember() && n.raft.Registered() {
+			return nil
+		}
+		if time.Since(last) > 15*time.Second {
+			last = time.Now()
+			n.log.Info("waiting for the raft group", "member", n.raft.IsMember(), "registered", n.raft.Registered(),
+				"bootstrap_expect", n.cfg.Cluster.BootstrapExpect, "join", strings.Join(n.cfg.Cluster.Join, ","))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("joining the raft group: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Stop stops every component and closes Raft, without handing work over
+// (a crash looks the same to the others). Drain first for a graceful leave.
+func (n *Node) Stop() error {
+	n.stopOnce.Do(func() {
+		if n.cancel != nil {
+			n.cancel()
+			<-n.done
+		}
+		n.stopErr = n.raft.Close()
+	})
+	return n.stopErr
+}
+
+// Ready implements admin.Source: the node serves once it is a member of a
+// group with a leader and its worker runs.
+func (n *Node) Ready() error {
+	select {
+	case <-n.started:
+	default:
+		return errors.New("joining the raft group")
+	}
+	if addr, _ := n.raft.Leader(); addr == "" {
+		return errors.New("no raft leader")
+	}
+	return nil
+}

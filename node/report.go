@@ -1,0 +1,127 @@
+package node
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/worker"
+)
+
+// tableInfo is what the report reads of one table from the replicated state.
+type tableInfo struct {
+	key     string
+	t       cluster.Table
+	pending int
+	// pendingBytes: data recorded, not yet committed
+	pendingBytes int64
+	paused       bool
+	rewind       *cluster.TableRewind
+	offsets      map[string]ledger.Offsets
+	assign       map[string]ledger.Assignment
+	commit       ledger.Assignment
+	dlqRows      int64
+}
+
+// control reads the table's operator state and pending bytes.
+func (ti *tableInfo) control(s *cluster.State) {
+	_, ti.paused = s.Paused[ti.key]
+	if rw := s.Rewinds[ti.key]; rw != nil {
+		c := *rw
+		ti.rewind = &c
+	}
+	for _, e := range s.Ledger.Pending[ti.key] {
+		ti.pendingBytes += e.Bytes
+	}
+}
+
+// operatorState shows a pause and the last rewind: a paused table is
+// SUSPENDED on every node (the pause is replicated), and the rewind says
+// what it did to the table's rows when nothing else needs saying.
+func operatorState(tr *admin.TableReport, paused bool, rw *cluster.TableRewind) {
+	if paused {
+		tr.Paused = true
+		tr.State = worker.StateSuspended
+		tr.Reason = "paused by an operator: resume with floe ctl tables resume " + tr.Table
+	}
+	if rw == nil {
+		return
+	}
+	r := rewindReport(tr.Table, rw) // api_tables.go
+	tr.Rewind = &r
+	if tr.Reason == "" {
+		tr.Reason = r.Describe
+	}
+}
+
+// Report implements admin.Source: the replicated state joined with this
+// node's runtime status.
+func (n *Node) Report(ctx context.Context) (admin.Report, error) {
+	now := time.Now()
+	_, leader := n.raft.Leader()
+	select {
+	case <-n.started:
+	default:
+		return admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now,
+			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.Members()}, nil
+	}
+	runtime, problems := n.worker.Status().Snapshot()
+	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.Members(),
+		LeaderSince: n.raft.LeaderChangedAt()}
+	n.raft.FSM().Read(func(s *cluster.State) {
+		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
+		if m := s.Nodes[leader]; m != nil {
+			rep.LeaderAddr = m.Admin
+		}
+		if b := s.LastBackup; b != nil {
+			rep.Backup = &admin.BackupReport{Location: b.Location, At: time.UnixMilli(b.At), AgeSec: now.Sub(time.UnixMilli(b.At)).Seconds(), AppliedIndex: b.Applied}
+		}
+	})
+	for _, ti := range n.tableInfos(runtime) {
+		rep.Tables = append(rep.Tables, n.tableReport(ctx, ti, runtime[ti.key], now))
+	}
+	return rep, nil
+}
+
+// tableInfos lists, by key, every table the state knows (a dead-letter
+// table is shown with its table), every mapped table with no data yet, and
+// every table only this node's runtime status knows.
+func (n *Node) tableInfos(runtime map[string]worker.TableStatus) []tableInfo {
+	var infos []tableInfo
+	n.raft.FSM().Read(func(s *cluster.State) {
+		for _, key := range s.TableKeys() {
+			if _, isDLQ := s.Tables[trimDLQ(key)]; isDLQ && trimDLQ(key) != key {
+				continue // shown with its table
+			}
+			ti := tableInfo{key: key, t: *s.Tables[key], pending: len(s.Ledger.Pending[key]), offsets: map[string]ledger.Offsets{}, assign: map[string]ledger.Assignment{}, commit: s.Committers[key]}
+			if d, ok := s.Tables[cluster.DLQKey(key)]; ok {
+				ti.dlqRows = d.Rows
+			}
+			ti.control(s)
+			for tp, o := range s.Ledger.Offsets[key] {
+				ti.offsets[tp] = *o
+				ti.assign[tp] = s.Ledger.Assignments[tp]
+			}
+			infos = append(infos, ti)
+		}
+		// Mapped tables with no data yet.
+		for _, src := range s.Sources {
+			if _, ok := s.Tables[src.Table]; !ok && !slices.ContainsFunc(infos, func(i tableInfo) bool { return i.key == src.Table }) {
+				ti := tableInfo{key: src.Table, t: cluster.Table{Ident: ledger.TableIdent(src.Table)}, commit: s.Committers[src.Table]}
+				ti.control(s)
+				infos = append(infos, ti)
+			}
+		}
+	})
+	for key := range runtime {
+		if !slices.ContainsFunc(infos, func(i tableInfo) bool { return i.key == key }) {
+			infos = append(infos, tableInfo{key: key, t: cluster.Table{Ident: ledger.TableIdent(key)}})
+		}
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].key < infos[j].key })
+	return infos
+}
