@@ -7,7 +7,7 @@ IMAGE   ?= floe:$(VERSION)
 CFN_LINT_VERSION ?= 1.58.0
 CFN_LINT_VENV    ?= $(or $(FLOE_INTEROP_CACHE),.cache)/cfn-lint-$(CFN_LINT_VERSION)
 
-.PHONY: demo test bench interop build release image cfn-lint vet fmt clean proto alerts
+.PHONY: demo test test-long bench interop build release image cfn-lint vet fmt clean proto alerts
 
 PROTOC_GEN_GO_VERSION      ?= v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION ?= v1.5.1
@@ -18,10 +18,19 @@ PROTO_BIN                  ?= $(CURDIR)/.cache/protoc-bin
 demo:
 	$(GO) run ./cmd/floe demo
 
-## test: the hermetic suite (kfake, local files, in-process Raft)
+## test: the hermetic suite (kfake, local files, in-process Raft); under 5 minutes
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 25m ./...
+	$(GO) test -count=1 -timeout 10m ./...
+
+# The tests behind the long build tag: whole-process fleets, chaos, crash,
+# rolling-upgrade, mixed-version and total-loss runs (cmd/floe).
+LONG_TESTS = $(shell grep -l '^//go:build long' cmd/floe/*_test.go | xargs grep -ho '^func Test[A-Za-z0-9_]*' | sed 's/^func //' | paste -sd'|')
+
+## test-long: fleet, chaos and crash runs of real floe processes (CI runs it after make test)
+test-long:
+	$(GO) vet -tags long ./cmd/floe
+	$(GO) test -tags long -count=1 -timeout 40m -run '^($(LONG_TESTS))$$' ./cmd/floe
 
 ## bench: throughput against the raw limit of the same work (see docs/benchmarks.md)
 bench:

@@ -195,6 +195,7 @@ func leaderAndFollower(t *testing.T, nodes []*floeNode) (leader, follower *floeN
 // index; an identical create is not an error; errors name the field; read
 // tokens cannot write; no token reaches nothing but health and metrics.
 func TestAdminAPI(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

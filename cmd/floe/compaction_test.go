@@ -23,6 +23,7 @@ import (
 // min_input_files newer ones). Time travel to a snapshot from before a
 // compaction returns exactly that snapshot's rows.
 func TestCompactionWithConcurrentAppends(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

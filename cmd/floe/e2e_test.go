@@ -164,6 +164,7 @@ func checkExactlyOnce(t *testing.T, tbls []*table.Table, topic string, perPartit
 // 200,000 records over 8 partitions, a topic whose records gain a field
 // halfway, and a topic with malformed records.
 func TestPipeline(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

@@ -48,6 +48,7 @@ func tableReport(rep admin.Report, name string) (admin.TableReport, bool) {
 // TestUnreachableBrokerShown: a node whose broker is down keeps running,
 // says why in status, and does not crash-loop.
 func TestUnreachableBrokerShown(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -71,6 +72,7 @@ func TestUnreachableBrokerShown(t *testing.T) {
 // cannot be created, the table is DEGRADED with the reason, and once the
 // obstacle is gone everything is committed exactly once.
 func TestUnwritableWarehouseShownAndRecovered(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -115,6 +117,7 @@ func TestUnwritableWarehouseShownAndRecovered(t *testing.T) {
 // TestServeRefusesBadConfig runs the binary with an invalid config: it must
 // stop at once with exit code 2 and name the field.
 func TestServeRefusesBadConfig(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

@@ -20,6 +20,7 @@ import (
 // backup (it would recreate the tables from scratch and overwrite the
 // backup); --recover restores the tables, and ingestion resumes exactly once.
 func TestNewClusterOverOldBackup(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

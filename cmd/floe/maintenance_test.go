@@ -21,6 +21,7 @@ import (
 // age, never a referenced file, and expires snapshots beyond the count bound
 // while the table keeps every row exactly once.
 func TestMaintenanceOnTheCommitter(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -81,6 +82,7 @@ func TestMaintenanceOnTheCommitter(t *testing.T) {
 // TestMaintenanceRunOnDemand: with compaction switched off small files pile
 // up; `floe maintenance run` (its HTTP endpoint) compacts them now.
 func TestMaintenanceRunOnDemand(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

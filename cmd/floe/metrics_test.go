@@ -19,6 +19,7 @@ import (
 // token (tokens are configured), parses it with Prometheus' text parser and
 // checks each named series against what was produced.
 func TestMetricsAfterRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

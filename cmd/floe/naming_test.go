@@ -18,6 +18,7 @@ import (
 // two topics that sanitize to the same table are a CONFIG_ISSUE naming both,
 // with only the first ingested.
 func TestNameTemplatesAndLocations(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

@@ -21,6 +21,7 @@ import (
 // the spec then changes across a restart and every row stays readable once.
 // A time transform on a string column is a CONFIG_ISSUE naming the column.
 func TestPartitionedTable(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

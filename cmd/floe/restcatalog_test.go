@@ -27,6 +27,7 @@ const restTestToken = "rest-test-token-0123456789"
 // scan and count; strong reads; refused writes and missing tokens; every
 // response checked against the OpenAPI spec.
 func TestRESTCatalogServed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

@@ -20,6 +20,7 @@ import (
 // in the end holds every other offset exactly once, with the skips counted
 // and cleared from the replicated state once committed past.
 func TestResumeSkipReplicated(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

@@ -20,6 +20,7 @@ import (
 // holds each offset once). An independent reader (iceberg-go's scan) counts
 // every (partition, offset).
 func TestRewind(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

@@ -48,6 +48,7 @@ func poisonStream(t *testing.T, reg *registrytest.Registry, id int, schema strin
 // produced; a suspended table resumes past its bad record; tombstones are
 // ignored and counted, or dead-lettered.
 func TestRegistryErrorModes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -144,6 +145,7 @@ func TestRegistryErrorModes(t *testing.T) {
 // schema id arrives meanwhile) makes the table DEGRADED, never dead-letters
 // a record for it, and loses nothing once it answers again.
 func TestRegistryDown(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -195,6 +197,7 @@ func TestRegistryDown(t *testing.T) {
 // TestDeadLetterTopic: with dead_letter_topic, the dead letters of log mode
 // also go to a Kafka topic, with where they came from and why.
 func TestDeadLetterTopic(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

@@ -69,6 +69,7 @@ func evolutionRecord(version, i int) map[string]any {
 // field and both types, while another topic of the node goes on; a resume
 // after nothing changed pauses again.
 func TestRegistryEvolution(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
@@ -194,6 +195,7 @@ func mustReport(t *testing.T, n *floeNode) admin.Report {
 // record of an older schema whose int the table widened to long still
 // lands: the table records the newest schema id it follows.
 func TestRegistryOlderWriterAfterRestart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}

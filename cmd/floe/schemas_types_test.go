@@ -16,6 +16,7 @@ import (
 // in the Confluent wire format with every type Floe maps, materializes them
 // through one node and reads them back with iceberg-go.
 func TestRegistryTypesRoundTrip(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
