@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )
 
@@ -148,44 +149,38 @@ func startAPITrio(t *testing.T, brokers []string) []*floeNode {
 		nodes = append(nodes, n)
 		join = append(join, n.Raft().RPCAddr())
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	wait.Until(t, time.Minute, "the group to reach 3 voters", func() error {
 		voters := 0
 		for _, m := range nodes[0].Members() {
 			if m.Role == "leader" || m.Role == "voter" {
 				voters++
 			}
 		}
-		if voters == 3 {
-			return nodes
+		if voters != 3 {
+			return fmt.Errorf("%d voters: %+v", voters, nodes[0].Members())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the group did not reach 3 voters: %+v", nodes[0].Members())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
+	return nodes
 }
 
 func leaderAndFollower(t *testing.T, nodes []*floeNode) (leader, follower *floeNode) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	wait.For(t, 30*time.Second, "a leader", func() bool {
 		for _, n := range nodes {
 			if n.Raft().IsLeader() {
 				leader = n
 			}
 		}
-		if leader != nil {
-			for _, n := range nodes {
-				if n != leader {
-					return leader, n
-				}
-			}
+		return leader != nil
+	})
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+			break
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("no leader")
-	return nil, nil
+	return leader, follower
 }
 
 // TestAdminAPI drives every admin API operation through gRPC and through
@@ -221,7 +216,7 @@ func TestAdminAPI(t *testing.T) {
 		defer conn.Close()
 		for _, tr := range []apiTransport{grpcTransport{conn}, httpTransport{"http://" + target.AdminAddr()}} {
 			t.Run(tr.name()+"/"+role, func(t *testing.T) {
-				apiRoundTrip(t, tr, cl, "api_"+tr.name()+"_"+role, leader.ID())
+				apiRoundTrip(t, tr, cl, nodes, "api_"+tr.name()+"_"+role, leader.ID())
 			})
 		}
 	}
@@ -300,27 +295,23 @@ func transportTo(t *testing.T, n *floeNode, name string) apiTransport {
 
 func waitMember(t *testing.T, n *floeNode, id string, ok func(draining, present bool) bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.Until(t, 30*time.Second, "member "+id, func() error {
 		draining, present := false, false
 		for _, m := range n.Members() {
 			if m.ID == id {
 				present, draining = true, m.Draining
 			}
 		}
-		if ok(draining, present) {
-			return
+		if !ok(draining, present) {
+			return fmt.Errorf("present %v draining %v", present, draining)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("member %s: present %v draining %v", id, present, draining)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // apiRoundTrip runs every mapping, table and health operation through one
 // transport to one node.
-func apiRoundTrip(t *testing.T, tr apiTransport, cl *kgo.Client, topic, leaderID string) {
+func apiRoundTrip(t *testing.T, tr apiTransport, cl *kgo.Client, nodes []*floeNode, topic, leaderID string) {
 	name := "m-" + strings.ReplaceAll(topic, "_", "-")
 	table := "api." + topic
 	call := func(op apiOp, req, resp proto.Message) {
@@ -421,10 +412,19 @@ func apiRoundTrip(t *testing.T, tr apiTransport, cl *kgo.Client, topic, leaderID
 	}
 	// The answer means the pause is committed; every node's pipelines stop
 	// as soon as they apply it, moments later.
-	time.Sleep(time.Second)
-	st := getAPITable(t, tr, table)
-	if !st.Paused || st.State != "SUSPENDED" || !strings.Contains(st.Reason, "paused") {
-		t.Fatalf("after pause: state %s paused %v reason %q", st.State, st.Paused, st.Reason)
+	wait.Until(t, 30*time.Second, "the pause to show", func() error {
+		st := getAPITable(t, tr, table)
+		if !st.Paused || st.State != "SUSPENDED" || !strings.Contains(st.Reason, "paused") {
+			return fmt.Errorf("state %s paused %v reason %q", st.State, st.Paused, st.Reason)
+		}
+		return nil
+	})
+	for _, n := range nodes {
+		wait.For(t, 30*time.Second, "the pause to reach "+n.ID(), func() bool {
+			rep, err := n.Report(context.Background())
+			tr, ok := tableReport(rep, table)
+			return err == nil && ok && tr.Paused
+		})
 	}
 	produceN(t, cl, topic, 50, 20)
 	time.Sleep(2 * time.Second) // a paused table must not take them
@@ -489,15 +489,11 @@ func getAPITable(t *testing.T, tr apiTransport, table string) *adminv1.TableStat
 
 func waitAPIRows(t *testing.T, tr apiTransport, table string, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	wait.Until(t, time.Minute, table+" rows", func() error {
 		st := getAPITable(t, tr, table)
-		if st.Rows == want && st.PendingEntries == 0 {
-			return
+		if st.Rows != want || st.PendingEntries != 0 {
+			return fmt.Errorf("%d rows, %d pending, want %d (state %s %s)", st.Rows, st.PendingEntries, want, st.State, st.Reason)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d rows, want %d (state %s %s)", table, st.Rows, want, st.State, st.Reason)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
