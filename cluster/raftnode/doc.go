@@ -1,11 +1,12 @@
 // Package raftnode runs one member of Floe's Raft group (hashicorp/raft,
-// raft-boltdb): storage and transport, the raft.FSM adapter over the pure
-// state machine of package fsm (fsm.go), proposals with forwarding to the
-// leader over the internal gRPC (forward.go, rpc.go; refusals cross the
-// wire with their sentinel, wireerr.go), joining and bootstrap-expect
-// (join.go), the leader's autopilot (health checks, voters, dead members,
-// liveness; autopilot.go), operator actions on members (operate_node.go),
-// drain and leave, and metrics observation (observe.go).
+// raft-boltdb): storage and transport (node.go), the raft.FSM adapter over
+// the pure state machine of package fsm (fsm.go), proposals with forwarding
+// to the leader (forward.go) over the internal gRPC (rpc.go, handlers.go;
+// refusals cross the wire with their sentinel, wireerr.go), joining and
+// bootstrap-expect (join.go), the leader's health view and liveness
+// (health.go), its voter management (autopilot.go), this node's membership
+// record, drain and leave (membership.go), operator actions on members
+// (operate_node.go) and metrics observation (observe.go).
 //
 // IsRetryable is the one classifier of proposal errors.
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// joinLoop runs on a node that started without Raft state until it is part
+// joiner runs on a node that started without Raft state until it is part
 // of a configuration. Each round it resolves the join list and asks every
 // peer about itself:
 //
@@ -26,14 +26,19 @@ import (
 //
 // A peer that has Raft state but no leader yet (a group restarting) makes
 // the node wait: bootstrapping then would create a second group.
-func (n *Node) joinLoop() {
+type joiner struct{ n *Node }
+
+// loop tries a round every half second until the node is a member or
+// closes.
+func (j joiner) loop() {
+	n := j.n
 	log := n.log.With("component", "join")
 	wait := 500 * time.Millisecond
 	for round := 0; ; round++ {
 		if n.IsMember() {
 			return
 		}
-		done, err := n.joinRound()
+		done, err := j.round()
 		if done {
 			return
 		}
@@ -48,7 +53,8 @@ func (n *Node) joinLoop() {
 	}
 }
 
-func (n *Node) joinRound() (bool, error) {
+func (j joiner) round() (bool, error) {
+	n := j.n
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	addrs := resolvePeers(ctx, n.cfg.Join)
@@ -108,7 +114,7 @@ func (n *Node) joinRound() (bool, error) {
 }
 
 func (n *Node) rpcInfoSelf() InfoResponse {
-	info, _ := n.rpcInfo(context.Background(), &InfoRequest{})
+	info, _ := internalService{n}.rpcInfo(context.Background(), &InfoRequest{})
 	return *info
 }
 

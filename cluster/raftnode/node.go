@@ -132,7 +132,7 @@ func Open(cfg NodeConfig) (*Node, error) {
 	n.health = newHealthTracker(cfg.FailureTimeout)
 	n.clients.icp = cfg.RPCClientInterceptor
 	if cfg.RPCAddr != "" {
-		if n.rpc, err = listenRPC(cfg.RPCAddr, n, cfg.RPCServerInterceptor); err != nil {
+		if n.rpc, err = listenRPC(cfg.RPCAddr, internalService{n}, cfg.RPCServerInterceptor); err != nil {
 			_ = r.Shutdown().Error()
 			closeAll()
 			return nil, err
@@ -267,13 +267,13 @@ func (n *Node) startLoops(hasState bool) {
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()
-			n.joinLoop()
+			joiner{n}.loop()
 		}()
 	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		n.autopilot()
+		autopilot{n}.run()
 	}()
 	n.observeLeaders() // observe.go
 }

@@ -80,7 +80,7 @@ type LeaveRequest struct {
 // Empty is an empty response.
 type Empty struct{}
 
-// rpcHandler is what the server calls; Node implements it.
+// rpcHandler is what the server calls; internalService implements it.
 type rpcHandler interface {
 	rpcApply(ctx context.Context, in *ApplyRequest) (*ApplyResponse, error)
 	rpcInfo(ctx context.Context, in *InfoRequest) (*InfoResponse, error)
@@ -121,7 +121,7 @@ var rpcDesc = grpc.ServiceDesc{
 		unary("Info", rpcHandler.rpcInfo),
 		unary("Join", rpcHandler.rpcJoin),
 		unary("Leave", rpcHandler.rpcLeave),
-		unary("Transfer", rpcHandler.rpcTransfer), // operate_node.go
+		unary("Transfer", rpcHandler.rpcTransfer),
 	},
 	Metadata: "floe/internal/v1 (json codec)",
 }

@@ -27,8 +27,8 @@ import (
 // every partition from there: nothing committed is lost or written twice.
 
 // ErrNoBackup: the warehouse holds no state backup to recover from. (Its
-// sibling ErrNotEmpty, refusing a restore into a live cluster, is in
-// errors.go with the other sentinels the RPC layer maps.)
+// sibling ErrNotEmpty, refusing a restore into a live cluster, is
+// fsm.ErrNotEmpty, with the other sentinels the RPC layer maps.)
 var ErrNoBackup = errors.New("no state backup")
 
 // Snapshot summary properties that Floe commits write (sinks/iceberg defines
