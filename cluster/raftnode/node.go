@@ -60,7 +60,7 @@ type NodeConfig struct {
 	// Load reports this node's fetch throughput per partition (bytes/s),
 	// for the leader's placement. May be nil.
 	Load func() map[string]float64
-	// NoSync skips fsync of the Raft log. Only tests set it.
+	// NoSync skips fsync of the Raft log. Only tests and benchmarks set it.
 	NoSync bool
 	// ApplyTimeout bounds one proposal (default 10 s).
 	ApplyTimeout time.Duration
