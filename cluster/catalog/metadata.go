@@ -1,0 +1,97 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+// writeMetadata writes meta as version v of its table and returns where.
+func (c *Catalog) writeMetadata(ctx context.Context, meta table.Metadata, v int) (string, error) {
+	provider, err := table.LoadLocationProvider(meta.Location(), meta.Properties())
+	if err != nil {
+		return "", fmt.Errorf("locating metadata: %w", err)
+	}
+	loc, err := provider.NewTableMetadataFileLocation(v)
+	if err != nil {
+		return "", fmt.Errorf("locating metadata: %w", err)
+	}
+	fs, err := c.fsF(loc)(ctx)
+	if err != nil {
+		return "", fmt.Errorf("opening storage for %s: %w", loc, err)
+	}
+	wfs, ok := fs.(icebergio.WriteFileIO)
+	if !ok {
+		return "", fmt.Errorf("storage for %s is read-only", loc)
+	}
+	data, err := json.Marshal(meta)
+	if err != nil {
+		return "", fmt.Errorf("encoding metadata: %w", err)
+	}
+	if err := wfs.WriteFile(loc, data); err != nil {
+		return "", fmt.Errorf("writing metadata %s: %w", loc, err)
+	}
+	return loc, nil
+}
+
+var metadataVersionRe = regexp.MustCompile(`/(\d+)-[^/]*\.metadata\.json(\.gz)?$`)
+
+// MetadataVersion returns the version number in a metadata file's name
+// (<v>-<uuid>.metadata.json), -1 when it has none.
+func MetadataVersion(loc string) int {
+	m := metadataVersionRe.FindStringSubmatch(loc)
+	if m == nil {
+		return -1
+	}
+	v, err := strconv.Atoi(m[1])
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+func (c *Catalog) remember(loc string, meta table.Metadata) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.cache[loc]; ok {
+		return
+	}
+	c.cache[loc] = meta
+	c.order = append(c.order, loc)
+	if len(c.order) > metadataCacheSize {
+		delete(c.cache, c.order[0])
+		c.order = c.order[1:]
+	}
+}
+
+func (c *Catalog) metadataAt(ctx context.Context, loc string) (table.Metadata, error) {
+	c.mu.Lock()
+	meta, ok := c.cache[loc]
+	c.mu.Unlock()
+	if ok {
+		return meta, nil
+	}
+	fs, err := c.fsF(loc)(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("opening storage for %s: %w", loc, err)
+	}
+	rfs, ok := fs.(icebergio.ReadFileIO)
+	if !ok {
+		return nil, fmt.Errorf("storage for %s cannot read files", loc)
+	}
+	data, err := rfs.ReadFile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("reading metadata %s: %w", loc, err)
+	}
+	meta, err = table.ParseMetadataBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("parsing metadata %s: %w", loc, err)
+	}
+	c.remember(loc, meta)
+	return meta, nil
+}

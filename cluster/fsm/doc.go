@@ -1,0 +1,22 @@
+// Package fsm is Floe's replicated state machine, without Raft: the State,
+// the commands (an append-only tagged enum: a type byte, then JSON), one
+// apply function per command registered in one static table (table.go),
+// versioned snapshots, and change notification.
+//
+// It is pure and deterministic: the same entries give the same state on
+// every node. Apply never reads the clock, draws randomness or does I/O;
+// proposers stamp times into the commands. A command of a type this version
+// does not know is skipped and counted, so a node of an older version keeps
+// applying the log of a newer leader during a rolling upgrade. Refusals use
+// this package's sentinels; those that callers know as iceberg-go's
+// (ErrNoSuchTable, ErrCommitFailed, ...) are paired with them by the Raft
+// adapter in package raftnode.
+//
+// Readers call FSM.Read. Loops that follow one table wait on
+// FSM.WatchTable(key); FSM.Watch wakes at every entry and is for the few
+// that need every change (assignment, membership, WaitApplied).
+//
+// It imports only the standard library, ledger and config (Mapping embeds
+// config.Table); imports_test.go in package cluster enforces that. Anything
+// may import it.
+package fsm

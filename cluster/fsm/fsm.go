@@ -1,0 +1,148 @@
+package fsm
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// FSM is the replicated state machine, without Raft: entries come in as
+// (index, bytes) from the Raft adapter (package raftnode), which also turns
+// snapshots into Raft's types. Lock order: FSM.mu is a leaf lock; nothing is
+// called while holding it except pure state functions.
+type FSM struct {
+	mu      sync.RWMutex
+	state   *State
+	changed chan struct{} // closed and replaced after every applied entry
+	// tables holds, per table key, a channel closed at the next entry that
+	// touches the table; made on demand by WatchTable, dropped when closed.
+	tables map[string]chan struct{}
+}
+
+// New returns an FSM with an empty state.
+func New() *FSM {
+	return &FSM{state: NewState(), changed: make(chan struct{}), tables: map[string]chan struct{}{}}
+}
+
+// Apply applies the command entry data at log index. A command of a type
+// this version does not know is skipped and counted (State.Skipped): a newer
+// leader's log keeps applying during a rolling upgrade. The error is the
+// FSM's refusal; a refused entry changes nothing but the applied index.
+func (f *FSM) Apply(index uint64, data []byte) error {
+	if len(data) == 0 {
+		return fmt.Errorf("empty command at index %d", index)
+	}
+	var t touched
+	f.mu.Lock()
+	defer func() { f.notify(t) }()
+	defer f.mu.Unlock()
+	f.state.Applied = index
+	def, ok := commands[CommandType(data[0])]
+	if !ok {
+		f.state.Skipped++
+		return nil
+	}
+	var err error
+	// Watchers of the touched tables wake even when the entry is refused:
+	// a refusal changes nothing, and a spurious wake only costs a re-read.
+	t, err = def.apply(f.state, data[1:])
+	return err
+}
+
+// notify wakes the global watchers and those of the touched tables.
+func (f *FSM) notify(t touched) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	close(f.changed)
+	f.changed = make(chan struct{})
+	if t.all {
+		for _, ch := range f.tables {
+			close(ch)
+		}
+		clear(f.tables)
+		return
+	}
+	for _, key := range t.keys {
+		if ch, ok := f.tables[key]; ok {
+			close(ch)
+			delete(f.tables, key)
+		}
+	}
+}
+
+// Watch returns a channel closed at the next applied entry, whatever it
+// changed. Loops that care about one table use WatchTable; Watch is for
+// those that need every change (assignment re-plan, membership, WaitApplied).
+func (f *FSM) Watch() <-chan struct{} {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.changed
+}
+
+// WatchTable returns a channel closed at the next applied entry that may
+// change the state of table key: its catalog pointer, ledger (records,
+// commits, offsets), committer, partition assignments, sources routing into
+// it, resume, pause, rewind, schema requests and sync records; and a whole
+// new state (RestoreState, a snapshot restore). Membership, namespace,
+// mapping and backup entries do not close it. Take the channel before
+// reading the state, so a change between the read and the wait is not lost.
+func (f *FSM) WatchTable(key string) <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch, ok := f.tables[key]
+	if !ok {
+		ch = make(chan struct{})
+		f.tables[key] = ch
+	}
+	return ch
+}
+
+// Read runs fn with the current state under the read lock. fn must not keep
+// references to the state or mutate it.
+func (f *FSM) Read(fn func(*State)) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	fn(f.state)
+}
+
+// Snapshot serializes the state (the versioned envelope) under the read
+// lock, so persisting it can run concurrently with later entries.
+func (f *FSM) Snapshot() ([]byte, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return EncodeSnapshot(f.state)
+}
+
+// Restore replaces the state with the snapshot read from r and wakes every
+// watcher.
+func (f *FSM) Restore(r io.Reader) error {
+	st, err := DecodeSnapshot(r)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.state = st
+	f.mu.Unlock()
+	f.notify(touched{all: true})
+	return nil
+}
+
+// WaitApplied blocks until the FSM has applied the entry at index, or ctx
+// ends. A follower uses it after forwarding a command so that it reads its
+// own write.
+func (f *FSM) WaitApplied(ctx context.Context, index uint64) error {
+	for {
+		ch := f.Watch()
+		var applied uint64
+		f.Read(func(s *State) { applied = s.Applied })
+		if applied >= index {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package raftnode
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/hashicorp/raft"
+
+	"github.com/floe-io/floe/cluster/fsm"
+)
+
+// RaftFSM adapts the pure state machine (package fsm) to raft.FSM: it skips
+// Raft's own entries, logs skipped commands, pairs refusals with their
+// iceberg-go sentinels and wraps snapshots in Raft's types.
+type RaftFSM struct {
+	f   *fsm.FSM
+	log *slog.Logger
+}
+
+// NewRaftFSM returns the raft.FSM of f.
+func NewRaftFSM(f *fsm.FSM, log *slog.Logger) *RaftFSM {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &RaftFSM{f: f, log: log}
+}
+
+// ApplyResult is what Apply returns for every entry: the refusal, if any.
+type ApplyResult struct {
+	Err error
+}
+
+// Apply implements raft.FSM.
+func (a *RaftFSM) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return ApplyResult{}
+	}
+	if len(l.Data) > 0 && !fsm.Known(fsm.CommandType(l.Data[0])) {
+		// Written by a newer node: the FSM skips it so mixed versions keep going.
+		a.log.Warn("skipping unknown raft command", "type", l.Data[0], "index", l.Index)
+	}
+	return ApplyResult{Err: withIcebergSentinel(a.f.Apply(l.Index, l.Data))}
+}
+
+// Snapshot implements raft.FSM. The state is serialized now, under the
+// FSM's read lock, so Persist can run concurrently with later Applies.
+func (a *RaftFSM) Snapshot() (raft.FSMSnapshot, error) {
+	data, err := a.f.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &fsmSnapshot{data: data}, nil
+}
+
+// Restore implements raft.FSM.
+func (a *RaftFSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	return a.f.Restore(rc)
+}
+
+type fsmSnapshot struct{ data []byte }
+
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s.data); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("writing snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {}
+
+// icebergTwins pairs the FSM's refusals with the iceberg-go sentinels that
+// callers (iceberg-go's commit retry, the admin API, the catalog) test for.
+var icebergTwins = []struct{ fsm, iceberg error }{
+	{fsm.ErrCommitFailed, table.ErrCommitFailed},
+	{fsm.ErrNoSuchTable, catalog.ErrNoSuchTable},
+	{fsm.ErrTableAlreadyExists, catalog.ErrTableAlreadyExists},
+	{fsm.ErrNoSuchNamespace, catalog.ErrNoSuchNamespace},
+	{fsm.ErrNamespaceAlreadyExists, catalog.ErrNamespaceAlreadyExists},
+	{fsm.ErrNamespaceNotEmpty, catalog.ErrNamespaceNotEmpty},
+}
+
+// pairedError is an FSM refusal that also matches its iceberg-go twin; its
+// message is the refusal's own (the twins' messages are the same words).
+type pairedError struct{ err, twin error }
+
+func (e *pairedError) Error() string   { return e.err.Error() }
+func (e *pairedError) Unwrap() []error { return []error{e.err, e.twin} }
+
+func withIcebergSentinel(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, t := range icebergTwins {
+		if errors.Is(err, t.fsm) {
+			return &pairedError{err: err, twin: t.iceberg}
+		}
+	}
+	return err
+}

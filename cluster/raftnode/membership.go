@@ -1,0 +1,131 @@
+package raftnode
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/floe-io/floe/cluster/fsm"
+)
+
+// removeMember drops a node from the membership (so its work moves) and
+// from the Raft configuration. Leader only.
+func (n *Node) removeMember(ctx context.Context, id string) error {
+	if _, err := n.applyLocal(ctx, mustEncode(fsm.RemoveNode{ID: id})); err != nil {
+		return fmt.Errorf("removing member %s: %w", id, err)
+	}
+	if id == n.cfg.ID {
+		return nil // a leader never removes itself from Raft: it transfers first
+	}
+	if err := n.raft.RemoveServer(raft.ServerID(id), 0, 10*time.Second).Error(); err != nil {
+		return fmt.Errorf("removing %s from the raft configuration: %w", id, err)
+	}
+	n.health.forget(id)
+	n.log.Info("node removed", "removed", id)
+	return nil
+}
+
+func mustEncode(c fsm.Command) []byte {
+	b, err := fsm.Encode(c)
+	if err != nil {
+		panic(err) // the fixed command types always encode
+	}
+	return b
+}
+
+// TransferLeadership hands leadership to another voter, if this node leads.
+func (n *Node) TransferLeadership() error {
+	if n.raft.State() != raft.Leader {
+		return nil
+	}
+	if err := n.raft.LeadershipTransfer().Error(); err != nil {
+		return fmt.Errorf("transferring leadership: %w", err)
+	}
+	return nil
+}
+
+// Leave removes this node from the group: leadership first moves to another
+// voter, then the leader drops this node from the membership and the Raft
+// configuration. The caller closes the node afterwards.
+func (n *Node) Leave(ctx context.Context) error {
+	if n.IsLeader() {
+		if err := n.TransferLeadership(); err != nil {
+			// A single-node group has nobody to transfer to.
+			n.log.Warn("leaving as leader", "err", err)
+			return nil
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := internalService{n}.rpcLeave(ctx, &LeaveRequest{ID: n.cfg.ID})
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("leaving the group: %w", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// self is this node's membership record as it should be replicated.
+func (n *Node) self() fsm.Member {
+	m := fsm.Member{ID: n.cfg.ID, Addr: n.cfg.Advertise, RPC: n.cfg.RPCAdvertise, Admin: n.cfg.AdminAddr, Version: n.cfg.Version}
+	if a, err := advertisable(m.Admin); err == nil {
+		m.Admin = a
+	}
+	if n.transport != nil && m.Addr == "" {
+		m.Addr = string(n.transport.LocalAddr())
+	}
+	if n.cfg.Zone != "" {
+		m.Attrs = map[string]string{"zone": n.cfg.Zone}
+	}
+	return m
+}
+
+// Registered reports whether the replicated membership holds this node.
+func (n *Node) Registered() bool {
+	var ok bool
+	n.fsm.Read(func(s *fsm.State) { _, ok = s.Nodes[n.cfg.ID] })
+	return ok
+}
+
+// ensureRegistered adds or refreshes this node's membership record once it
+// is part of the Raft configuration (a new address or version after a
+// restart). A draining mark is kept: only a record that differs otherwise is
+// rewritten, and rewriting clears the mark, as a restarted node is no longer
+// draining.
+func (n *Node) ensureRegistered() {
+	if !n.IsMember() {
+		return
+	}
+	want := n.self()
+	var cur *fsm.Member
+	n.fsm.Read(func(s *fsm.State) {
+		if m, ok := s.Nodes[n.cfg.ID]; ok {
+			c := *m
+			cur = &c
+		}
+	})
+	if cur != nil && cur.Addr == want.Addr && cur.RPC == want.RPC && cur.Admin == want.Admin &&
+		cur.Version == want.Version && cur.Zone() == want.Zone() && !(cur.Draining && !n.draining.Load()) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if _, err := n.Apply(ctx, fsm.RegisterNode{Node: want}); err != nil {
+		n.log.Debug("registering this node", "err", err)
+	}
+}
+
+// MarkDraining marks this node as draining in the replicated membership, so
+// the assignment controller moves its partitions and committer roles away.
+func (n *Node) MarkDraining(ctx context.Context) error {
+	n.draining.Store(true)
+	if _, err := n.Apply(ctx, fsm.DrainNode{ID: n.cfg.ID, Draining: true}); err != nil {
+		return fmt.Errorf("marking node %s draining: %w", n.cfg.ID, err)
+	}
+	return nil
+}

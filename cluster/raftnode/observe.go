@@ -1,0 +1,54 @@
+package raftnode
+
+import (
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// Observer is told of events that metrics count; the node wires its
+// metrics here.
+type Observer interface {
+	// ObserveApply: a command this node applied as leader took d from
+	// proposal to commit and apply.
+	ObserveApply(d time.Duration)
+	// LeaderChanged: this node saw the leader change (or be lost).
+	LeaderChanged()
+}
+
+// observeLeaders records when this node last saw the leader change and
+// tells the Observer, until the node closes.
+func (n *Node) observeLeaders() {
+	ch := make(chan raft.Observation, 16)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	n.raft.RegisterObserver(obs)
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		defer n.raft.DeregisterObserver(obs)
+		for {
+			select {
+			case <-n.stop:
+				return
+			case <-ch:
+				n.leaderChangedAt.Store(time.Now().UnixNano())
+				if n.cfg.Observer != nil {
+					n.cfg.Observer.LeaderChanged()
+				}
+			}
+		}
+	}()
+}
+
+// LeaderChangedAt is when this node last saw the leader change (zero before
+// the first time).
+func (n *Node) LeaderChangedAt() time.Time {
+	ns := n.leaderChangedAt.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}

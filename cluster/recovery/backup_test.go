@@ -1,0 +1,179 @@
+package recovery
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/floe-io/floe/ledger"
+)
+
+func TestBackupIsTheSnapshotEnvelope(t *testing.T) {
+	f := seeded(t)
+	var data []byte
+	f.Read(func(s *State) {
+		var err error
+		if data, err = EncodeBackup(s); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if snap := snapshotBytes(t, f); !bytes.Equal(data, snap) {
+		t.Fatalf("backup differs from the snapshot:\n%s\n%s", data, snap)
+	}
+	st, err := DecodeSnapshot(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := EncodeBackup(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, again) {
+		t.Fatalf("backup changed across decode:\n%s\n%s", data, again)
+	}
+	if !bytes.HasPrefix(data, []byte(`{"version":1,`)) {
+		t.Fatalf("backup does not lead with its version: %.40s", data)
+	}
+}
+
+func TestBackupRoundTrip(t *testing.T) {
+	e := newRecEnv(t)
+	e.record(t, "e1", ledger.Range{TopicPartition: recP0, From: 0, To: 10})
+	e.mustCommit(t, []string{"e1"}, map[string]int64{"orders/0": 10}, true)
+	// Pending, and the first sight of partition 1, which no summary names.
+	e.record(t, "e2", ledger.Range{TopicPartition: recP0, From: 10, To: 15}, ledger.Range{TopicPartition: recP1, From: 3, To: 5})
+	b := NewBackup(e.n.FSM(), e.wh+"/", iceberg.Properties{}, nil)
+	if err := b.WriteOnce(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	var before *State
+	e.n.FSM().Read(func(s *State) {
+		data, err := EncodeBackup(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if before, err = DecodeSnapshot(bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if at, applied, err := b.Last(); err != nil || at.IsZero() || applied != before.Applied {
+		t.Fatalf("last backup at %v applied %d (state %d) err %v", at, applied, before.Applied, err)
+	}
+
+	st := e.recover(t)
+	if !slices.Equal(mapKeys(st.Namespaces), mapKeys(before.Namespaces)) ||
+		len(st.Sources) != 1 || *st.Sources["orders"] != *before.Sources["orders"] {
+		t.Fatalf("namespaces %v sources %v", mapKeys(st.Namespaces), st.Sources)
+	}
+	if len(st.Tables) != 2 {
+		t.Fatalf("tables %v", mapKeys(st.Tables))
+	}
+	for key, want := range before.Tables {
+		got := st.Tables[key]
+		if got == nil || got.MetadataLocation != want.MetadataLocation || got.Rows != want.Rows || got.Commits != want.Commits {
+			t.Fatalf("table %s: %+v, want %+v", ledger.DisplayName(key), got, want)
+		}
+	}
+	// e2 was pending: dropped, and the partition resumes at 10.
+	wantOffsets(t, st, e.key, recP0, ledger.Offsets{Start: 0, Committed: 10, End: 10})
+	wantOffsets(t, st, e.key, recP1, ledger.Offsets{Start: 3, Committed: 3, End: 3})
+	if len(st.Ledger.Pending) != 0 || len(st.Nodes) != 0 || len(st.Committers) != 0 || st.Applied != 0 {
+		t.Fatalf("pending %v nodes %v committers %v applied %d", st.Ledger.Pending, st.Nodes, st.Committers, st.Applied)
+	}
+	// Epochs survive without their holders.
+	if a := st.Ledger.Assignments["orders/1"]; a != (ledger.Assignment{Epoch: 1}) {
+		t.Fatalf("assignment %+v", a)
+	}
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestBackupSkipsUnchangedState(t *testing.T) {
+	f := seeded(t)
+	dir := t.TempDir()
+	b := NewBackup(f, "file://"+dir, iceberg.Properties{}, nil)
+	ctx := context.Background()
+	file := filepath.Join(dir, "_floe", "state", "latest.json")
+	if err := b.WriteOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("unchanged state written again (stat %v)", err)
+	}
+	if err := apply(t, f, 7, RegisterNode{Node: Member{ID: "n2", Addr: "127.0.0.1:2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, applied, _ := b.Last(); applied != 7 {
+		t.Fatalf("last backup applied %d, want 7", applied)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("changed state not written: %v", err)
+	}
+}
+
+func TestBackupRunWritesOnlyAsLeader(t *testing.T) {
+	f := seeded(t)
+	dir := t.TempDir()
+	b := NewBackup(f, "file://"+dir, iceberg.Properties{}, nil)
+	file := filepath.Join(dir, "_floe", "state", "latest.json")
+	var leader atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Run(ctx, 5*time.Millisecond, leader.Load)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("a follower wrote the backup (stat %v)", err)
+	}
+	leader.Store(true)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(file); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leader wrote no backup")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+
+	// A failing store reports through Last.
+	blocker := filepath.Join(dir, "blocker")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := NewBackup(f, "file://"+blocker, iceberg.Properties{}, nil)
+	if err := bad.WriteOnce(context.Background()); err == nil {
+		t.Fatal("write below a regular file succeeded")
+	}
+	if at, _, err := bad.Last(); err == nil || !at.IsZero() {
+		t.Fatalf("failed backup reported at %v err %v", at, err)
+	}
+}
