@@ -41,6 +41,8 @@ func TestCompactionWithConcurrentAppends(t *testing.T) {
 	var produced [4]atomic.Int64
 	deadline := time.Now().Add(8 * time.Second)
 	var oldSnap *table.Snapshot
+	pace := time.NewTicker(50 * time.Millisecond) // appends keep coming while compaction runs
+	defer pace.Stop()
 	for i := 0; time.Now().Before(deadline); i++ {
 		var recs []*kgo.Record
 		for p := range 4 {
@@ -59,7 +61,7 @@ func TestCompactionWithConcurrentAppends(t *testing.T) {
 				oldSnap = tbl.CurrentSnapshot()
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		<-pace.C
 	}
 	per := map[int32]int64{}
 	var total int64

@@ -20,6 +20,7 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
 
@@ -102,25 +103,21 @@ func testConfig(t *testing.T, dir string, brokers []string, tables []config.Tabl
 // dead-letter) in total.
 func waitRows(t *testing.T, n *floeNode, table string, want int64, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	wait.Until(t, timeout, table+" rows", func() error {
 		rep, err := n.Report(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tr := range rep.Tables {
-			if tr.Table == table && tr.Rows+tr.DeadLetterRows == want {
-				return
-			}
-			if tr.Table == table && time.Now().After(deadline) {
-				t.Fatalf("table %s: %d rows + %d dead letters after %s, want %d (state %s %s)", table, tr.Rows, tr.DeadLetterRows, timeout, want, tr.State, tr.Reason)
+			if tr.Table == table {
+				if tr.Rows+tr.DeadLetterRows == want {
+					return nil
+				}
+				return fmt.Errorf("%d rows + %d dead letters, want %d (state %s %s)", tr.Rows, tr.DeadLetterRows, want, tr.State, tr.Reason)
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("table %s not found after %s", table, timeout)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Errorf("table %s not found", table)
+	})
 }
 
 // checkExactlyOnce reads the tables back with iceberg-go and checks every

@@ -16,24 +16,23 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 )
 
 func waitReport(t *testing.T, n *floeNode, what string, cond func(admin.Report) bool) admin.Report {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		rep, err := n.Report(context.Background())
-		if err != nil {
+	var rep admin.Report
+	wait.Until(t, time.Minute, what, func() error {
+		var err error
+		if rep, err = n.Report(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if cond(rep) {
-			return rep
+		if !cond(rep) {
+			return fmt.Errorf("%+v", rep)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s: %+v", what, rep)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
+	return rep
 }
 
 func tableReport(rep admin.Report, name string) (admin.TableReport, bool) {

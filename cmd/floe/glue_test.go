@@ -13,6 +13,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/glue/gluetest"
 )
@@ -52,8 +53,7 @@ func TestGlueSync(t *testing.T) {
 	inGlue := func(what string) admin.CatalogReport {
 		t.Helper()
 		var last admin.CatalogReport
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
+		wait.Until(t, time.Minute, what+": glue in sync", func() error {
 			cur, _ := n.Catalog().MetadataLocation(ident)
 			tb, ok := fake.Table("shop", "orders")
 			rep, _ := n.Report(context.Background())
@@ -62,18 +62,19 @@ func TestGlueSync(t *testing.T) {
 				last = tr.Catalogs[0]
 			}
 			if ok && tb.Parameters["metadata_location"] == cur && last.InSync && last.MetadataLocation == cur {
-				return last
+				return nil
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("%s: glue not in sync: status %+v, glue calls %d", what, last, len(fake.Calls()))
+			return fmt.Errorf("status %+v, glue calls %d", last, len(fake.Calls()))
+		})
 		return last
 	}
 
 	// Commits every 300 ms for a while: Glue follows with fewer updates.
+	pace := time.NewTicker(300 * time.Millisecond)
+	defer pace.Stop()
 	for i := range 10 {
 		batch(i*100, 100)
-		time.Sleep(300 * time.Millisecond)
+		<-pace.C
 	}
 	waitRows(t, n, "shop.orders", 1000, time.Minute)
 	st := inGlue("first sync")
@@ -118,7 +119,7 @@ func TestGlueSync(t *testing.T) {
 	start := time.Now()
 	for i := range 8 {
 		batch(1100+i*100, 100)
-		time.Sleep(300 * time.Millisecond)
+		<-pace.C
 	}
 	waitRows(t, n, "shop.orders", 1900, time.Minute)
 	if took := time.Since(start); took > 30*time.Second {

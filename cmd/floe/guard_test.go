@@ -12,7 +12,11 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/node"
 )
 
 // TestNewClusterOverOldBackup: a node whose Raft disk is gone must not start
@@ -39,7 +43,18 @@ func TestNewClusterOverOldBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRows(t, n, "e2e.guard", 200, time.Minute)
-	time.Sleep(2500 * time.Millisecond) // at least one backup after the commit
+	// At least one backup after the commit, so the next start finds the
+	// table in it.
+	wait.Until(t, time.Minute, "a state backup holding the commit", func() error {
+		st, err := cluster.ReadBackup(ctx, cfg.Warehouse.Location, node.IOProps(cfg.Warehouse))
+		if err != nil {
+			return err
+		}
+		if tb := st.Tables[ledger.TableKey([]string{"e2e", "guard"})]; tb == nil || tb.Rows != 200 {
+			return fmt.Errorf("backup holds %+v", tb)
+		}
+		return nil
+	})
 	if err := n.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -89,8 +90,7 @@ func TestResumeSkipReplicated(t *testing.T) {
 		}
 	}
 	key := ledger.TableKey([]string{"res", "poison"})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.Until(t, 30*time.Second, "the replicated resume state", func() error {
 		var gen uint64
 		var skips int
 		n.Raft().FSM().Read(func(s *cluster.State) {
@@ -98,12 +98,9 @@ func TestResumeSkipReplicated(t *testing.T) {
 				gen, skips = r.Gen, len(r.Skips)
 			}
 		})
-		if gen == uint64(len(poison)) && skips == 0 {
-			break
+		if gen != uint64(len(poison)) || skips != 0 {
+			return fmt.Errorf("gen %d, %d skips left", gen, skips)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replicated resume state: gen %d, %d skips left", gen, skips)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

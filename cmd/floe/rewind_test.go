@@ -11,6 +11,7 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 )
 
 // TestRewind rewinds a table to the earliest offsets through the admin
@@ -130,14 +131,13 @@ func TestRewind(t *testing.T) {
 // waitCommitted waits until the table's committed offsets reach want.
 func waitCommitted(t *testing.T, n *floeNode, table string, want map[int32]int64) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		ok := true
+	wait.Until(t, time.Minute, table+" committed offsets", func() error {
 		tr := nodeTable(t, n, table)
 		got := map[int32]int64{}
 		for _, p := range tr.Partitions {
 			got[p.Partition] = p.Committed
 		}
+		ok := true
 		for p, w := range want {
 			if got[p] != w {
 				ok = false
@@ -146,29 +146,21 @@ func waitCommitted(t *testing.T, n *floeNode, table string, want map[int32]int64
 		// A rewind's position moves back first: also wait until nothing is
 		// pending and a replace delete is done.
 		if ok && tr.PendingEntries == 0 && (tr.Rewind == nil || tr.Rewind.Policy != admin.ReplayReplace || tr.Rewind.ReplaceDone) {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: committed %v pending %d, want %v (state %s %s)", table, got, tr.PendingEntries, want, tr.State, tr.Reason)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Errorf("committed %v pending %d, want %v (state %s %s)", got, tr.PendingEntries, want, tr.State, tr.Reason)
+	})
 }
 
 // waitTableRows waits until the replicated row count of a table is want.
 func waitTableRows(t *testing.T, n *floeNode, table string, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		tr := nodeTable(t, n, table)
-		if tr.Rows == want {
-			return
+	wait.Until(t, time.Minute, table+" rows", func() error {
+		if tr := nodeTable(t, n, table); tr.Rows != want {
+			return fmt.Errorf("%d rows, want %d (state %s %s)", tr.Rows, want, tr.State, tr.Reason)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d rows, want %d (state %s %s)", table, tr.Rows, want, tr.State, tr.Reason)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func nodeTable(t *testing.T, n *floeNode, table string) admin.TableReport {

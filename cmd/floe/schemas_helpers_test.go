@@ -13,6 +13,7 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/schemas/registrytest"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
@@ -117,21 +118,19 @@ func mustJSON(t *testing.T, a arrow.Array, i int) []byte {
 // waitTable polls the status until cond holds for the named table.
 func waitTable(t *testing.T, n *floeNode, name, what string, timeout time.Duration, cond func(admin.TableReport) bool) admin.TableReport {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	var tr admin.TableReport
+	wait.Until(t, timeout, name+": "+what, func() error {
 		rep, err := n.Report(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, ok := tableReport(rep, name)
-		if ok && cond(tr) {
-			return tr
+		var ok bool
+		if tr, ok = tableReport(rep, name); !ok || !cond(tr) {
+			return fmt.Errorf("%+v", tr)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: timed out waiting for %s: %+v", name, what, tr)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
+	return tr
 }
 
 func fmtCells(row map[string]string, cols ...string) string {
