@@ -3,12 +3,14 @@ package schemas
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/schemas/registrytest"
 	"github.com/floe-io/floe/worker"
@@ -266,12 +268,15 @@ func TestAuthAndLatestAndKeys(t *testing.T) {
 		t.Fatalf("latest: %v %v", v, err)
 	}
 	fake.Register("t-value", "AVRO", sc2)
-	time.Sleep(1100 * time.Millisecond) // past the refresh interval
 	p, _ := registrytest.Avro(sc2, map[string]any{"a": int64(2), "b": "x"})
-	v, err = dec.Value(ctx, "latest", "t-value", p)
-	if err != nil || v.Value["b"] != "x" {
-		t.Fatalf("refreshed latest: %v %v", v, err)
-	}
+	// The new version is taken once the refresh interval (1 s) has passed.
+	wait.Until(t, 10*time.Second, "the refreshed latest version", func() error {
+		v, err = dec.Value(ctx, "latest", "t-value", p)
+		if err != nil || v.Value["b"] != "x" {
+			return fmt.Errorf("%v %v", v, err)
+		}
+		return nil
+	})
 
 	fake.RequireAuth("Basic " + "dTpw") // u:p
 	basic := NewDecoder(NewRegistry(RegistryConfig{URL: fake.URL, Username: "u", Password: "p"}))
