@@ -4,11 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/floe-io/floe/internal/metaloc"
 )
 
 // writeMetadata writes meta as version v of its table and returns where.
@@ -39,21 +38,9 @@ func (c *Catalog) writeMetadata(ctx context.Context, meta table.Metadata, v int)
 	return loc, nil
 }
 
-var metadataVersionRe = regexp.MustCompile(`/(\d+)-[^/]*\.metadata\.json(\.gz)?$`)
-
 // MetadataVersion returns the version number in a metadata file's name
 // (<v>-<uuid>.metadata.json), -1 when it has none.
-func MetadataVersion(loc string) int {
-	m := metadataVersionRe.FindStringSubmatch(loc)
-	if m == nil {
-		return -1
-	}
-	v, err := strconv.Atoi(m[1])
-	if err != nil {
-		return -1
-	}
-	return v
-}
+func MetadataVersion(loc string) int { return metaloc.Version(loc) }
 
 func (c *Catalog) remember(loc string, meta table.Metadata) {
 	c.mu.Lock()

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -18,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/glue"
 	gluetypes "github.com/aws/aws-sdk-go-v2/service/glue/types"
 
+	"github.com/floe-io/floe/internal/metaloc"
 	"github.com/floe-io/floe/worker"
 )
 
@@ -105,7 +103,7 @@ func (s *Syncer) Sync(ctx context.Context, t worker.SyncTable) error {
 	case err != nil:
 		return fmt.Errorf("syncing %s to glue: reading %s.%s: %w", name, db, *in.Name, err)
 	}
-	if cur := got.Table.Parameters["metadata_location"]; newerThan(cur, t.MetadataLocation) {
+	if cur := got.Table.Parameters["metadata_location"]; metaloc.NewerThan(cur, t.MetadataLocation) {
 		// A later committer already moved the entry past this pointer;
 		// writing ours would move Glue backwards.
 		s.log.Info("glue table is ahead; not moving it back", "table", name, "glue", cur, "ours", t.MetadataLocation)
@@ -176,29 +174,4 @@ func (s *Syncer) tableInput(name string, tbl *table.Table, t worker.SyncTable) *
 			Columns:  columns(tbl.Schema()),
 		},
 	}
-}
-
-var versionRe = regexp.MustCompile(`^(\d+)-`)
-
-// newerThan reports whether metadata location a is a later version of the
-// same table than b: same metadata directory, higher version number. A
-// location in another directory (a hand edit) is never newer.
-func newerThan(a, b string) bool {
-	if a == "" || path.Dir(a) != path.Dir(b) {
-		return false
-	}
-	va, vb := version(path.Base(a)), version(path.Base(b))
-	return va >= 0 && vb >= 0 && va > vb
-}
-
-func version(base string) int {
-	m := versionRe.FindStringSubmatch(base)
-	if m == nil {
-		return -1
-	}
-	v, err := strconv.Atoi(m[1])
-	if err != nil {
-		return -1
-	}
-	return v
 }

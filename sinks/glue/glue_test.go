@@ -161,20 +161,3 @@ func TestSync(t *testing.T) {
 		t.Fatalf("missing metadata: %v", err)
 	}
 }
-
-func TestNewerThan(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want bool
-	}{
-		{"s3://b/t/metadata/00002-a.metadata.json", "s3://b/t/metadata/00001-b.metadata.json", true},
-		{"s3://b/t/metadata/00001-a.metadata.json", "s3://b/t/metadata/00002-b.metadata.json", false},
-		{"s3://x/t/metadata/00009-a.metadata.json", "s3://b/t/metadata/00002-b.metadata.json", false},
-		{"", "s3://b/t/metadata/00002-b.metadata.json", false},
-		{"s3://b/t/metadata/v3.metadata.json", "s3://b/t/metadata/00002-b.metadata.json", false},
-	} {
-		if got := newerThan(c.a, c.b); got != c.want {
-			t.Errorf("newerThan(%s, %s) = %v", c.a, c.b, got)
-		}
-	}
-}

@@ -6,13 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"path"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/floe-io/floe/internal/metaloc"
 	"github.com/floe-io/floe/worker"
 )
 
@@ -125,7 +123,7 @@ func (s *Syncer) point(ctx context.Context, ns []string, name, loc string) error
 	switch {
 	case cur.MetadataLocation == loc:
 		return nil
-	case newerThan(cur.MetadataLocation, loc):
+	case metaloc.NewerThan(cur.MetadataLocation, loc):
 		// A later committer already moved the entry past loc.
 		return nil
 	}
@@ -151,28 +149,4 @@ func (s *Syncer) point(ctx context.Context, ns []string, name, loc string) error
 	}
 	_, err = s.c.do(ctx, "registering "+name, http.MethodPost, registerURI, registerRequest{Name: name, MetadataLocation: loc}, nil, http.StatusOK)
 	return err
-}
-
-var versionRe = regexp.MustCompile(`^(\d+)-`)
-
-// newerThan reports whether metadata location a is a later version of the
-// same table than b (same directory, higher version number).
-func newerThan(a, b string) bool {
-	if a == "" || path.Dir(a) != path.Dir(b) {
-		return false
-	}
-	va, vb := version(path.Base(a)), version(path.Base(b))
-	return va >= 0 && vb >= 0 && va > vb
-}
-
-func version(base string) int {
-	m := versionRe.FindStringSubmatch(base)
-	if m == nil {
-		return -1
-	}
-	v, err := strconv.Atoi(m[1])
-	if err != nil {
-		return -1
-	}
-	return v
 }
