@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/floe-io/floe/internal/testcerts"
+	"github.com/floe-io/floe/internal/testing/testcerts"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ctl"
-	"github.com/floe-io/floe/internal/testcerts"
+	"github.com/floe-io/floe/internal/testing/testcerts"
 )
 
 // TestAdminMutualTLS starts a node whose admin port requires client
