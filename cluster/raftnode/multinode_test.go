@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/hashicorp/raft"
 
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -130,28 +131,17 @@ func (g *testGroup) heal(id string) {
 
 func (g *testGroup) leader(exclude ...string) *Node {
 	g.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	var l *Node
+	wait.For(g.t, 15*time.Second, "a leader", func() bool {
 		for id, n := range g.nodes {
 			if n.IsLeader() && !slices.Contains(exclude, id) {
-				return n
+				l = n
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	g.t.Fatal("no leader")
-	return nil
-}
-
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return false
+	})
+	return l
 }
 
 func voters(n *Node) (v, nv int) {
@@ -173,7 +163,7 @@ func TestBootstrapExpectFormsOneGroup(t *testing.T) {
 	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
 	l := g.leader()
 	for _, n := range g.nodes {
-		waitFor(t, "node "+n.ID()+" registered everywhere", 10*time.Second, func() bool {
+		wait.For(t, 10*time.Second, "node "+n.ID()+" registered everywhere", func() bool {
 			var c int
 			n.FSM().Read(func(s *State) { c = len(s.Nodes) })
 			return c == 3
@@ -275,7 +265,7 @@ func mustApply(t *testing.T, n *Node, c Command) {
 func TestPartitionedLeader(t *testing.T) {
 	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
 	old := g.leader()
-	waitFor(t, "all registered", 10*time.Second, func() bool {
+	wait.For(t, 10*time.Second, "all registered", func() bool {
 		var c int
 		old.FSM().Read(func(s *State) { c = len(s.Nodes) })
 		return c == 3
@@ -289,7 +279,7 @@ func TestPartitionedLeader(t *testing.T) {
 		t.Fatal("the partitioned old leader applied a command")
 	}
 	g.heal(old.ID())
-	waitFor(t, "old leader to catch up", 10*time.Second, func() bool {
+	wait.For(t, 10*time.Second, "old leader to catch up", func() bool {
 		var ok bool
 		old.FSM().Read(func(s *State) { _, ok = s.Namespaces[ledger.TableKey([]string{"during_partition"})] })
 		return ok
@@ -311,7 +301,7 @@ func TestJoinPromoteLeaveAndReplace(t *testing.T) {
 	for _, id := range []string{"d", "e", "f"} {
 		g.start(id, 0)
 	}
-	waitFor(t, "six members, five voters", 20*time.Second, func() bool {
+	wait.For(t, 20*time.Second, "six members, five voters", func() bool {
 		v, nv := voters(g.leader())
 		return v == 5 && nv == 1
 	})
@@ -324,7 +314,7 @@ func TestJoinPromoteLeaveAndReplace(t *testing.T) {
 		}
 	}
 	g.partition(victim.ID())
-	waitFor(t, "failed voter replaced", 20*time.Second, func() bool {
+	wait.For(t, 20*time.Second, "failed voter replaced", func() bool {
 		for _, m := range g.leader(victim.ID()).Members() {
 			if m.ID == victim.ID() {
 				return !m.Voter
@@ -342,7 +332,7 @@ func TestJoinPromoteLeaveAndReplace(t *testing.T) {
 		t.Fatalf("leave: %v", err)
 	}
 	nl := g.leader(l.ID())
-	waitFor(t, "leaver gone", 20*time.Second, func() bool {
+	wait.For(t, 20*time.Second, "leaver gone", func() bool {
 		for _, m := range nl.Members() {
 			if m.ID == l.ID() {
 				return false
@@ -374,7 +364,7 @@ func TestLostAnswerThenResend(t *testing.T) {
 	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
 	l := g.leader()
 	f := g.followers(l)[0]
-	waitFor(t, "all registered", 10*time.Second, func() bool { return f.Registered() && l.Registered() && len(l.Live()) == 3 })
+	wait.For(t, 10*time.Second, "all registered", func() bool { return f.Registered() && l.Registered() && len(l.Live()) == 3 })
 	ctx := context.Background()
 	cat := NewCatalog(f, "file://"+filepath.Join(g.dir, "wh"), nil)
 	if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
@@ -415,9 +405,9 @@ func TestLostAnswerThenResend(t *testing.T) {
 func TestSyncAfterNonCommandEntries(t *testing.T) {
 	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
 	l := g.leader()
-	waitFor(t, "all registered", 10*time.Second, func() bool { return len(l.Live()) == 3 })
+	wait.For(t, 10*time.Second, "all registered", func() bool { return len(l.Live()) == 3 })
 	for _, f := range g.followers(l) {
-		waitFor(t, "follower registered", 10*time.Second, f.Registered)
+		wait.For(t, 10*time.Second, "follower registered", f.Registered)
 	}
 	for range 3 {
 		if err := l.raft.Barrier(time.Second).Error(); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -140,27 +141,24 @@ func TestBackupRunWritesOnlyAsLeader(t *testing.T) {
 	b := NewBackup(f, "file://"+dir, iceberg.Properties{}, nil)
 	file := filepath.Join(dir, "_floe", "state", "latest.json")
 	var leader atomic.Bool
+	var asked atomic.Int32 // rounds in which Run asked whether it leads
+	isLeader := func() bool { asked.Add(1); return leader.Load() }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.Run(ctx, 5*time.Millisecond, leader.Load)
+		b.Run(ctx, 5*time.Millisecond, isLeader)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Three rounds as a follower, each told no: a write would have come in one.
+	wait.For(t, 5*time.Second, "three backup rounds as a follower", func() bool { return asked.Load() >= 3 })
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Fatalf("a follower wrote the backup (stat %v)", err)
 	}
 	leader.Store(true)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := os.Stat(file); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the leader wrote no backup")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait.Until(t, 5*time.Second, "the leader to write a backup", func() error {
+		_, err := os.Stat(file)
+		return err
+	})
 	cancel()
 	<-done
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -84,9 +85,7 @@ func OpenNode(t testing.TB, dir string) *raftnode.Node {
 	if err := n.WaitLeader(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for !n.IsLeader() {
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, 10*time.Second, "n1 to lead", n.IsLeader)
 	return n
 }
 
