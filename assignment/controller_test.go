@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -92,15 +93,9 @@ func (s *fakeStore) snapshot() []proposal {
 	return append([]proposal(nil), s.proposals...)
 }
 
-// waitFor polls cond for up to 10 s: generous, since the CPUs are shared.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
+// patience bounds every wait on the controller: generous, since the CPUs
+// are shared.
+const patience = 10 * time.Second
 
 // run starts c and returns a function that stops it and waits for Run to
 // return, so goleak sees no goroutine left.
@@ -117,12 +112,12 @@ func TestControllerFollowerWaits(t *testing.T) {
 	s := newFakeStore(View{Nodes: []string{"a"}, Partitions: tps(3), Tables: []string{"x"}}, false)
 	stop := run(NewController(s, quiet(), WithInterval(time.Millisecond)))
 	defer stop()
-	waitFor(t, "a few follower rounds", func() bool { return s.followerRounds() > 5 })
+	wait.For(t, patience, "a few follower rounds", func() bool { return s.followerRounds() > 5 })
 	if p := s.snapshot(); len(p) != 0 {
 		t.Fatalf("follower proposed %v", p)
 	}
 	s.update(func(s *fakeStore) { s.leader = true })
-	waitFor(t, "the leader's placement", func() bool { return len(s.snapshot()) == 1 })
+	wait.For(t, patience, "the leader's placement", func() bool { return len(s.snapshot()) == 1 })
 	if d := s.snapshot()[0].d; len(d.Partitions) != 3 || len(d.Committers) != 1 {
 		t.Fatalf("decision %+v", d)
 	}
@@ -139,7 +134,7 @@ func TestControllerSettlesBeforeSwaps(t *testing.T) {
 	stop := run(NewController(s, quiet(), WithGrace(grace), WithInterval(5*time.Millisecond)))
 	defer stop()
 
-	waitFor(t, "two proposals", func() bool { return len(s.snapshot()) >= 2 })
+	wait.For(t, patience, "two proposals", func() bool { return len(s.snapshot()) >= 2 })
 	p := s.snapshot()
 	if len(p[0].d.Partitions) != 0 || len(p[0].d.Committers) != 1 {
 		t.Fatalf("first decision %+v, want the committer only", p[0].d)
@@ -151,7 +146,7 @@ func TestControllerSettlesBeforeSwaps(t *testing.T) {
 	// Lose leadership, let the controller notice, then win it again with
 	// c now hot.
 	s.update(func(s *fakeStore) { s.leader = false; s.followerAsk = 0 })
-	waitFor(t, "the controller to see it is a follower", func() bool { return s.followerRounds() > 1 })
+	wait.For(t, patience, "the controller to see it is a follower", func() bool { return s.followerRounds() > 1 })
 	var again time.Time
 	s.update(func(s *fakeStore) {
 		s.leader = true
@@ -163,7 +158,7 @@ func TestControllerSettlesBeforeSwaps(t *testing.T) {
 			}
 		}
 	})
-	waitFor(t, "the next swap", func() bool { return len(s.snapshot()) >= 3 })
+	wait.For(t, patience, "the next swap", func() bool { return len(s.snapshot()) >= 3 })
 	if q := s.snapshot()[2]; q.at.Sub(again) < grace {
 		t.Fatalf("swapped %v after the new term, before the %v grace", q.at.Sub(again), grace)
 	}
