@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/assignment"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
@@ -21,7 +22,7 @@ import (
 // controller through their own small interfaces; only this package, the
 // node's wiring, knows both sides.
 type stateAdapter struct {
-	node *cluster.Node
+	node *raftnode.Node
 	// expect is the configured bootstrap-expect: a new leader holds
 	// placement back for a moment until that many nodes are live, so that
 	// the first assignment does not hand everything to the first node and
@@ -38,16 +39,16 @@ var (
 	_ assignment.Store = stateAdapter{}
 )
 
-func (a stateAdapter) read(fn func(*cluster.State)) { a.node.FSM().Read(fn) }
+func (a stateAdapter) read(fn func(*fsm.State)) { a.node.FSM().Read(fn) }
 
 func (a stateAdapter) Position(table string, tp ledger.TopicPartition) (o ledger.Offsets, ok bool) {
-	a.read(func(s *cluster.State) { o, ok = s.Ledger.Position(table, tp) })
+	a.read(func(s *fsm.State) { o, ok = s.Ledger.Position(table, tp) })
 	return
 }
 
 func (a stateAdapter) Assigned(node string) map[ledger.TopicPartition]uint64 {
 	out := map[ledger.TopicPartition]uint64{}
-	a.read(func(s *cluster.State) {
+	a.read(func(s *fsm.State) {
 		for _, src := range s.Sources {
 			for p := range src.Partitions {
 				tp := ledger.TopicPartition{Topic: src.Topic, Partition: p}
@@ -61,19 +62,19 @@ func (a stateAdapter) Assigned(node string) map[ledger.TopicPartition]uint64 {
 }
 
 func (a stateAdapter) Pending(table string) (out []ledger.Entry) {
-	a.read(func(s *cluster.State) { out = slices.Clone(s.Ledger.Pending[table]) })
+	a.read(func(s *fsm.State) { out = slices.Clone(s.Ledger.Pending[table]) })
 	return
 }
 
 func (a stateAdapter) Committer(table string) (as ledger.Assignment, ok bool) {
-	a.read(func(s *cluster.State) { as, ok = s.Committers[table] })
+	a.read(func(s *fsm.State) { as, ok = s.Committers[table] })
 	return
 }
 
 func (a stateAdapter) Watch() <-chan struct{} { return a.node.FSM().Watch() }
 
 func (a stateAdapter) Resume(table string) (gen uint64, skips map[ledger.TopicPartition]int64) {
-	a.read(func(s *cluster.State) {
+	a.read(func(s *fsm.State) {
 		r := s.Resumes[table]
 		if r == nil {
 			return
@@ -105,8 +106,8 @@ func parseTopicPartition(key string) (ledger.TopicPartition, bool) {
 }
 
 func (a stateAdapter) SchemaRequests(table string) (out []worker.SchemaRequest) {
-	var reqs []cluster.SchemaRequest
-	a.read(func(s *cluster.State) { reqs = slices.Clone(s.SchemaRequests[table]) })
+	var reqs []fsm.SchemaRequest
+	a.read(func(s *fsm.State) { reqs = slices.Clone(s.SchemaRequests[table]) })
 	for _, r := range reqs {
 		sh := new(records.Shape)
 		if err := json.Unmarshal(r.Shape, sh); err != nil {
@@ -122,35 +123,35 @@ func (a stateAdapter) RequestSchema(ctx context.Context, table string, req worke
 	if err != nil {
 		return err
 	}
-	_, err = a.node.Apply(ctx, cluster.RequestSchema{Table: table, ID: req.ID, Node: req.Node, Shape: shape, At: time.Now().UnixMilli()})
+	_, err = a.node.Apply(ctx, fsm.RequestSchema{Table: table, ID: req.ID, Node: req.Node, Shape: shape, At: time.Now().UnixMilli()})
 	return err
 }
 
 func (a stateAdapter) SchemaApplied(ctx context.Context, table string, ids []string, errMsg string, committer ledger.Assignment) error {
-	_, err := a.node.Apply(ctx, cluster.SchemaApplied{Table: table, IDs: ids, Err: errMsg, Committer: &committer, At: time.Now().UnixMilli()})
+	_, err := a.node.Apply(ctx, fsm.SchemaApplied{Table: table, IDs: ids, Err: errMsg, Committer: &committer, At: time.Now().UnixMilli()})
 	return err
 }
 
 func (a stateAdapter) ResumeTable(ctx context.Context, table string, skips map[ledger.TopicPartition]int64) error {
-	cmd := cluster.ResumeTable{Table: table, At: time.Now().UnixMilli()}
+	cmd := fsm.ResumeTable{Table: table, At: time.Now().UnixMilli()}
 	for _, tp := range slices.SortedFunc(maps.Keys(skips), func(x, y ledger.TopicPartition) int {
 		return strings.Compare(x.String(), y.String())
 	}) {
-		cmd.Skips = append(cmd.Skips, cluster.ResumeSkip{TopicPartition: tp, Offset: skips[tp]})
+		cmd.Skips = append(cmd.Skips, fsm.ResumeSkip{TopicPartition: tp, Offset: skips[tp]})
 	}
 	_, err := a.node.Apply(ctx, cmd)
 	return err
 }
 
 func (a stateAdapter) RecordFiles(ctx context.Context, table string, e ledger.Entry) error {
-	_, err := a.node.Apply(ctx, cluster.RecordFiles{Table: table, Entry: e})
+	_, err := a.node.Apply(ctx, fsm.RecordFiles{Table: table, Entry: e})
 	return err
 }
 
 func (a stateAdapter) RegisterSources(ctx context.Context, sources []worker.Source) error {
-	cmd := cluster.RegisterSources{}
+	cmd := fsm.RegisterSources{}
 	for _, s := range sources {
-		cmd.Sources = append(cmd.Sources, cluster.TopicSource{Topic: s.Topic, Table: s.Table, Partitions: s.Partitions})
+		cmd.Sources = append(cmd.Sources, fsm.TopicSource{Topic: s.Topic, Table: s.Table, Partitions: s.Partitions})
 	}
 	_, err := a.node.Apply(ctx, cmd)
 	return err
@@ -173,7 +174,7 @@ func (a stateAdapter) View() assignment.View {
 			v.Load[tp] = rate
 		}
 	}
-	a.read(func(s *cluster.State) {
+	a.read(func(s *fsm.State) {
 		for id, m := range s.Nodes {
 			if z := m.Zone(); z != "" {
 				v.Zones[id] = z
@@ -197,19 +198,19 @@ func (a stateAdapter) View() assignment.View {
 }
 
 func (a stateAdapter) Propose(ctx context.Context, d assignment.Decision) error {
-	cmd := cluster.Assign{}
+	cmd := fsm.Assign{}
 	for tp, as := range d.Partitions {
-		cmd.Partitions = append(cmd.Partitions, cluster.PartitionAssignment{TopicPartition: tp, Assignment: as})
+		cmd.Partitions = append(cmd.Partitions, fsm.PartitionAssignment{TopicPartition: tp, Assignment: as})
 	}
 	for t, as := range d.Committers {
-		cmd.Committers = append(cmd.Committers, cluster.CommitterAssignment{Table: t, Assignment: as})
+		cmd.Committers = append(cmd.Committers, fsm.CommitterAssignment{Table: t, Assignment: as})
 	}
 	_, err := a.node.Apply(ctx, cmd)
 	return err
 }
 
 func (a stateAdapter) Control(table string) (c worker.TableControl) {
-	a.read(func(s *cluster.State) {
+	a.read(func(s *fsm.State) {
 		_, c.Paused = s.Paused[table]
 		rw := s.Rewinds[table]
 		if rw == nil {
@@ -227,7 +228,7 @@ func (a stateAdapter) Control(table string) (c worker.TableControl) {
 }
 
 func (a stateAdapter) Mappings() (out []config.Table) {
-	a.read(func(s *cluster.State) {
+	a.read(func(s *fsm.State) {
 		for _, name := range slices.Sorted(maps.Keys(s.Mappings)) {
 			out = append(out, s.Mappings[name].Table)
 		}

@@ -9,7 +9,8 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -33,7 +34,7 @@ func (n *Node) ready() error {
 
 // propose applies a command and turns the cluster's refusals into the admin
 // API's sentinels.
-func (n *Node) propose(ctx context.Context, c cluster.Command, what string) (admin.WriteResult, error) {
+func (n *Node) propose(ctx context.Context, c fsm.Command, what string) (admin.WriteResult, error) {
 	if err := n.ready(); err != nil {
 		return admin.WriteResult{}, err
 	}
@@ -49,7 +50,7 @@ func (n *Node) propose(ctx context.Context, c cluster.Command, what string) (adm
 // them (unknown command types are skipped during a rolling upgrade), and a
 // rewind it skipped would leave its ledger apart from the others', so they
 // are refused until every member runs this node's version.
-func (n *Node) operatorCommand(ctx context.Context, c cluster.Command, what string) (admin.WriteResult, error) {
+func (n *Node) operatorCommand(ctx context.Context, c fsm.Command, what string) (admin.WriteResult, error) {
 	for _, m := range n.raft.Members() {
 		if m.Version != "" && m.Version != n.opts.version {
 			return admin.WriteResult{}, fmt.Errorf("%w: member %s runs version %s and this node %s: finish the rolling upgrade first",
@@ -64,13 +65,13 @@ func apiErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, cluster.ErrNoSuchMapping), errors.Is(err, catalog.ErrNoSuchTable), errors.Is(err, cluster.ErrUnknownNode):
+	case errors.Is(err, fsm.ErrNoSuchMapping), errors.Is(err, catalog.ErrNoSuchTable), errors.Is(err, fsm.ErrUnknownNode):
 		return fmt.Errorf("%w: %w", admin.ErrNotFound, err)
-	case errors.Is(err, cluster.ErrMappingExists):
+	case errors.Is(err, fsm.ErrMappingExists):
 		return fmt.Errorf("%w: %w", admin.ErrExists, err)
 	case errors.Is(err, ledger.ErrInvalidEntry):
 		return fmt.Errorf("%w: %w", admin.ErrInvalid, err)
-	case cluster.IsRetryable(err), errors.Is(err, context.DeadlineExceeded):
+	case raftnode.IsRetryable(err), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %w", admin.ErrUnavailable, err)
 	}
 	return err
@@ -114,7 +115,7 @@ func (n *Node) TransferLeadership(ctx context.Context, id string) (admin.WriteRe
 		return admin.WriteResult{}, fmt.Errorf("%w: id: there is no other voter to hand leadership to", admin.ErrConflict)
 	}
 	if err := n.raft.TransferLeadershipTo(ctx, id); err != nil {
-		if errors.Is(err, cluster.ErrUnknownNode) {
+		if errors.Is(err, fsm.ErrUnknownNode) {
 			return admin.WriteResult{}, fmt.Errorf("%w: id: %w", admin.ErrConflict, err)
 		}
 		return admin.WriteResult{}, fmt.Errorf("%w: %w", admin.ErrUnavailable, err)
@@ -138,7 +139,7 @@ func (n *Node) DrainNode(ctx context.Context, id string) (admin.WriteResult, err
 	if err := n.memberExists(id); err != nil {
 		return admin.WriteResult{}, err
 	}
-	return n.propose(ctx, cluster.DrainNode{ID: id, Draining: true}, "draining node "+id)
+	return n.propose(ctx, fsm.DrainNode{ID: id, Draining: true}, "draining node "+id)
 }
 
 // RemoveNode implements admin.Backend. Removing the leader itself is

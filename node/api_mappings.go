@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
 )
 
 // mappingNameRe: names of API mappings. Configuration mappings are named
@@ -22,7 +22,7 @@ func (n *Node) Mappings(ctx context.Context) ([]admin.Mapping, error) {
 	for i, t := range n.cfg.Tables {
 		out = append(out, admin.Mapping{Name: fmt.Sprintf("tables[%d]", i), Source: admin.MappingFromConfig, Table: t})
 	}
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		for _, name := range sortedNames(s.Mappings) {
 			out = append(out, admin.Mapping{Name: name, Source: admin.MappingFromAPI, Table: s.Mappings[name].Table})
 		}
@@ -30,7 +30,7 @@ func (n *Node) Mappings(ctx context.Context) ([]admin.Mapping, error) {
 	return out, nil
 }
 
-func sortedNames(m map[string]*cluster.Mapping) []string {
+func sortedNames(m map[string]*fsm.Mapping) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -59,9 +59,9 @@ func (n *Node) PutMapping(ctx context.Context, m admin.Mapping, create bool) (ad
 			return admin.WriteResult{}, fmt.Errorf("%w: mapping.topic: topic %s is already mapped by tables[%d] of the configuration, which routes first", admin.ErrConflict, t.Topic, i)
 		}
 	}
-	want := cluster.Mapping{Name: m.Name, Table: t}
-	var cur *cluster.Mapping
-	n.raft.FSM().Read(func(s *cluster.State) {
+	want := fsm.Mapping{Name: m.Name, Table: t}
+	var cur *fsm.Mapping
+	n.raft.FSM().Read(func(s *fsm.State) {
 		if c, ok := s.Mappings[m.Name]; ok {
 			cc := *c
 			cur = &cc
@@ -74,7 +74,7 @@ func (n *Node) PutMapping(ctx context.Context, m admin.Mapping, create bool) (ad
 	if create {
 		verb = "created"
 	}
-	return n.operatorCommand(ctx, cluster.PutMapping{Mapping: want, Create: create}, verb+" mapping "+m.Name)
+	return n.operatorCommand(ctx, fsm.PutMapping{Mapping: want, Create: create}, verb+" mapping "+m.Name)
 }
 
 // DeleteMapping implements admin.Backend.
@@ -82,5 +82,5 @@ func (n *Node) DeleteMapping(ctx context.Context, name string) (admin.WriteResul
 	if strings.HasPrefix(name, "tables[") {
 		return admin.WriteResult{}, fmt.Errorf("%w: mapping %s comes from the configuration file: edit the file on every node", admin.ErrConflict, name)
 	}
-	return n.operatorCommand(ctx, cluster.DeleteMapping{Name: name}, "deleted mapping "+name)
+	return n.operatorCommand(ctx, fsm.DeleteMapping{Name: name}, "deleted mapping "+name)
 }

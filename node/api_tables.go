@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/worker"
 )
@@ -27,7 +27,7 @@ func (n *Node) tableKey(name string) (string, error) {
 	}
 	key := ledger.TableKey(parts)
 	known := false
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		known = s.Tables[key] != nil
 		for _, src := range s.Sources {
 			known = known || src.Table == key
@@ -49,11 +49,11 @@ func (n *Node) PauseTable(ctx context.Context, table string) (admin.WriteResult,
 		return admin.WriteResult{}, err
 	}
 	paused := false
-	n.raft.FSM().Read(func(s *cluster.State) { _, paused = s.Paused[key] })
+	n.raft.FSM().Read(func(s *fsm.State) { _, paused = s.Paused[key] })
 	if paused {
 		return admin.WriteResult{Unchanged: true, Message: table + " is already paused"}, nil
 	}
-	return n.operatorCommand(ctx, cluster.PauseTable{Table: key, At: time.Now().UnixMilli()}, "paused "+table)
+	return n.operatorCommand(ctx, fsm.PauseTable{Table: key, At: time.Now().UnixMilli()}, "paused "+table)
 }
 
 // ResumeTable implements admin.Backend: it ends a pause and un-suspends the
@@ -65,7 +65,7 @@ func (n *Node) ResumeTable(ctx context.Context, table string, skip bool) (admin.
 }
 
 // resume proposes a resume and returns the records it skips.
-func (n *Node) resume(ctx context.Context, table string, skip bool) (admin.WriteResult, []cluster.ResumeSkip, error) {
+func (n *Node) resume(ctx context.Context, table string, skip bool) (admin.WriteResult, []fsm.ResumeSkip, error) {
 	if err := n.ready(); err != nil {
 		return admin.WriteResult{}, nil, err
 	}
@@ -73,7 +73,7 @@ func (n *Node) resume(ctx context.Context, table string, skip bool) (admin.Write
 	if err != nil {
 		return admin.WriteResult{}, nil, err
 	}
-	cmd := cluster.ResumeTable{Table: key, At: time.Now().UnixMilli()}
+	cmd := fsm.ResumeTable{Table: key, At: time.Now().UnixMilli()}
 	if skip {
 		found := n.suspendedElsewhere(ctx, table) // schemas.go
 		if ts, _ := n.worker.Status().Snapshot(); ts[key].SuspendedAt != nil {
@@ -84,7 +84,7 @@ func (n *Node) resume(ctx context.Context, table string, skip bool) (admin.Write
 			tp := ledger.TopicPartition{Topic: r.Topic, Partition: r.Partition}
 			if !seen[tp] {
 				seen[tp] = true
-				cmd.Skips = append(cmd.Skips, cluster.ResumeSkip{TopicPartition: tp, Offset: r.Offset})
+				cmd.Skips = append(cmd.Skips, fsm.ResumeSkip{TopicPartition: tp, Offset: r.Offset})
 			}
 		}
 		if len(cmd.Skips) == 0 {
@@ -128,7 +128,7 @@ func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.
 		return admin.RewindResult{}, err
 	}
 	parts := map[string]int32{} // topic -> partition count
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		for _, src := range s.Sources {
 			if src.Table == key {
 				parts[src.Topic] = src.Partitions
@@ -138,7 +138,7 @@ func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.
 	if len(parts) == 0 {
 		return admin.RewindResult{}, fmt.Errorf("%w: table %s has no topic mapped to it now", admin.ErrConflict, req.Table)
 	}
-	var to []cluster.RewindPosition
+	var to []fsm.RewindPosition
 	if len(req.Offsets) > 0 {
 		to, err = explicitRewind(req, parts)
 	} else {
@@ -147,12 +147,12 @@ func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.
 	if err != nil {
 		return admin.RewindResult{}, err
 	}
-	res, err := n.operatorCommand(ctx, cluster.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli()}, "rewound "+req.Table)
+	res, err := n.operatorCommand(ctx, fsm.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli()}, "rewound "+req.Table)
 	if err != nil {
 		return admin.RewindResult{}, err
 	}
 	out := admin.RewindResult{Index: res.Index}
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		if rw := s.Rewinds[key]; rw != nil {
 			out.Rewind = rewindReport(req.Table, rw)
 		}
@@ -179,8 +179,8 @@ func checkRewind(req admin.RewindRequest) error {
 
 // explicitRewind checks offsets named in the request against the table's
 // topics and their partition counts.
-func explicitRewind(req admin.RewindRequest, parts map[string]int32) ([]cluster.RewindPosition, error) {
-	var to []cluster.RewindPosition
+func explicitRewind(req admin.RewindRequest, parts map[string]int32) ([]fsm.RewindPosition, error) {
+	var to []fsm.RewindPosition
 	for i, o := range req.Offsets {
 		count, ok := parts[o.Topic]
 		switch {
@@ -191,15 +191,15 @@ func explicitRewind(req admin.RewindRequest, parts map[string]int32) ([]cluster.
 		case o.Offset < 0:
 			return nil, fmt.Errorf("%w: offsets[%d].offset: %d is negative", admin.ErrInvalid, i, o.Offset)
 		}
-		to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: o.Topic, Partition: o.Partition}, Offset: o.Offset})
+		to = append(to, fsm.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: o.Topic, Partition: o.Partition}, Offset: o.Offset})
 	}
 	return to, nil
 }
 
 // resolveRewind asks Kafka for the earliest, latest or timestamp's offsets
 // of every partition of the table's topics, in topic order.
-func (n *Node) resolveRewind(ctx context.Context, req admin.RewindRequest, parts map[string]int32) ([]cluster.RewindPosition, error) {
-	var to []cluster.RewindPosition
+func (n *Node) resolveRewind(ctx context.Context, req admin.RewindRequest, parts map[string]int32) ([]fsm.RewindPosition, error) {
+	var to []fsm.RewindPosition
 	for _, topic := range slices.Sorted(maps.Keys(parts)) {
 		ps := make([]int32, parts[topic])
 		for i := range ps {
@@ -223,14 +223,14 @@ func (n *Node) resolveRewind(ctx context.Context, req admin.RewindRequest, parts
 			if !ok {
 				return nil, fmt.Errorf("%w: Kafka gave no offset for %s/%d", admin.ErrUnavailable, topic, p)
 			}
-			to = append(to, cluster.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: topic, Partition: p}, Offset: off})
+			to = append(to, fsm.RewindPosition{TopicPartition: ledger.TopicPartition{Topic: topic, Partition: p}, Offset: off})
 		}
 	}
 	return to, nil
 }
 
 // rewindReport describes a table's last rewind for people.
-func rewindReport(table string, rw *cluster.TableRewind) admin.RewindReport {
+func rewindReport(table string, rw *fsm.TableRewind) admin.RewindReport {
 	r := admin.RewindReport{Generation: rw.Gen, Policy: admin.ReplayAppend, At: time.UnixMilli(rw.At), ReplaceDone: rw.ReplaceDone}
 	if rw.Replace {
 		r.Policy = admin.ReplayReplace
@@ -241,7 +241,7 @@ func rewindReport(table string, rw *cluster.TableRewind) admin.RewindReport {
 	}
 	for _, p := range rw.From {
 		r.From = append(r.From, admin.PartitionOffset{Topic: p.Topic, Partition: p.Partition, Offset: p.Offset})
-		i := slices.IndexFunc(rw.To, func(t cluster.RewindPosition) bool { return t.TopicPartition == p.TopicPartition })
+		i := slices.IndexFunc(rw.To, func(t fsm.RewindPosition) bool { return t.TopicPartition == p.TopicPartition })
 		if i >= 0 && p.Offset > rw.To[i].Offset {
 			replayed = append(replayed, fmt.Sprintf("%s [%d, %d)", p.TopicPartition, rw.To[i].Offset, p.Offset))
 		}
@@ -308,7 +308,7 @@ func (n *Node) Maintain(ctx context.Context, name string) (any, error) {
 	// Maintenance runs on the table's committer, its only writer: another
 	// node asks the committer.
 	var committer, addr string
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		if a, ok := s.Committers[key]; ok {
 			committer = a.Node
 			if m := s.Nodes[a.Node]; m != nil {

@@ -13,7 +13,8 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/auth"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/restcatalog"
@@ -52,7 +53,7 @@ func (n *Node) startCatalogs() error {
 	st := catalogState{node: n.raft}
 	cs := worker.NewCatalogSync(worker.CatalogSyncConfig{
 		NodeID: n.cfg.Node.ID, Interval: n.cfg.Catalogs.SyncInterval.D(), Timeout: n.cfg.Catalogs.SyncTimeout.D(),
-		IsFenced: func(err error) bool { return errors.Is(err, cluster.ErrStaleCommitter) },
+		IsFenced: func(err error) bool { return errors.Is(err, fsm.ErrStaleCommitter) },
 	}, st, st, syncers, n.log.With("component", "catalog-sync"))
 	ctx, cancel := context.WithCancel(context.Background())
 	n.catalogs.sync, n.catalogs.syncCancel, n.catalogs.syncDone = cs, cancel, make(chan struct{})
@@ -158,9 +159,9 @@ func (n *Node) catalogReports(key string, now time.Time) []admin.CatalogReport {
 	var (
 		cur        string
 		lastCommit int64
-		synced     = map[string]cluster.SyncRecord{}
+		synced     = map[string]fsm.SyncRecord{}
 	)
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		if t, ok := s.Tables[key]; ok {
 			cur, lastCommit = t.MetadataLocation, t.LastCommitAt
 			maps.Copy(synced, t.Synced)
@@ -196,7 +197,7 @@ func (n *Node) catalogReports(key string, now time.Time) []admin.CatalogReport {
 
 // catalogState shows the replicated state to catalog sync and records its
 // syncs (cluster command CatalogSynced, fenced by the committer epoch).
-type catalogState struct{ node *cluster.Node }
+type catalogState struct{ node *raftnode.Node }
 
 var (
 	_ worker.CatalogState = catalogState{}
@@ -205,7 +206,7 @@ var (
 
 func (c catalogState) Tables() []worker.CatalogTable {
 	var out []worker.CatalogTable
-	c.node.FSM().Read(func(s *cluster.State) {
+	c.node.FSM().Read(func(s *fsm.State) {
 		for _, key := range s.TableKeys() {
 			if t := s.Tables[key]; t.MetadataLocation != "" {
 				out = append(out, catalogTable(key, t))
@@ -216,7 +217,7 @@ func (c catalogState) Tables() []worker.CatalogTable {
 }
 
 func (c catalogState) Table(key string) (ct worker.CatalogTable, ok bool) {
-	c.node.FSM().Read(func(s *cluster.State) {
+	c.node.FSM().Read(func(s *fsm.State) {
 		if t, found := s.Tables[key]; found && t.MetadataLocation != "" {
 			ct, ok = catalogTable(key, t), true
 		}
@@ -225,7 +226,7 @@ func (c catalogState) Table(key string) (ct worker.CatalogTable, ok bool) {
 }
 
 // catalogTable copies a table out of the state (under the FSM's read lock).
-func catalogTable(key string, t *cluster.Table) worker.CatalogTable {
+func catalogTable(key string, t *fsm.Table) worker.CatalogTable {
 	ct := worker.CatalogTable{Key: key, Ident: slices.Clone(t.Ident), MetadataLocation: t.MetadataLocation,
 		PreviousMetadataLocation: t.PreviousMetadataLocation, Synced: map[string]worker.SyncedAt{}}
 	for name, r := range t.Synced {
@@ -235,13 +236,13 @@ func catalogTable(key string, t *cluster.Table) worker.CatalogTable {
 }
 
 func (c catalogState) Committer(table string) (a ledger.Assignment, ok bool) {
-	c.node.FSM().Read(func(s *cluster.State) { a, ok = s.Committers[table] })
+	c.node.FSM().Read(func(s *fsm.State) { a, ok = s.Committers[table] })
 	return
 }
 
 func (c catalogState) Watch() <-chan struct{} { return c.node.FSM().Watch() }
 
 func (c catalogState) CatalogSynced(ctx context.Context, table, catalog, location string, committer ledger.Assignment, at time.Time) error {
-	_, err := c.node.Apply(ctx, cluster.CatalogSynced{Table: table, Catalog: catalog, MetadataLocation: location, Committer: &committer, At: at.UnixMilli()})
+	_, err := c.node.Apply(ctx, fsm.CatalogSynced{Table: table, Catalog: catalog, MetadataLocation: location, Committer: &committer, At: at.UnixMilli()})
 	return err
 }

@@ -1,4 +1,4 @@
-// Package node builds and runs one Floe node: New wires Raft (cluster), the
+// Package node builds and runs one Floe node: New wires Raft (cluster/raftnode), the
 // worker, the assignment controller, the state backup, notifications, the
 // catalog endpoint and mirrors, and the admin API together, and Node is the
 // admin API's backend (members, mappings, pause, resume, rewind, snapshots,
@@ -6,7 +6,8 @@
 //
 // It also holds the shims that show the replicated state to the worker, the
 // assignment controller and catalog sync through their own small interfaces
-// (adapters.go, catalogs.go), so that those packages never import Raft.
+// (adapters.go, catalogs.go), and the catalog of record its Raft node
+// (replica.go), so that those packages never import Raft.
 //
 // Only cmd/ (serve, demo, the benches) and tests may import this package: it
 // is the composition root's body, and nothing else should build a node.

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/cluster/recovery"
 )
 
 // Drain is the graceful leave on SIGTERM, in the order that loses no work
@@ -56,7 +57,7 @@ func (n *Node) Drain(ctx context.Context) error {
 // draining.
 func (n *Node) othersLive() int {
 	c := 0
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		for id, m := range s.Nodes {
 			if id != n.cfg.Node.ID && !m.Draining {
 				c++
@@ -73,7 +74,7 @@ func (n *Node) holdsNothing() bool {
 		return false
 	}
 	held := false
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		for _, a := range s.Committers {
 			if a.Node == n.cfg.Node.ID {
 				held = true
@@ -92,14 +93,14 @@ func (n *Node) recoverState(ctx context.Context) error {
 	log := n.log.With("component", "recover")
 	for {
 		empty := true
-		n.raft.FSM().Read(func(s *cluster.State) { empty = len(s.Tables) == 0 && len(s.Sources) == 0 })
+		n.raft.FSM().Read(func(s *fsm.State) { empty = len(s.Tables) == 0 && len(s.Sources) == 0 })
 		if !empty {
 			log.Info("the cluster has state: nothing to recover")
 			return nil
 		}
 		if n.raft.IsLeader() {
-			st, err := cluster.Recover(ctx, n.cfg.Warehouse.Location, IOProps(n.cfg.Warehouse), n.log)
-			if errors.Is(err, cluster.ErrNoBackup) {
+			st, err := recovery.Recover(ctx, n.cfg.Warehouse.Location, IOProps(n.cfg.Warehouse), n.log)
+			if errors.Is(err, recovery.ErrNoBackup) {
 				// A first start with --recover (templates may always pass
 				// it): nothing to restore.
 				log.Warn("--recover: no state backup in the warehouse; starting empty", "err", err)
@@ -108,7 +109,7 @@ func (n *Node) recoverState(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("recovering from the warehouse backup: %w", err)
 			}
-			if _, err := n.raft.Apply(ctx, cluster.RestoreState{State: st}); err != nil && !errors.Is(err, cluster.ErrNotEmpty) {
+			if _, err := n.raft.Apply(ctx, fsm.RestoreState{State: st}); err != nil && !errors.Is(err, fsm.ErrNotEmpty) {
 				return fmt.Errorf("installing the recovered state: %w", err)
 			}
 			log.Info("recovered the state from the warehouse", "tables", len(st.Tables), "sources", len(st.Sources))
@@ -148,12 +149,12 @@ func (n *Node) guardBackup(ctx context.Context) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 	empty := true
-	n.raft.FSM().Read(func(s *cluster.State) { empty = len(s.Tables) == 0 && len(s.Sources) == 0 })
+	n.raft.FSM().Read(func(s *fsm.State) { empty = len(s.Tables) == 0 && len(s.Sources) == 0 })
 	if !empty {
 		return nil
 	}
-	st, err := cluster.ReadBackup(ctx, n.cfg.Warehouse.Location, IOProps(n.cfg.Warehouse))
-	if errors.Is(err, cluster.ErrNoBackup) {
+	st, err := recovery.ReadBackup(ctx, n.cfg.Warehouse.Location, IOProps(n.cfg.Warehouse))
+	if errors.Is(err, recovery.ErrNoBackup) {
 		return nil
 	}
 	if err != nil {
@@ -164,5 +165,5 @@ func (n *Node) guardBackup(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("this cluster is new and empty but %s holds the state of an earlier cluster (%d tables): "+
-		"start with --recover to restore it, or delete that file to start anew", cluster.BackupLocation(n.cfg.Warehouse.Location), len(st.Tables))
+		"start with --recover to restore it, or delete that file to start anew", recovery.BackupLocation(n.cfg.Warehouse.Location), len(st.Tables))
 }

@@ -2,14 +2,14 @@ package node
 
 import (
 	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
 )
 
 // Members joins the Raft configuration with the replicated assignments for
 // status.
 func (n *Node) Members() []admin.MemberReport {
 	parts, commits := map[string]int{}, map[string]int{}
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		for _, a := range s.Ledger.Assignments {
 			parts[a.Node]++
 		}

@@ -16,7 +16,10 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/assignment"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/catalog"
+	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/cluster/raftnode"
+	"github.com/floe-io/floe/cluster/recovery"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/notify"
@@ -29,8 +32,8 @@ type Node struct {
 	cfg     config.Config
 	opts    options
 	log     *slog.Logger
-	raft    *cluster.Node
-	catalog *cluster.Catalog
+	raft    *raftnode.Node
+	catalog *catalog.Catalog
 	worker  *worker.Worker
 	// running is the worker once built: Raft's load callback reads it
 	// from its own goroutine, before and while the worker is set.
@@ -38,7 +41,7 @@ type Node struct {
 	admin   *admin.Server
 	// adminErr receives the admin server's Serve result.
 	adminErr chan error
-	backup   *cluster.Backup
+	backup   *recovery.Backup
 	state    stateAdapter
 	kafka    *worker.KafkaClient // rewinds resolve offsets with it (api_tables.go)
 	metrics  *metrics.Metrics
@@ -107,8 +110,8 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 	if err := n.buildWorker(); err != nil {
 		return nil, n.abort(err)
 	}
-	n.backup = cluster.NewBackup(n.raft.FSM(), cfg.Warehouse.Location, IOProps(cfg.Warehouse), n.log)
-	n.backup.RecordWith(func(ctx context.Context, c cluster.BackupWritten) (uint64, error) { return n.raft.Apply(ctx, c) })
+	n.backup = recovery.NewBackup(n.raft.FSM(), cfg.Warehouse.Location, IOProps(cfg.Warehouse), n.log)
+	n.backup.RecordWith(func(ctx context.Context, c fsm.BackupWritten) (uint64, error) { return n.raft.Apply(ctx, c) })
 	if err := n.startCatalogs(); err != nil { // catalogs.go
 		return nil, n.abort(err)
 	}
@@ -122,7 +125,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 // worker's measured rates for the assignment controller once it runs.
 func (n *Node) openRaft() error {
 	cfg := n.cfg
-	rn, err := cluster.Open(cluster.NodeConfig{
+	rn, err := raftnode.Open(raftnode.NodeConfig{
 		ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, Advertise: cfg.Node.AdvertiseAddr,
 		RPCAddr: cfg.Node.RPCAddr, RPCAdvertise: cfg.Node.RPCAdvertise, DataDir: cfg.Node.DataDir,
 		BootstrapExpect: cfg.Cluster.BootstrapExpect, Join: cfg.Cluster.Join, MaxVoters: cfg.Cluster.MaxVoters,
@@ -178,7 +181,7 @@ func (n *Node) joinAndRestore(ctx context.Context) error {
 // client and the worker with its schema decoder and dead-letter producer.
 func (n *Node) buildWorker() error {
 	cfg := n.cfg
-	n.catalog = cluster.NewCatalog(n.raft, cfg.Warehouse.Location, IOProps(cfg.Warehouse))
+	n.catalog = NewCatalog(n.raft, cfg.Warehouse.Location, IOProps(cfg.Warehouse))
 	nsLocations := map[string]string{}
 	for ns, c := range cfg.Namespaces {
 		nsLocations[ns] = strings.TrimSuffix(c.Location, "/")
@@ -193,7 +196,7 @@ func (n *Node) buildWorker() error {
 		NodeID: cfg.Node.ID, Tables: cfg.Tables, CommitInterval: cfg.CommitInterval.D(),
 		TargetFileSize: cfg.TargetFileSize, MemoryBudget: cfg.MemoryBudget,
 		ExpireInterval: n.opts.expireInterval, OrphanInterval: n.opts.orphanInterval,
-		IsFenced: func(err error) bool { return errors.Is(err, cluster.ErrStaleCommitter) },
+		IsFenced: func(err error) bool { return errors.Is(err, fsm.ErrStaleCommitter) },
 		OnCommit: n.metrics.ObserveCommit,
 	}, kc, n.state, n.state, sink, worker.NewStatus(), n.log)
 	if err != nil {
@@ -240,10 +243,10 @@ func (n *Node) run() {
 }
 
 // Catalog is the node's catalog of record (iceberg-go catalog.Catalog).
-func (n *Node) Catalog() *cluster.Catalog { return n.catalog }
+func (n *Node) Catalog() *catalog.Catalog { return n.catalog }
 
 // Raft is the node's Raft member and replicated state.
-func (n *Node) Raft() *cluster.Node { return n.raft }
+func (n *Node) Raft() *raftnode.Node { return n.raft }
 
 // AdminAddr is the address the admin API listens on (resolved when the
 // configuration asked for port 0).

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/worker"
 )
@@ -15,12 +15,12 @@ import (
 // tableInfo is what the report reads of one table from the replicated state.
 type tableInfo struct {
 	key     string
-	t       cluster.Table
+	t       fsm.Table
 	pending int
 	// pendingBytes: data recorded, not yet committed
 	pendingBytes int64
 	paused       bool
-	rewind       *cluster.TableRewind
+	rewind       *fsm.TableRewind
 	offsets      map[string]ledger.Offsets
 	assign       map[string]ledger.Assignment
 	commit       ledger.Assignment
@@ -28,7 +28,7 @@ type tableInfo struct {
 }
 
 // control reads the table's operator state and pending bytes.
-func (ti *tableInfo) control(s *cluster.State) {
+func (ti *tableInfo) control(s *fsm.State) {
 	_, ti.paused = s.Paused[ti.key]
 	if rw := s.Rewinds[ti.key]; rw != nil {
 		c := *rw
@@ -42,7 +42,7 @@ func (ti *tableInfo) control(s *cluster.State) {
 // operatorState shows a pause and the last rewind: a paused table is
 // SUSPENDED on every node (the pause is replicated), and the rewind says
 // what it did to the table's rows when nothing else needs saying.
-func operatorState(tr *admin.TableReport, paused bool, rw *cluster.TableRewind) {
+func operatorState(tr *admin.TableReport, paused bool, rw *fsm.TableRewind) {
 	if paused {
 		tr.Paused = true
 		tr.State = worker.StateSuspended
@@ -72,7 +72,7 @@ func (n *Node) Report(ctx context.Context) (admin.Report, error) {
 	runtime, problems := n.worker.Status().Snapshot()
 	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.Members(),
 		LeaderSince: n.raft.LeaderChangedAt()}
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
 		if m := s.Nodes[leader]; m != nil {
 			rep.LeaderAddr = m.Admin
@@ -92,13 +92,13 @@ func (n *Node) Report(ctx context.Context) (admin.Report, error) {
 // every table only this node's runtime status knows.
 func (n *Node) tableInfos(runtime map[string]worker.TableStatus) []tableInfo {
 	var infos []tableInfo
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		for _, key := range s.TableKeys() {
 			if _, isDLQ := s.Tables[trimDLQ(key)]; isDLQ && trimDLQ(key) != key {
 				continue // shown with its table
 			}
 			ti := tableInfo{key: key, t: *s.Tables[key], pending: len(s.Ledger.Pending[key]), offsets: map[string]ledger.Offsets{}, assign: map[string]ledger.Assignment{}, commit: s.Committers[key]}
-			if d, ok := s.Tables[cluster.DLQKey(key)]; ok {
+			if d, ok := s.Tables[fsm.DLQKey(key)]; ok {
 				ti.dlqRows = d.Rows
 			}
 			ti.control(s)
@@ -111,7 +111,7 @@ func (n *Node) tableInfos(runtime map[string]worker.TableStatus) []tableInfo {
 		// Mapped tables with no data yet.
 		for _, src := range s.Sources {
 			if _, ok := s.Tables[src.Table]; !ok && !slices.ContainsFunc(infos, func(i tableInfo) bool { return i.key == src.Table }) {
-				ti := tableInfo{key: src.Table, t: cluster.Table{Ident: ledger.TableIdent(src.Table)}, commit: s.Committers[src.Table]}
+				ti := tableInfo{key: src.Table, t: fsm.Table{Ident: ledger.TableIdent(src.Table)}, commit: s.Committers[src.Table]}
 				ti.control(s)
 				infos = append(infos, ti)
 			}
@@ -119,7 +119,7 @@ func (n *Node) tableInfos(runtime map[string]worker.TableStatus) []tableInfo {
 	})
 	for key := range runtime {
 		if !slices.ContainsFunc(infos, func(i tableInfo) bool { return i.key == key }) {
-			infos = append(infos, tableInfo{key: key, t: cluster.Table{Ident: ledger.TableIdent(key)}})
+			infos = append(infos, tableInfo{key: key, t: fsm.Table{Ident: ledger.TableIdent(key)}})
 		}
 	}
 	sort.Slice(infos, func(i, j int) bool { return infos[i].key < infos[j].key })

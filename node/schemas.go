@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/schemas"
@@ -48,7 +48,7 @@ func (n *Node) wireDeadLetterTopics(cfg config.Config) error {
 // have the table suspended. Members that do not answer in time are left out.
 func (n *Node) suspendedElsewhere(ctx context.Context, table string) []worker.SuspendedRecord {
 	var addrs []string
-	n.raft.FSM().Read(func(s *cluster.State) {
+	n.raft.FSM().Read(func(s *fsm.State) {
 		for id, m := range s.Nodes {
 			if id != n.cfg.Node.ID && m.Admin != "" {
 				addrs = append(addrs, m.Admin)

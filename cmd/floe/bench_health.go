@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
@@ -60,7 +60,7 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds i
 }
 
 // benchCommitLatency measures commit latency against history length.
-func benchCommitLatency(ctx context.Context, out io.Writer, cat *cluster.Catalog, sink *icebergsink.Sink, snapshots int) error {
+func benchCommitLatency(ctx context.Context, out io.Writer, cat *catalog.Catalog, sink *icebergsink.Sink, snapshots int) error {
 	spec := worker.TableSpec{Key: ledger.TableKey([]string{"bench", "latency"}), Ident: []string{"bench", "latency"}, Format: "raw"}
 	if err := sink.Prepare(ctx, spec, nil); err != nil {
 		return err
@@ -110,7 +110,7 @@ func benchCommitLatency(ctx context.Context, out io.Writer, cat *cluster.Catalog
 // benchHour simulates an hour of 1-second commits back to back, with
 // compaction every simulated minute under the hot-table policy if compact,
 // and reports the data files left (and the compaction throughput).
-func benchHour(ctx context.Context, out io.Writer, cat *cluster.Catalog, sink *icebergsink.Sink, hourSeconds int, compact bool) error {
+func benchHour(ctx context.Context, out io.Writer, cat *catalog.Catalog, sink *icebergsink.Sink, hourSeconds int, compact bool) error {
 	name := "nocompact"
 	if compact {
 		name = "compact"
@@ -163,7 +163,7 @@ func benchHour(ctx context.Context, out io.Writer, cat *cluster.Catalog, sink *i
 
 // benchSecond writes one second's small file of 200 records and commits
 // it, as one flush of a busy table does.
-func benchSecond(ctx context.Context, cat *cluster.Catalog, sink *icebergsink.Sink, spec worker.TableSpec, sec int) error {
+func benchSecond(ctx context.Context, cat *catalog.Catalog, sink *icebergsink.Sink, spec worker.TableSpec, sec int) error {
 	recs := make([]*records.Record, 200)
 	for j := range recs {
 		recs[j] = &records.Record{Topic: "t", Partition: int32(j % 4), Offset: int64(sec*200 + j), Raw: []byte(fmt.Sprintf(`{"sec":%d,"j":%d,"pad":"%0100d"}`, sec, j, j))}

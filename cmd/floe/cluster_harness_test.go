@@ -44,7 +44,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/cluster/recovery"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/node"
 )
@@ -625,8 +626,8 @@ func (f *fleet) dumpDiagnostics() {
 }
 
 // readBackup reads the state backup the leader writes to the warehouse.
-func (f *fleet) readBackup() (*cluster.State, error) {
-	loc := cluster.BackupLocation(f.wh.Location)
+func (f *fleet) readBackup() (*fsm.State, error) {
+	loc := recovery.BackupLocation(f.wh.Location)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	fsys, err := icebergio.LoadFS(ctx, node.IOProps(f.wh), loc)
@@ -641,5 +642,5 @@ func (f *fleet) readBackup() (*cluster.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cluster.DecodeSnapshot(bytes.NewReader(data))
+	return fsm.DecodeSnapshot(bytes.NewReader(data))
 }

@@ -23,9 +23,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
 
@@ -167,17 +168,17 @@ func TestCrashRecovery(t *testing.T) {
 
 	// Independent read: open the node's state from disk, load the table
 	// from its metadata pointer and scan it with iceberg-go.
-	node, err := cluster.Open(cluster.NodeConfig{ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, DataDir: cfg.Node.DataDir, BootstrapExpect: 1, NoSync: true})
+	rn, err := raftnode.Open(raftnode.NodeConfig{ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, DataDir: cfg.Node.DataDir, BootstrapExpect: 1, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer node.Close()
+	defer rn.Close()
 	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := node.WaitLeader(wctx); err != nil {
+	if err := rn.WaitLeader(wctx); err != nil {
 		t.Fatal(err)
 	}
-	cat := cluster.NewCatalog(node, cfg.Warehouse.Location, nil)
+	cat := node.NewCatalog(rn, cfg.Warehouse.Location, nil)
 	tbl, err := cat.LoadTable(context.Background(), []string{"e2e", "crash"})
 	if err != nil {
 		t.Fatal(err)

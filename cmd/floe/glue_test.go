@@ -11,7 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
@@ -102,8 +102,8 @@ func TestGlueSync(t *testing.T) {
 	t.Logf("%d commits mirrored with %d glue writes", tr.Commits, puts)
 	// The replicated record names what was synced, so a new committer
 	// resumes from it.
-	var rec cluster.SyncRecord
-	n.Raft().FSM().Read(func(s *cluster.State) { rec = s.Tables[ledger.TableKey(ident)].Synced["glue"] })
+	var rec fsm.SyncRecord
+	n.Raft().FSM().Read(func(s *fsm.State) { rec = s.Tables[ledger.TableKey(ident)].Synced["glue"] })
 	if cur, _ := n.Catalog().MetadataLocation(ident); rec.MetadataLocation != cur || rec.At == 0 {
 		t.Fatalf("replicated sync record %+v, current %s", rec, cur)
 	}

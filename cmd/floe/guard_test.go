@@ -12,7 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/recovery"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
@@ -46,7 +46,7 @@ func TestNewClusterOverOldBackup(t *testing.T) {
 	// At least one backup after the commit, so the next start finds the
 	// table in it.
 	wait.Until(t, time.Minute, "a state backup holding the commit", func() error {
-		st, err := cluster.ReadBackup(ctx, cfg.Warehouse.Location, node.IOProps(cfg.Warehouse))
+		st, err := recovery.ReadBackup(ctx, cfg.Warehouse.Location, node.IOProps(cfg.Warehouse))
 		if err != nil {
 			return err
 		}

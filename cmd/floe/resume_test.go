@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
@@ -93,7 +93,7 @@ func TestResumeSkipReplicated(t *testing.T) {
 	wait.Until(t, 30*time.Second, "the replicated resume state", func() error {
 		var gen uint64
 		var skips int
-		n.Raft().FSM().Read(func(s *cluster.State) {
+		n.Raft().FSM().Read(func(s *fsm.State) {
 			if r := s.Resumes[key]; r != nil {
 				gen, skips = r.Gen, len(r.Skips)
 			}

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/cluster/recovery"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -33,8 +34,8 @@ func TestTotalLoss(t *testing.T) {
 
 	// Kill about 2.5 s after a backup was written (the interval is 5 s),
 	// once the tables committed past it: recovery then needs the summaries.
-	var backup *cluster.State
-	waitBackup := func(changedFrom uint64) *cluster.State {
+	var backup *fsm.State
+	waitBackup := func(changedFrom uint64) *fsm.State {
 		deadline := time.Now().Add(4 * fleetBackupInterval)
 		for {
 			b, err := f.readBackup()
@@ -42,7 +43,7 @@ func TestTotalLoss(t *testing.T) {
 				return b
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("no new state backup at %s within %s (last error %v)", cluster.BackupLocation(f.wh.Location), 4*fleetBackupInterval, err)
+				t.Fatalf("no new state backup at %s within %s (last error %v)", recovery.BackupLocation(f.wh.Location), 4*fleetBackupInterval, err)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -151,7 +152,7 @@ func firstRecoveredReport(t *testing.T, f *fleet, ns []*fleetNode) admin.Report 
 
 // aheadOf counts the partitions whose committed offset in rep is past the
 // backup's.
-func aheadOf(rep admin.Report, b *cluster.State) int {
+func aheadOf(rep admin.Report, b *fsm.State) int {
 	c := 0
 	for _, tr := range rep.Tables {
 		for _, pr := range tr.Partitions {
@@ -165,7 +166,7 @@ func aheadOf(rep admin.Report, b *cluster.State) int {
 
 // backupCommitted returns the committed offset a backup holds for a
 // watcher key ("namespace.table|topic/partition").
-func backupCommitted(b *cluster.State, key string) int64 {
+func backupCommitted(b *fsm.State, key string) int64 {
 	tbl, tp, _ := strings.Cut(key, "|")
 	if offs := b.Ledger.Offsets[ledger.TableKey(strings.Split(tbl, "."))]; offs != nil && offs[tp] != nil {
 		return offs[tp].Committed

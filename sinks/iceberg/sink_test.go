@@ -13,13 +13,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 
-	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/cluster/catalog"
+	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/worker"
 )
 
-func newSink(t *testing.T) (*Sink, *cluster.Catalog) {
+func newSink(t *testing.T) (*Sink, *catalog.Catalog) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,7 +29,7 @@ func newSink(t *testing.T) (*Sink, *cluster.Catalog) {
 	addr := l.Addr().String()
 	l.Close()
 	dir := t.TempDir()
-	n, err := cluster.Open(cluster.NodeConfig{ID: "n1", RaftAddr: addr, DataDir: filepath.Join(dir, "node"), BootstrapExpect: 1, NoSync: true})
+	n, err := raftnode.Open(raftnode.NodeConfig{ID: "n1", RaftAddr: addr, DataDir: filepath.Join(dir, "node"), BootstrapExpect: 1, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func newSink(t *testing.T) (*Sink, *cluster.Catalog) {
 	for !n.IsLeader() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	cat := cluster.NewCatalog(n, "file://"+filepath.Join(dir, "wh"), iceberg.Properties{})
+	cat := newCatalog(n, "file://"+filepath.Join(dir, "wh"), iceberg.Properties{})
 	return New(cat, 64<<20, nil, nil), cat
 }
 
@@ -100,7 +101,7 @@ func TestRawRoundTripAndDescriptor(t *testing.T) {
 
 // commitForTest commits files the way the worker does, without a ledger
 // entry (the catalog applies the swap alone when the intent names no table).
-func commitForTest(ctx context.Context, s *Sink, cat *cluster.Catalog, spec worker.TableSpec, files []ledger.FileDescriptor, tp ledger.TopicPartition) error {
+func commitForTest(ctx context.Context, s *Sink, cat *catalog.Catalog, spec worker.TableSpec, files []ledger.FileDescriptor, tp ledger.TopicPartition) error {
 	tbl, err := cat.LoadTable(ctx, spec.Ident)
 	if err != nil {
 		return err
