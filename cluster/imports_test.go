@@ -1,6 +1,23 @@
+// Package cluster holds no code: Floe's replicated state lives in its
+// subpackages, and this test keeps their import rules.
+//
+//   - fsm: the pure state machine: state, the append-only command enum, one
+//     apply function per command, snapshots, change notification (global
+//     and per table). No Raft, no I/O, no clock.
+//   - raftnode: hashicorp/raft, its transport and storage, the raft.FSM
+//     adapter over fsm, the internal gRPC (forwarding to the leader, join,
+//     leave, transfer), the autopilot, membership and drain.
+//   - catalog: the catalog of record as an iceberg-go catalog.Catalog; it
+//     writes metadata files and proposes commands through catalog.Replica.
+//   - recovery: the state backup to the warehouse and recovery from it
+//     (--recover).
+//
+// Callers import the subpackages. Package node (the wiring) connects the
+// catalog to a Raft node (node.NewCatalog).
 package cluster
 
 import (
+	"errors"
 	"go/build"
 	"strings"
 	"testing"
@@ -10,12 +27,12 @@ const module = "github.com/floe-io/floe"
 
 // TestSubpackageImports keeps the split honest: the state machine stays
 // pure, and the subpackages depend on each other only downwards (fsm <-
-// catalog <- recovery; fsm <- raftnode; cluster on top).
+// catalog <- recovery; fsm <- raftnode).
 func TestSubpackageImports(t *testing.T) {
 	banned := map[string][]string{
-		"cluster/raftnode": {module + "/cluster", module + "/cluster/catalog", module + "/cluster/recovery"},
-		"cluster/catalog":  {module + "/cluster", module + "/cluster/raftnode", module + "/cluster/recovery", "github.com/hashicorp/raft"},
-		"cluster/recovery": {module + "/cluster", module + "/cluster/raftnode", "github.com/hashicorp/raft"},
+		"cluster/raftnode": {module + "/cluster/catalog", module + "/cluster/recovery"},
+		"cluster/catalog":  {module + "/cluster/raftnode", module + "/cluster/recovery", "github.com/hashicorp/raft"},
+		"cluster/recovery": {module + "/cluster/raftnode", "github.com/hashicorp/raft"},
 	}
 	for pkg, bans := range banned {
 		for _, imp := range imports(t, pkg) {
@@ -25,6 +42,19 @@ func TestSubpackageImports(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNoFacade: cluster/ holds only subpackages. The facade of aliases it
+// once held is gone; callers name fsm, raftnode, catalog or recovery.
+func TestNoFacade(t *testing.T) {
+	p, err := build.Import(module+"/cluster", ".", 0)
+	var noGo *build.NoGoError
+	if err != nil && !errors.As(err, &noGo) {
+		t.Fatalf("reading package cluster: %v", err)
+	}
+	if len(p.GoFiles)+len(p.CgoFiles) > 0 {
+		t.Errorf("cluster/ has a package of its own again (%v): put the code in a subpackage", append(p.GoFiles, p.CgoFiles...))
 	}
 }
 

@@ -6,6 +6,6 @@
 // second writer would break the exactly-once bookkeeping.
 //
 // The package knows neither Raft nor the cluster: it reads through the
-// Catalog and Syncer interfaces, which cmd/floe wires to cluster.Catalog
-// and cluster.Node.
+// Catalog and Syncer interfaces, which package node wires to catalog.Catalog
+// (cluster/catalog) and raftnode.Node.
 package restcatalog

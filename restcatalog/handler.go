@@ -16,8 +16,9 @@ import (
 	"github.com/floe-io/floe/auth"
 )
 
-// Catalog is what the endpoint reads. cluster.Catalog implements it; its
-// errors wrap iceberg-go's catalog.ErrNoSuchTable and ErrNoSuchNamespace.
+// Catalog is what the endpoint reads. catalog.Catalog (cluster/catalog)
+// implements it; its errors wrap iceberg-go's catalog.ErrNoSuchTable and
+// ErrNoSuchNamespace.
 type Catalog interface {
 	// ListNamespaces returns every namespace below parent, at any depth.
 	ListNamespaces(ctx context.Context, parent table.Identifier) ([]table.Identifier, error)
@@ -27,7 +28,7 @@ type Catalog interface {
 }
 
 // Syncer brings the local state up to what the leader had committed when
-// Sync was called (cluster.Node.Sync).
+// Sync was called (raftnode.Node.Sync).
 type Syncer interface {
 	Sync(ctx context.Context) error
 }

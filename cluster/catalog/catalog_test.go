@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 // openNode starts a single-node group in dir that leads.
 func openNode(t *testing.T, dir string) *raftnode.Node { return clustertest.OpenNode(t, dir) }
 
-// NewCatalog is the catalog of record on n, wired as package cluster wires it.
+// NewCatalog is the catalog of record on n, wired as package node wires it.
 func NewCatalog(n *raftnode.Node, warehouse string, props iceberg.Properties) *Catalog {
 	return New(clustertest.Replica(n), warehouse, props)
 }

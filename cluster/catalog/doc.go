@@ -5,9 +5,9 @@
 // a table committed together with its dead-letter table).
 //
 // It does I/O (metadata files) but never sees Raft: it reads the state and
-// proposes commands through Replica, which the wiring implements over a
-// raftnode.Node. It imports fsm and ledger, never raftnode, recovery or
-// cluster; recovery, cluster and cmd/floe may import it.
+// proposes commands through Replica, which the wiring (package node,
+// node.NewCatalog) implements over a raftnode.Node. It imports fsm and
+// ledger, never raftnode or recovery; recovery, node and tests may import it.
 //
 // Lock order: Catalog.mu guards only the metadata cache; it is never held
 // across I/O or proposals.

@@ -17,6 +17,13 @@
 // that need every change (assignment, membership, WaitApplied).
 //
 // It imports only the standard library, ledger and config (Mapping embeds
-// config.Table); imports_test.go in package cluster enforces that. Anything
-// may import it.
+// config.Table); cluster/imports_test.go enforces that. Anything may import
+// it.
+//
+// The state holds, per table, the current Iceberg metadata location and the
+// exactly-once ledger (see package ledger): per topic-partition the committed
+// offset, and the recorded but uncommitted data files. An Iceberg commit is
+// one Raft entry (CommitTables) that compare-and-swaps the metadata pointers
+// it changes, advances committed offsets and removes the ledger entries it
+// covers, so a table and its offsets can never disagree.
 package fsm

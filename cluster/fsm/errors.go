@@ -5,9 +5,9 @@ import (
 	"fmt"
 )
 
-// Sentinels of the replicated state. The cluster facade and the other
-// subpackages re-export or reference these values, so errors.Is answers the
-// same whichever package a caller names.
+// Sentinels of the replicated state. The other subpackages reference these
+// values rather than declare their own, so errors.Is answers the same
+// whichever package a caller names.
 var (
 	// ErrStaleCommitter: a table commit came from a committer epoch that is
 	// no longer current.

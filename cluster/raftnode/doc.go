@@ -10,8 +10,8 @@
 //
 // IsRetryable is the one classifier of proposal errors.
 //
-// It imports fsm, never catalog, recovery or cluster. The wiring (package
-// cluster, cmd/floe) imports it; components that need the state declare the
+// It imports fsm, never catalog or recovery. The wiring (package node) and
+// tests import it; components that need the state declare the
 // few methods they use (catalog.Replica) and are given a shim.
 //
 // Lock order: healthTracker.mu and rpcClients.mu are leaves, never held

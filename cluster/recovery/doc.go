@@ -8,5 +8,5 @@
 //
 // It reads the state through fsm.FSM and does storage I/O through
 // iceberg-go; it imports fsm, catalog (metadata file names) and ledger,
-// never raftnode or cluster. cluster and cmd/floe may import it.
+// never raftnode. Package node and tests may import it.
 package recovery

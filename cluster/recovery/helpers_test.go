@@ -50,7 +50,7 @@ var (
 
 func openNode(t *testing.T, dir string) *raftnode.Node { return clustertest.OpenNode(t, dir) }
 
-// NewCatalog is the catalog of record on n, wired as package cluster wires it.
+// NewCatalog is the catalog of record on n, wired as package node wires it.
 func NewCatalog(n *raftnode.Node, warehouse string, props iceberg.Properties) *catalog.Catalog {
 	return catalog.New(clustertest.Replica(n), warehouse, props)
 }

@@ -90,7 +90,7 @@ func OpenNode(t testing.TB, dir string) *raftnode.Node {
 }
 
 // Replica is the catalog's view of node n (catalog.Replica), wired as
-// package cluster wires it.
+// package node wires it (node.NewCatalog).
 func Replica(n *raftnode.Node) NodeReplica { return NodeReplica{n} }
 
 // NodeReplica implements catalog.Replica over a node.
