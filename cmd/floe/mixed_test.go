@@ -121,7 +121,7 @@ func previousBuild(t *testing.T, cmd string) (bin, rev, newest string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join(root, "cluster", "commands.go"))
+	src, err := os.ReadFile(filepath.Join(root, "cluster", "fsm", "commands.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +131,16 @@ func previousBuild(t *testing.T, cmd string) (bin, rev, newest string) {
 		}
 	}
 	if newest == "" {
-		t.Fatalf("no command type %s in cluster/commands.go", cmd)
+		t.Fatalf("no command type %s in cluster/fsm/commands.go", cmd)
 	}
 	git := func(args ...string) (string, error) {
 		out, err := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
 		return strings.TrimSpace(string(out)), err
 	}
-	intro, err := git("log", "--format=%H", "-S", newest+" ", "--", "cluster/commands.go")
+	// The enum lived in cluster/commands.go until cluster split into
+	// subpackages; the oldest commit that changed its count is the one that
+	// added it.
+	intro, err := git("log", "--format=%H", "-S", newest+" ", "--", "cluster/fsm/commands.go", "cluster/commands.go")
 	if err != nil || intro == "" {
 		t.Skipf("not a git checkout with history (%v): cannot build the previous version", err)
 	}
