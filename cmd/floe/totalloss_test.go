@@ -103,7 +103,7 @@ func TestTotalLoss(t *testing.T) {
 	}
 	if len(behind) > 0 {
 		// Recovery may stay one commit behind when the newest metadata is
-		// ambiguous (cluster/recover.go walk), and says so; otherwise a
+		// ambiguous (cluster/recovery/walk.go), and says so; otherwise a
 		// committed offset was lost.
 		ambiguous := false
 		for _, n := range second {
