@@ -6,7 +6,7 @@
 // records.Shape and a payload into values of that shape.
 //
 // Decoder implements worker.SchemaDecoder. Its errors wrap
-// worker.ErrBadRecord when the record itself is at fault (wrong magic byte,
+// records.ErrBadRecord when the record itself is at fault (wrong magic byte,
 // an id the registry does not know, a truncated or invalid payload); any
 // other error (registry unreachable, slow, 5xx) is transient: the worker
 // retries it and shows the table DEGRADED, and never dead-letters the

@@ -13,14 +13,6 @@ import (
 	"github.com/floe-io/floe/records"
 )
 
-// MetadataPrefix starts the name of every metadata column Floe adds. Payload
-// fields may not use it.
-const MetadataPrefix = "_kafka_"
-
-// ErrBadRecord marks a record that cannot be decoded; it goes where the
-// table's error mode says.
-var ErrBadRecord = errors.New("bad record")
-
 // ErrConfig marks a failure that only a configuration change can fix (for
 // example a partition transform the column's type does not allow); the
 // table shows CONFIG_ISSUE with the reason.
@@ -64,7 +56,7 @@ func fieldPath(path, name string) string {
 }
 
 func mismatch(path string, want *records.Shape, v any) error {
-	return fmt.Errorf("%w: field %s: column is %s, value is %s", ErrBadRecord, path, want, jsonKind(v))
+	return fmt.Errorf("%w: field %s: column is %s, value is %s", records.ErrBadRecord, path, want, jsonKind(v))
 }
 
 // conform checks (apply=false) or normalizes (apply=true) v against s.
@@ -135,7 +127,7 @@ func conform(s *records.Shape, v any, frozen bool, path string, apply bool) (any
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("%w: field %s: unsupported JSON value %T", ErrBadRecord, path, v)
+	return nil, fmt.Errorf("%w: field %s: unsupported JSON value %T", records.ErrBadRecord, path, v)
 }
 
 func conformNumber(s *records.Shape, n json.Number, frozen bool, path string, apply bool) (any, error) {
@@ -147,17 +139,17 @@ func conformNumber(s *records.Shape, n json.Number, frozen bool, path string, ap
 		case s.Kind == records.Double:
 			f, ferr := n.Float64()
 			if ferr != nil {
-				return nil, fmt.Errorf("%w: field %s: %v", ErrBadRecord, path, ferr)
+				return nil, fmt.Errorf("%w: field %s: %v", records.ErrBadRecord, path, ferr)
 			}
 			return f, nil
 		case err != nil && s.Kind == records.Long:
-			return nil, fmt.Errorf("%w: field %s: %s does not fit a long", ErrBadRecord, path, n)
+			return nil, fmt.Errorf("%w: field %s: %s does not fit a long", records.ErrBadRecord, path, n)
 		}
 		return nil, mismatch(path, s, n)
 	}
 	f, err := n.Float64()
 	if err != nil {
-		return nil, fmt.Errorf("%w: field %s: %v", ErrBadRecord, path, err)
+		return nil, fmt.Errorf("%w: field %s: %v", records.ErrBadRecord, path, err)
 	}
 	switch {
 	case s.Kind == records.Double:
@@ -168,7 +160,7 @@ func conformNumber(s *records.Shape, n json.Number, frozen bool, path string, ap
 		}
 		return f, nil
 	case s.Kind == records.Long:
-		return nil, fmt.Errorf("%w: field %s: column is long, value %s has a fraction", ErrBadRecord, path, n)
+		return nil, fmt.Errorf("%w: field %s: column is long, value %s has a fraction", records.ErrBadRecord, path, n)
 	}
 	return nil, mismatch(path, s, n)
 }
@@ -222,7 +214,7 @@ func infer(v any, path string) (*records.Shape, error) {
 		}
 		return s, nil
 	}
-	return nil, fmt.Errorf("%w: field %s: unsupported JSON value %T", ErrBadRecord, path, v)
+	return nil, fmt.Errorf("%w: field %s: unsupported JSON value %T", records.ErrBadRecord, path, v)
 }
 
 // merge unifies two inferred shapes of the same position.
@@ -258,5 +250,5 @@ func merge(a, b *records.Shape, path string) (*records.Shape, error) {
 	case (a.Kind == records.Long && b.Kind == records.Double) || (a.Kind == records.Double && b.Kind == records.Long):
 		return &records.Shape{Kind: records.Double}, nil
 	}
-	return nil, fmt.Errorf("%w: field %s: array mixes %s and %s", ErrBadRecord, path, a, b)
+	return nil, fmt.Errorf("%w: field %s: array mixes %s and %s", records.ErrBadRecord, path, a, b)
 }

@@ -40,7 +40,7 @@ func TestDecodeJSON(t *testing.T) {
 				switch {
 				case c.bad[i] == "" && err != nil:
 					t.Fatalf("record %d: %v", i, err)
-				case c.bad[i] != "" && (err == nil || !strings.Contains(err.Error(), c.bad[i]) || !errors.Is(err, ErrBadRecord)):
+				case c.bad[i] != "" && (err == nil || !strings.Contains(err.Error(), c.bad[i]) || !errors.Is(err, records.ErrBadRecord)):
 					t.Fatalf("record %d: err %v, want %q", i, err, c.bad[i])
 				}
 			}

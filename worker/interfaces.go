@@ -171,7 +171,7 @@ type Message struct {
 }
 
 // SchemaDecoder decodes records of the Schema Registry formats (avro,
-// protobuf, json_schema, latest). Errors wrapping ErrBadRecord mean the
+// protobuf, json_schema, latest). Errors wrapping records.ErrBadRecord mean the
 // record is at fault (wrong magic byte, unknown schema id, truncated or
 // invalid payload) and go where the error mode says; any other error (the
 // registry unreachable or slow) is transient: the pipeline holds the record,
@@ -179,18 +179,8 @@ type Message struct {
 type SchemaDecoder interface {
 	// Value decodes a record value. subject is the value subject, used by
 	// the latest format.
-	Value(ctx context.Context, format, subject string, data []byte) (Decoded, error)
+	Value(ctx context.Context, format, subject string, data []byte) (records.Decoded, error)
 	// Key decodes a key that carries a schema id the registry knows; ok is
 	// false for any other key, which stays bytes only.
-	Key(ctx context.Context, data []byte) (d Decoded, ok bool, err error)
-}
-
-// Decoded is a key or value decoded with its writer's schema.
-type Decoded struct {
-	// Value conforms to Shape (a map[string]any for a Struct shape).
-	Value map[string]any
-	// Shape is the schema's shape, shared by every record of the schema:
-	// read it, never change it.
-	Shape    *records.Shape
-	SchemaID int
+	Key(ctx context.Context, data []byte) (d records.Decoded, ok bool, err error)
 }

@@ -43,7 +43,7 @@ type pendingAdd struct {
 }
 
 func (p *parser) fail(format string, args ...any) error {
-	return fmt.Errorf("%w: invalid JSON at byte %d: %s", ErrBadRecord, p.pos, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: invalid JSON at byte %d: %s", records.ErrBadRecord, p.pos, fmt.Sprintf(format, args...))
 }
 
 func (p *parser) ws() {
@@ -111,7 +111,7 @@ func (p *parser) value(s *records.Shape, frozen bool) (any, error) {
 	}
 	kindOK := func(k records.Kind) error {
 		if s.Kind != k {
-			return fmt.Errorf("%w: field %s: column is %s, value is %s", ErrBadRecord, p.where(), s, p.describe())
+			return fmt.Errorf("%w: field %s: column is %s, value is %s", records.ErrBadRecord, p.where(), s, p.describe())
 		}
 		return nil
 	}
@@ -198,8 +198,8 @@ func (p *parser) object(s *records.Shape, frozen bool) (map[string]any, error) {
 			return nil, p.fail("expected : after field name")
 		}
 		p.pos++
-		if len(p.path) == 0 && len(k) >= len(MetadataPrefix) && k[:len(MetadataPrefix)] == MetadataPrefix {
-			return nil, fmt.Errorf("%w: field %s collides with Floe's metadata columns (%s*)", ErrBadRecord, k, MetadataPrefix)
+		if len(p.path) == 0 && len(k) >= len(records.MetadataPrefix) && k[:len(records.MetadataPrefix)] == records.MetadataPrefix {
+			return nil, fmt.Errorf("%w: field %s collides with Floe's metadata columns (%s*)", records.ErrBadRecord, k, records.MetadataPrefix)
 		}
 		var v any
 		p.path = append(p.path, k)
@@ -254,13 +254,13 @@ func (p *parser) newField(s *records.Shape, name, path string) (any, error) {
 	}
 	raw := p.data[start:p.pos]
 	if !json.Valid(raw) {
-		return nil, fmt.Errorf("%w: invalid JSON in field %s: %v", ErrBadRecord, path, jsonSyntaxErr(raw))
+		return nil, fmt.Errorf("%w: invalid JSON in field %s: %v", records.ErrBadRecord, path, jsonSyntaxErr(raw))
 	}
 	var v any
 	dec := json.NewDecoder(bytesReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%w: invalid JSON in field %s: %v", ErrBadRecord, path, err)
+		return nil, fmt.Errorf("%w: invalid JSON in field %s: %v", records.ErrBadRecord, path, err)
 	}
 	ns, err := infer(v, path)
 	if err != nil || ns == nil {
@@ -368,17 +368,17 @@ func (p *parser) number(s *records.Shape, frozen bool) (any, error) {
 	if isIntegral(n) && s.Kind == records.Long {
 		i, err := strconv.ParseInt(string(n), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w: field %s: %s does not fit a long", ErrBadRecord, p.where(), n)
+			return nil, fmt.Errorf("%w: field %s: %s does not fit a long", records.ErrBadRecord, p.where(), n)
 		}
 		return i, nil
 	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
-		return nil, fmt.Errorf("%w: field %s: %v", ErrBadRecord, p.where(), err)
+		return nil, fmt.Errorf("%w: field %s: %v", records.ErrBadRecord, p.where(), err)
 	}
 	if s.Kind == records.Long { // fractional into long
 		if frozen {
-			return nil, fmt.Errorf("%w: field %s: column is long, value %s has a fraction", ErrBadRecord, p.where(), n)
+			return nil, fmt.Errorf("%w: field %s: column is long, value %s has a fraction", records.ErrBadRecord, p.where(), n)
 		}
 		p.widen = append(p.widen, s) // not in the table yet: widen to double
 	}
@@ -398,13 +398,13 @@ func decodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {
 	p := parser{data: data}
 	p.ws()
 	if p.pos >= len(data) {
-		return nil, fmt.Errorf("%w: invalid JSON: empty value", ErrBadRecord)
+		return nil, fmt.Errorf("%w: invalid JSON: empty value", records.ErrBadRecord)
 	}
 	if data[p.pos] != '{' {
 		if !json.Valid(data) {
-			return nil, fmt.Errorf("%w: invalid JSON: %v", ErrBadRecord, jsonSyntaxErr(data))
+			return nil, fmt.Errorf("%w: invalid JSON: %v", records.ErrBadRecord, jsonSyntaxErr(data))
 		}
-		return nil, fmt.Errorf("%w: value is %s, not a JSON object", ErrBadRecord, p.describe())
+		return nil, fmt.Errorf("%w: value is %s, not a JSON object", records.ErrBadRecord, p.describe())
 	}
 	out, err := p.object(shape, false)
 	if err != nil {
@@ -412,7 +412,7 @@ func decodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {
 	}
 	p.ws()
 	if p.pos != len(data) {
-		return nil, fmt.Errorf("%w: invalid JSON: trailing data after the value", ErrBadRecord)
+		return nil, fmt.Errorf("%w: invalid JSON: trailing data after the value", records.ErrBadRecord)
 	}
 	for _, a := range p.adds {
 		if a.parent.Lookup(a.field.Name) == nil {

@@ -11,11 +11,6 @@ import (
 	"github.com/floe-io/floe/records"
 )
 
-// KeyDecodedColumn holds a key decoded with its own registry schema. It is
-// a payload field of the table's shape (so it evolves like one), filled
-// only for keys that carry a schema id the registry knows.
-const KeyDecodedColumn = MetadataPrefix + "key_decoded"
-
 // SetSchemaDecoder gives the worker the decoder of the Schema Registry
 // formats. Call it before Run; without it those tables wait with a
 // CONFIG_ISSUE.
@@ -49,13 +44,13 @@ func (p *pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m
 		subject = config.SubjectFor(p.mapping.Subject, tp.Topic)
 	}
 	d, err := dec.Value(ctx, p.spec.Format, subject, m.Value)
-	if errors.Is(err, ErrBadRecord) {
+	if errors.Is(err, records.ErrBadRecord) {
 		return decoded, err
 	}
 	if err != nil {
 		return held, err
 	}
-	var kd Decoded
+	var kd records.Decoded
 	keyOK := false
 	if len(m.Key) > 0 {
 		if kd, keyOK, err = dec.Key(ctx, m.Key); err != nil {
@@ -72,7 +67,7 @@ func (p *pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m
 		p.schemas[d.SchemaID] = true
 	}
 	if keyOK && !p.schemas[-kd.SchemaID] {
-		key := &records.Shape{Kind: records.Struct, Fields: []*records.Field{{Name: KeyDecodedColumn, Shape: kd.Shape}}}
+		key := &records.Shape{Kind: records.Struct, Fields: []*records.Field{{Name: records.KeyDecodedColumn, Shape: kd.Shape}}}
 		if err := evolve(p.shape, key, kd.SchemaID); err != nil {
 			return paused, fmt.Errorf("key: %w", err)
 		}
@@ -80,7 +75,7 @@ func (p *pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m
 	}
 	rec.Value = d.Value
 	if keyOK {
-		rec.Value[KeyDecodedColumn] = kd.Value
+		rec.Value[records.KeyDecodedColumn] = kd.Value
 	}
 	if p.registryDown {
 		p.registryDown = false
