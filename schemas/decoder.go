@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/floe-io/floe/records"
-	"github.com/floe-io/floe/worker"
 )
 
 // Decoder decodes registry-framed keys and values. It implements
@@ -22,8 +21,6 @@ type Decoder struct {
 	mu       sync.Mutex
 	compiled map[int]*compiled
 }
-
-var _ worker.SchemaDecoder = (*Decoder)(nil)
 
 // NewDecoder returns a decoder reading schemas from reg.
 func NewDecoder(reg *Registry) *Decoder {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // CatalogSyncer mirrors tables one way to one external catalog (AWS Glue,
@@ -21,17 +22,7 @@ type CatalogSyncer interface {
 	// Sync makes the catalog's entry for t point at t.MetadataLocation,
 	// creating it (and its database or namespace) when missing, and
 	// overwriting whatever anyone else changed in it.
-	Sync(ctx context.Context, t SyncTable) error
-}
-
-// SyncTable is what a catalog is told about one table.
-type SyncTable struct {
-	Key              string   // ledger.TableKey(Ident)
-	Ident            []string // namespace..., name
-	MetadataLocation string
-	// PreviousMetadataLocation is what this catalog was last pointed at,
-	// or the table's previous pointer when it never was.
-	PreviousMetadataLocation string
+	Sync(ctx context.Context, t sink.SyncTable) error
 }
 
 // CatalogTable is one table of the replicated state as catalog sync sees it.
@@ -272,7 +263,7 @@ func (s *CatalogSync) syncOnce(ctx context.Context, t CatalogTable, synced Synce
 	}
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	err := c.Sync(sctx, SyncTable{Key: t.Key, Ident: t.Ident, MetadataLocation: t.MetadataLocation, PreviousMetadataLocation: prev})
+	err := c.Sync(sctx, sink.SyncTable{Key: t.Key, Ident: t.Ident, MetadataLocation: t.MetadataLocation, PreviousMetadataLocation: prev})
 	cancel()
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // syncState is a replicated state for catalog sync tests.
@@ -114,12 +115,12 @@ type fakeSyncer struct {
 	mu   sync.Mutex
 	down bool
 	hang bool // calls block until their context ends
-	got  []SyncTable
+	got  []sink.SyncTable
 }
 
 func (f *fakeSyncer) Name() string { return f.name }
 
-func (f *fakeSyncer) Sync(ctx context.Context, t SyncTable) error {
+func (f *fakeSyncer) Sync(ctx context.Context, t sink.SyncTable) error {
 	f.mu.Lock()
 	down, hang := f.down, f.hang
 	f.mu.Unlock()
@@ -142,10 +143,10 @@ func (f *fakeSyncer) set(down, hang bool) {
 	f.down, f.hang = down, hang
 }
 
-func (f *fakeSyncer) calls() []SyncTable {
+func (f *fakeSyncer) calls() []sink.SyncTable {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]SyncTable(nil), f.got...)
+	return append([]sink.SyncTable(nil), f.got...)
 }
 
 func syncEventually(t *testing.T, what string, cond func() bool) {
@@ -184,7 +185,7 @@ func TestCatalogSyncCoalesces(t *testing.T) {
 		syncEventually(t, f.name+" current", func() bool {
 			return st.synced("db\x1fo", f.name) == "m/00029.metadata.json" && st.synced("db\x1fo_dlq", f.name) == "dlq/00000.metadata.json"
 		})
-		var main []SyncTable
+		var main []sink.SyncTable
 		for _, c := range f.calls() {
 			if c.Key == "db\x1fo" {
 				main = append(main, c)

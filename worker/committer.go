@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // maxEntriesPerCommit bounds one commit so a long backlog (after an outage)
@@ -17,7 +18,7 @@ const maxEntriesPerCommit = 256
 
 // rewriteOutcome is a background compaction's result.
 type rewriteOutcome struct {
-	rw  Rewrite
+	rw  sink.Rewrite
 	err error
 }
 
@@ -86,7 +87,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 					if target == 0 {
 						target = int64(w.cfg.TargetFileSize)
 					}
-					pol := CompactionPolicy{TargetFileSize: target, MinInputFiles: m.Compaction.MinInputFiles,
+					pol := sink.CompactionPolicy{TargetFileSize: target, MinInputFiles: m.Compaction.MinInputFiles,
 						HotMinInputFiles: m.Compaction.HotMinInputFiles, Hot: time.Since(lastAppend) < m.Compaction.CoolDown.D(),
 						HotFiles: recent.since(time.Now().Add(-m.Compaction.CoolDown.D())), SmallRatio: m.Compaction.SmallRatio, MaxBytes: left}
 					rewriting = make(chan rewriteOutcome, 1)
@@ -303,7 +304,7 @@ func (w *Worker) maintainNow(ctx context.Context, table string, mine bool, a led
 	if target == 0 {
 		target = int64(w.cfg.TargetFileSize)
 	}
-	rw, err := w.sink.PlanRewrite(ctx, table, CompactionPolicy{TargetFileSize: target, MinInputFiles: m.Compaction.MinInputFiles,
+	rw, err := w.sink.PlanRewrite(ctx, table, sink.CompactionPolicy{TargetFileSize: target, MinInputFiles: m.Compaction.MinInputFiles,
 		HotMinInputFiles: m.Compaction.MinInputFiles, MaxBytes: 1 << 62})
 	if err := w.commitRewrite(fenceCtx(ctx, table, a), table, rewriteOutcome{rw: rw, err: err}, budget, log); err != nil {
 		return maintainReply{res: res, err: err}
@@ -373,7 +374,7 @@ func (w *Worker) commitRewrite(ctx context.Context, table string, out rewriteOut
 	Info(string, ...any)
 }) error {
 	err := out.err
-	var st RewriteStats
+	var st sink.RewriteStats
 	if out.rw != nil {
 		st = out.rw.Stats()
 	}

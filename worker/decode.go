@@ -3,7 +3,6 @@ package worker
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,11 +11,6 @@ import (
 
 	"github.com/floe-io/floe/records"
 )
-
-// ErrConfig marks a failure that only a configuration change can fix (for
-// example a partition transform the column's type does not allow); the
-// table shows CONFIG_ISSUE with the reason.
-var ErrConfig = errors.New("configuration issue")
 
 // DecodeJSON is decodeJSON for benchmarks and tools outside the package.
 func DecodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {

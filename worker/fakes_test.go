@@ -12,6 +12,7 @@ import (
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // fakeKafka is an in-memory broker: partitions are slices of messages.
@@ -160,7 +161,7 @@ type fakeCluster struct {
 
 	// Maintenance calls record the commit intent of their context.
 	expireIntents, orphanIntents, rewriteIntents []*ledger.CommitIntent
-	rewrite                                      Rewrite // what PlanRewrite returns
+	rewrite                                      sink.Rewrite // what PlanRewrite returns
 }
 
 // errFakeFenced is the fake catalog's stale-committer refusal.
@@ -331,7 +332,7 @@ func (c *fakeCluster) reassign(tp ledger.TopicPartition, node string) {
 	c.notify()
 }
 
-func (c *fakeCluster) Shape(_ context.Context, t TableSpec) (*records.Shape, error) {
+func (c *fakeCluster) Shape(_ context.Context, t sink.TableSpec) (*records.Shape, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failShape {
@@ -346,7 +347,7 @@ func (c *fakeCluster) Shape(_ context.Context, t TableSpec) (*records.Shape, err
 // Prepare creates the table or adds the shape's fields as columns; a
 // column change of an existing table is refused unless fenced by the
 // current committer (the single writer).
-func (c *fakeCluster) Prepare(ctx context.Context, t TableSpec, shape *records.Shape) error {
+func (c *fakeCluster) Prepare(ctx context.Context, t sink.TableSpec, shape *records.Shape) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if shape == nil {
@@ -379,11 +380,11 @@ func markCommitted(s *records.Shape) {
 	markCommitted(s.Elem)
 }
 
-func (c *fakeCluster) Write(_ context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+func (c *fakeCluster) Write(_ context.Context, t sink.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
 	return c.write(t.Key, id, recs)
 }
 
-func (c *fakeCluster) WriteDLQ(_ context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+func (c *fakeCluster) WriteDLQ(_ context.Context, t sink.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
 	return c.write(t.Key+"_dlq", id, recs)
 }
 
@@ -462,13 +463,13 @@ func (c *fakeCluster) CleanOrphans(ctx context.Context, _ string, _ time.Duratio
 	return 0, 0, nil
 }
 
-func (c *fakeCluster) PlanRewrite(context.Context, string, CompactionPolicy) (Rewrite, error) {
+func (c *fakeCluster) PlanRewrite(context.Context, string, sink.CompactionPolicy) (sink.Rewrite, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.rewrite, nil
 }
 
-func (c *fakeCluster) CommitRewrite(ctx context.Context, _ string, _ Rewrite) error {
+func (c *fakeCluster) CommitRewrite(ctx context.Context, _ string, _ sink.Rewrite) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rewriteIntents = append(c.rewriteIntents, ledger.IntentFrom(ctx))
@@ -478,8 +479,8 @@ func (c *fakeCluster) CommitRewrite(ctx context.Context, _ string, _ Rewrite) er
 // fakeRewrite is a planned compaction of one file.
 type fakeRewrite struct{}
 
-func (fakeRewrite) Stats() RewriteStats {
-	return RewriteStats{FilesBefore: 2, FilesAfter: 1, BytesBefore: 10, BytesAfter: 10}
+func (fakeRewrite) Stats() sink.RewriteStats {
+	return sink.RewriteStats{FilesBefore: 2, FilesAfter: 1, BytesBefore: 10, BytesAfter: 10}
 }
 
 // Control implements State: the fake cluster has no operator controls.

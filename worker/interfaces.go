@@ -7,6 +7,7 @@ import (
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // State is the worker's read view of the replicated state.
@@ -67,29 +68,20 @@ type Source struct {
 	Partitions int32
 }
 
-// TableSpec identifies a target table, how its records are decoded and how
-// it is partitioned.
-type TableSpec struct {
-	Key         string   // ledger.TableKey(Ident)
-	Ident       []string // namespace..., name
-	Format      string   // json or raw
-	PartitionBy []config.PartitionField
-}
-
 // Sink writes and commits one table format.
 type Sink interface {
 	// Shape returns the payload shape of an existing table (all fields
 	// committed), or nil when the table does not exist yet.
-	Shape(ctx context.Context, t TableSpec) (*records.Shape, error)
+	Shape(ctx context.Context, t sink.TableSpec) (*records.Shape, error)
 	// Prepare creates the table if needed, adds the shape's uncommitted
 	// fields as columns and brings the partition spec in line with the
 	// mapping (fields on columns that do not exist yet wait for them).
-	Prepare(ctx context.Context, t TableSpec, shape *records.Shape) error
+	Prepare(ctx context.Context, t sink.TableSpec, shape *records.Shape) error
 	// Write writes records into one data file (more only past the target
 	// size) and describes them. Nothing is committed.
-	Write(ctx context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error)
+	Write(ctx context.Context, t sink.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error)
 	// WriteDLQ writes dead-letter records into the table's dead-letter table.
-	WriteDLQ(ctx context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error)
+	WriteDLQ(ctx context.Context, t sink.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error)
 	// Commit commits ledger entries (oldest first) into the table and its
 	// dead-letter table as one catalog commit, fenced by committer.
 	Commit(ctx context.Context, table string, entries []ledger.Entry, committer ledger.Assignment, at time.Time) error
@@ -102,45 +94,14 @@ type Sink interface {
 	CleanOrphans(ctx context.Context, table string, minAge time.Duration, keep map[string]bool) (int, int64, error)
 	// PlanRewrite plans compaction of small files and writes the compacted
 	// files, committing nothing; it may take long and runs in the background.
-	PlanRewrite(ctx context.Context, table string, p CompactionPolicy) (Rewrite, error)
+	PlanRewrite(ctx context.Context, table string, p sink.CompactionPolicy) (sink.Rewrite, error)
 	// CommitRewrite commits a planned rewrite on top of the latest snapshot,
 	// in order with appends (the commit loop calls it).
-	CommitRewrite(ctx context.Context, table string, rw Rewrite) error
+	CommitRewrite(ctx context.Context, table string, rw sink.Rewrite) error
 	// DeleteFrom deletes the table's rows at or after the given offsets of
 	// their partitions, as the replace delete of rewind gen, fenced by
 	// committer; it returns how many rows went.
 	DeleteFrom(ctx context.Context, table string, from map[ledger.TopicPartition]int64, gen uint64, committer ledger.Assignment, at time.Time) (int64, error)
-}
-
-// CompactionPolicy says what one compaction run may do.
-type CompactionPolicy struct {
-	TargetFileSize   int64
-	MinInputFiles    int  // small files that trigger a rewrite of a cold table
-	HotMinInputFiles int  // ... of a table still being written
-	Hot              bool // written within the cool-down
-	// HotFiles names (by base name) the files committed within the
-	// cool-down: only their partitions are hot. Nil with Hot set means the
-	// whole table is hot (after a restart the loop does not know yet).
-	HotFiles map[string]bool
-	// SmallRatio also triggers a cold partition when at least this share of
-	// its files is small.
-	SmallRatio float64
-	MaxBytes   int64
-}
-
-// RewriteStats describes a planned rewrite and the table's layout when it
-// was planned.
-type RewriteStats struct {
-	FilesBefore, FilesAfter int
-	BytesBefore, BytesAfter int64
-	SmallAfter              int // written files still below the small threshold
-	DataFiles, SmallFiles   int
-	Bytes                   int64
-}
-
-// Rewrite is a compaction written but not committed.
-type Rewrite interface {
-	Stats() RewriteStats
 }
 
 // Kafka is what the worker needs from the brokers besides fetching.

@@ -14,6 +14,7 @@ import (
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // fetched is one message (or reader failure) from a partition fetcher.
@@ -44,7 +45,7 @@ type partState struct {
 // table together. One goroutine owns all of its fields.
 type pipeline struct {
 	w       *Worker
-	spec    TableSpec
+	spec    sink.TableSpec
 	mapping config.Table
 	log     *slog.Logger
 
@@ -97,7 +98,7 @@ type pipeline struct {
 	drainClosed bool
 }
 
-func newPipeline(w *Worker, spec TableSpec, m config.Table) *pipeline {
+func newPipeline(w *Worker, spec sink.TableSpec, m config.Table) *pipeline {
 	return &pipeline{
 		w: w, spec: spec, mapping: m,
 		log:     w.log.With("table", ledger.DisplayName(spec.Key)),
@@ -641,7 +642,7 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 			if err := p.prepare(ctx, job); err != nil { // schemareq.go
 				component := "schema"
 				var ce *committerSchemaError
-				if errors.Is(err, ErrConfig) || errors.As(err, &ce) && ce.isConfigIssue() {
+				if errors.Is(err, sink.ErrConfig) || errors.As(err, &ce) && ce.isConfigIssue() {
 					component = "config partitioning"
 				}
 				if !fail(component, err) {

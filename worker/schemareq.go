@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // Schema changes go through the table's single writer. A pipeline whose
@@ -72,7 +73,7 @@ func (e *committerSchemaError) Error() string {
 // isConfigIssue reports whether a committer's failure is a configuration
 // issue (the mapping's partitioning).
 func (e *committerSchemaError) isConfigIssue() bool {
-	return strings.Contains(e.msg, ErrConfig.Error())
+	return strings.Contains(e.msg, sink.ErrConfig.Error())
 }
 
 // applySchemas applies a table's pending schema requests as its committer
@@ -108,7 +109,7 @@ func (w *Worker) applySchemas(ctx context.Context, table string, a ledger.Assign
 }
 
 // specOf returns the spec of a table some mapping routes into.
-func (w *Worker) specOf(table string) (TableSpec, bool) {
+func (w *Worker) specOf(table string) (sink.TableSpec, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, r := range w.routes {
@@ -116,5 +117,5 @@ func (w *Worker) specOf(table string) (TableSpec, bool) {
 			return r.spec, true
 		}
 	}
-	return TableSpec{}, false
+	return sink.TableSpec{}, false
 }

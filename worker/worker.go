@@ -15,6 +15,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // Config is what the worker needs from the node's configuration.
@@ -91,7 +92,7 @@ type Worker struct {
 }
 
 type route struct {
-	spec    TableSpec
+	spec    sink.TableSpec
 	mapping config.Table
 }
 
@@ -333,7 +334,7 @@ func (w *Worker) resolve(topic string) (route, bool) {
 			continue // validated at start; cannot happen for a matching topic
 		}
 		ident := []string{ns, name}
-		return route{spec: TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format, PartitionBy: t.PartitionBy}, mapping: t}, true
+		return route{spec: sink.TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format, PartitionBy: t.PartitionBy}, mapping: t}, true
 	}
 	return route{}, false
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	sinkapi "github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/worker"
 )
 
@@ -157,7 +158,7 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 	}
 	cat := cluster.NewCatalog(node, "file://"+filepath.Join(dir, "raw-wh"), iceberg.Properties{})
 	sink := icebergsink.New(cat, 128<<20, log, nil)
-	spec := worker.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "json"}
+	spec := sinkapi.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "json"}
 	shape := &records.Shape{Kind: records.Struct}
 	// Create the table with its columns first, outside the timing.
 	if _, err := worker.DecodeJSON(shape, values[0]); err != nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/floe-io/floe/schemas"
 	"github.com/floe-io/floe/schemas/registrytest"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/worker"
+	sinkapi "github.com/floe-io/floe/sinks/sink"
 )
 
 // runAvroBench is `floe bench --format avro`: the JSON bench's order record
@@ -85,7 +85,7 @@ func benchAvroRaw(ctx context.Context, dir string, log *slog.Logger, url string,
 	cat := cluster.NewCatalog(node, "file://"+filepath.Join(dir, "raw-wh"), iceberg.Properties{})
 	sink := icebergsink.New(cat, 128<<20, log, nil)
 	dec := schemas.NewDecoder(schemas.NewRegistry(schemas.RegistryConfig{URL: url}))
-	spec := worker.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "avro"}
+	spec := sinkapi.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "avro"}
 	first, err := dec.Value(ctx, "avro", "", values[0])
 	if err != nil {
 		return 0, err

@@ -18,7 +18,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/worker"
+	sinkapi "github.com/floe-io/floe/sinks/sink"
 )
 
 // runHealthBench measures what table health costs and buys:
@@ -56,7 +56,7 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds i
 	sink := icebergsink.New(cat, 128<<20, log, nil)
 
 	// 1. Commit latency against history length.
-	spec := worker.TableSpec{Key: ledger.TableKey([]string{"bench", "latency"}), Ident: []string{"bench", "latency"}, Format: "raw"}
+	spec := sinkapi.TableSpec{Key: ledger.TableKey([]string{"bench", "latency"}), Ident: []string{"bench", "latency"}, Format: "raw"}
 	if err := sink.Prepare(ctx, spec, nil); err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds i
 		if compact {
 			name = "compact"
 		}
-		spec := worker.TableSpec{Key: ledger.TableKey([]string{"bench", name}), Ident: []string{"bench", name}, Format: "raw"}
+		spec := sinkapi.TableSpec{Key: ledger.TableKey([]string{"bench", name}), Ident: []string{"bench", name}, Format: "raw"}
 		if err := sink.Prepare(ctx, spec, nil); err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds i
 			}
 			if compact && sec%60 == 59 {
 				start := time.Now()
-				rw, err := sink.PlanRewrite(ctx, spec.Key, worker.CompactionPolicy{TargetFileSize: 128 << 20, MinInputFiles: 5, HotMinInputFiles: 16, Hot: true, MaxBytes: 10 << 30})
+				rw, err := sink.PlanRewrite(ctx, spec.Key, sinkapi.CompactionPolicy{TargetFileSize: 128 << 20, MinInputFiles: 5, HotMinInputFiles: 16, Hot: true, MaxBytes: 10 << 30})
 				if err != nil {
 					return err
 				}

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/glue"
 	gluetypes "github.com/aws/aws-sdk-go-v2/service/glue/types"
 
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // Config says which Glue catalog to mirror into.
@@ -38,8 +38,6 @@ type Syncer struct {
 	client *glue.Client
 	log    *slog.Logger
 }
-
-var _ worker.CatalogSyncer = (*Syncer)(nil)
 
 // New returns a Glue syncer. Credentials come from the standard AWS chain
 // (environment, shared config, ECS task role, instance profile).
@@ -77,7 +75,7 @@ func (s *Syncer) Database(ns []string) string {
 
 // Sync implements worker.CatalogSyncer: create or overwrite the table's
 // Glue entry so that it points at t.MetadataLocation.
-func (s *Syncer) Sync(ctx context.Context, t worker.SyncTable) error {
+func (s *Syncer) Sync(ctx context.Context, t sink.SyncTable) error {
 	name := strings.Join(t.Ident, ".")
 	tbl, err := table.NewFromLocation(ctx, t.Ident, t.MetadataLocation, icebergio.LoadFSFunc(s.cfg.IOProps, t.MetadataLocation), nil)
 	if err != nil {
@@ -158,7 +156,7 @@ func (s *Syncer) ensureDatabase(ctx context.Context, db string, ns []string) err
 	return nil
 }
 
-func (s *Syncer) tableInput(name string, tbl *table.Table, t worker.SyncTable) *gluetypes.TableInput {
+func (s *Syncer) tableInput(name string, tbl *table.Table, t sink.SyncTable) *gluetypes.TableInput {
 	params := map[string]string{
 		"table_type":        "ICEBERG",
 		"metadata_location": t.MetadataLocation,

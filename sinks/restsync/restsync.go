@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // Config is one external REST catalog.
@@ -38,8 +38,6 @@ type Syncer struct {
 	// registerTable's overwrite flag; from then on drop+register is used.
 	noOverwrite atomic.Bool
 }
-
-var _ worker.CatalogSyncer = (*Syncer)(nil)
 
 // New returns a syncer for the catalog; it makes no request until the
 // first sync, so a catalog that is down at start-up delays nothing.
@@ -68,7 +66,7 @@ type registerRequest struct {
 }
 
 // Sync implements worker.CatalogSyncer.
-func (s *Syncer) Sync(ctx context.Context, t worker.SyncTable) error {
+func (s *Syncer) Sync(ctx context.Context, t sink.SyncTable) error {
 	if err := s.c.init(ctx); err != nil {
 		return fmt.Errorf("syncing %s to %s: %w", strings.Join(t.Ident, "."), s.Name(), err)
 	}
