@@ -19,6 +19,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
@@ -205,7 +206,7 @@ func demoSummary(ctx context.Context, out io.Writer, n *floeNode, produced, bad 
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteText(out); err != nil {
+	if err := admin.WriteText(out, rep); err != nil {
 		return err
 	}
 	fmt.Fprintln(out)
