@@ -10,6 +10,7 @@ import (
 
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/status"
 )
 
 // maxEntriesPerCommit bounds one commit so a long backlog (after an outage)
@@ -63,9 +64,9 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		if !mine && wasMine {
 			// The role moved away: problems of committing and maintaining
 			// are the new committer's to report now, not this node's.
-			w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
+			w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) {
 				for _, c := range []string{"commit", "compaction", "expiry", "orphan cleanup"} {
-					t.problem(c, "")
+					t.Problem(c, "")
 				}
 			})
 		}
@@ -135,9 +136,9 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 				continue
 			case err != nil:
 				log.Warn("replace rewind delete failed, retrying", "err", err)
-				w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
+				w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) {
 					t.CommitFailures++
-					t.problem("commit", "deleting rows for a replace rewind: "+err.Error())
+					t.Problem("commit", "deleting rows for a replace rewind: "+err.Error())
 				})
 				if !sleep(ctx, b.next()) {
 					return
@@ -145,7 +146,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 				continue
 			}
 			b.reset()
-			w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) { t.Commits++; t.problem("commit", "") })
+			w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) { t.Commits++; t.Problem("commit", "") })
 			// The state shows the delete done once applied here; wait for it.
 			select {
 			case <-ctx.Done():
@@ -172,14 +173,14 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 					"epoch", a.Epoch, "entries", len(entries), "err", err)
 				fencedAt = &a
 				b.reset()
-				w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) { t.problem("commit", "") })
+				w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) { t.Problem("commit", "") })
 				continue
 			}
 			if err != nil {
 				log.Warn("commit failed, retrying", "entries", len(entries), "err", err)
-				w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
+				w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) {
 					t.CommitFailures++
-					t.problem("commit", err.Error())
+					t.Problem("commit", err.Error())
 				})
 				if !sleep(ctx, b.next()) {
 					return
@@ -193,9 +194,9 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 			if w.cfg.OnCommit != nil {
 				w.cfg.OnCommit(ledger.DisplayName(table), time.Since(start))
 			}
-			w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
+			w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) {
 				t.Commits++
-				t.problem("commit", "")
+				t.Problem("commit", "")
 			})
 			continue // more may be pending
 		}
@@ -392,8 +393,8 @@ func (w *Worker) commitRewrite(ctx context.Context, table string, out rewriteOut
 		budget.used += st.BytesBefore
 		log.Info("compacted", "files_before", st.FilesBefore, "files_after", st.FilesAfter, "bytes_before", st.BytesBefore, "bytes_after", st.BytesAfter)
 	}
-	w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
-		t.problem("compaction", msg)
+	w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) {
+		t.Problem("compaction", msg)
 		if out.rw != nil {
 			t.DataFiles, t.SmallFiles, t.DataBytes = st.DataFiles, st.SmallFiles, st.Bytes
 		}
@@ -430,8 +431,8 @@ func (w *Worker) expire(ctx context.Context, table string, log interface {
 	} else if n > 0 {
 		log.Info("expired snapshots", "count", n)
 	}
-	w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
-		t.problem("expiry", msg)
+	w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) {
+		t.Problem("expiry", msg)
 		if n > 0 {
 			t.SnapshotsExpired += int64(n)
 			t.LastExpiry = time.Now()
@@ -474,8 +475,8 @@ func (w *Worker) cleanOrphans(ctx context.Context, table string, log interface {
 	} else if n > 0 {
 		log.Info("deleted orphan files", "files", n, "bytes", bytes)
 	}
-	w.status.update(table, ledger.DisplayName(table), func(t *TableStatus) {
-		t.problem("orphan cleanup", msg)
+	w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) {
+		t.Problem("orphan cleanup", msg)
 		t.OrphansDeleted += int64(n)
 		if err == nil {
 			t.LastOrphanCleanup = time.Now()

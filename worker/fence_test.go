@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 )
 
 // TestMaintenanceCommitsAreFenced: expiry, orphan cleanup and compaction
@@ -104,13 +105,13 @@ func TestFencedCommit(t *testing.T) {
 					t.Fatalf("%d commits attempted while the role stayed stale, want 1", n)
 				}
 				ts, _ := h.w.Status().Snapshot()
-				if ts[key].CommitFailures != 0 || ts[key].State == StateDegraded {
+				if ts[key].CommitFailures != 0 || ts[key].State == status.StateDegraded {
 					t.Fatalf("fenced commit counted as a failure: %+v", ts[key])
 				}
 			} else {
 				eventually(t, "failure counted", func() bool {
 					ts, _ := h.w.Status().Snapshot()
-					return ts[key].CommitFailures > 0 && ts[key].State == StateDegraded
+					return ts[key].CommitFailures > 0 && ts[key].State == status.StateDegraded
 				})
 			}
 			// The role is renewed (a new epoch for this node): commits resume.

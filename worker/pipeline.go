@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,6 +16,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/status"
 )
 
 // fetched is one message (or reader failure) from a partition fetcher.
@@ -96,6 +98,11 @@ type pipeline struct {
 	// its buffer is flushed and recorded (or refused); see drain.go.
 	drained     chan struct{}
 	drainClosed bool
+	// table is the pipeline's status entry, made on first use (a table
+	// shows in status only once something happened to it). Updating it
+	// takes only the table's lock, never a node-wide one: handle counts
+	// every record through it.
+	table func() *status.Table
 }
 
 func newPipeline(w *Worker, spec sink.TableSpec, m config.Table) *pipeline {
@@ -108,6 +115,9 @@ func newPipeline(w *Worker, spec sink.TableSpec, m config.Table) *pipeline {
 		control: make(chan TableControl, 1),
 		parts:   map[ledger.TopicPartition]*partState{},
 		drained: make(chan struct{}),
+		table: sync.OnceValue(func() *status.Table {
+			return w.status.Table(spec.Key, ledger.DisplayName(spec.Key))
+		}),
 	}
 }
 
@@ -143,8 +153,8 @@ func (p *pipeline) setControl(c TableControl) {
 	}
 }
 
-func (p *pipeline) status(fn func(*TableStatus)) {
-	p.w.status.update(p.spec.Key, ledger.DisplayName(p.spec.Key), fn)
+func (p *pipeline) status(fn func(*status.TableStatus)) {
+	p.table().Update(fn)
 }
 
 func (p *pipeline) run(ctx context.Context) {
@@ -211,11 +221,11 @@ func (p *pipeline) loadShape(ctx context.Context) bool {
 				s = &records.Shape{Kind: records.Struct}
 			}
 			p.shape = s
-			p.status(func(t *TableStatus) { t.problem("catalog", "") })
+			p.status(func(t *status.TableStatus) { t.Problem("catalog", "") })
 			return true
 		}
 		p.log.Warn("loading table schema", "err", err)
-		p.status(func(t *TableStatus) { t.problem("catalog", err.Error()) })
+		p.status(func(t *status.TableStatus) { t.Problem("catalog", err.Error()) })
 		if !p.sleepUndrained(ctx, b.next()) {
 			return false
 		}
@@ -230,7 +240,7 @@ func (p *pipeline) reconcile(ctx context.Context) {
 			p.stopPartition(ps)
 			p.dropBuffered(tp)
 			delete(p.parts, tp)
-			p.status(func(t *TableStatus) { delete(t.Partitions, tp.String()) })
+			p.status(func(t *status.TableStatus) { delete(t.Partitions, tp.String()) })
 		}
 	}
 	// A draining worker never fetches again, whatever the state assigns.
@@ -252,7 +262,7 @@ func (p *pipeline) reconcile(ctx context.Context) {
 	starts, err := p.startOffsets(ctx, missing)
 	if err != nil {
 		p.log.Warn("resolving start offsets", "err", err)
-		p.status(func(t *TableStatus) { t.problem("kafka", err.Error()) })
+		p.status(func(t *status.TableStatus) { t.Problem("kafka", err.Error()) })
 	}
 	for _, tp := range missing {
 		from, ok := starts[tp]
@@ -294,8 +304,8 @@ func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 	ps := &partState{tp: tp, epoch: epoch, gen: p.gen, from: from, next: from, stop: cancel, done: make(chan struct{}),
 		meter: p.w.rates.acquire(tp)}
 	p.parts[tp] = ps
-	p.status(func(t *TableStatus) {
-		t.Partitions[tp.String()] = &PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, Epoch: epoch, Fetched: from}
+	p.status(func(t *status.TableStatus) {
+		t.Partitions[tp.String()] = &status.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, Epoch: epoch, Fetched: from}
 	})
 	p.log.Info("fetching partition", "partition", tp.String(), "epoch", epoch, "from", from)
 	// kafka-go retries reader errors itself; a single one (an i/o timeout
@@ -303,7 +313,7 @@ func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 	// errors that keep coming for ReaderErrorGrace are shown as a problem;
 	// an unreachable broker shows at once through discovery anyway.
 	onError := func(err error) {
-		p.status(func(t *TableStatus) {
+		p.status(func(t *status.TableStatus) {
 			ps, ok := t.Partitions[tp.String()]
 			if !ok {
 				return
@@ -318,7 +328,7 @@ func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 			// waiting to be read, so it is not a problem.
 			idle := ps.HighWatermark > 0 && ps.Fetched >= ps.HighWatermark && strings.Contains(err.Error(), "i/o timeout")
 			if !idle && now.Sub(ps.ErrorSince) >= p.w.cfg.ReaderErrorGrace {
-				t.problem("kafka "+tp.String(), err.Error())
+				t.Problem("kafka "+tp.String(), err.Error())
 			}
 		})
 	}
@@ -428,19 +438,19 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 	case tombstone && p.mapping.Tombstones == "dlq":
 		rec.Err = "tombstone: the record's value is null"
 		p.dlq = append(p.dlq, rec)
-		p.status(func(t *TableStatus) { t.Tombstones++; t.DeadLettered++ })
+		p.status(func(t *status.TableStatus) { t.Tombstones++; t.DeadLettered++ })
 	case tombstone:
-		p.status(func(t *TableStatus) { t.Tombstones++ })
+		p.status(func(t *status.TableStatus) { t.Tombstones++ })
 		rec = nil
 	case operatorSkip:
 		p.log.Info("skipping a record the table was resumed past", "partition", f.tp.String(), "offset", m.Offset)
-		p.status(func(t *TableStatus) { t.Skipped++ })
+		p.status(func(t *status.TableStatus) { t.Skipped++ })
 		rec = nil
 	case decodeErr != nil:
 		switch p.mapping.ErrorMode {
 		case "skip":
 			p.log.Debug("skipping bad record", "partition", f.tp.String(), "offset", m.Offset, "err", decodeErr)
-			p.status(func(t *TableStatus) { t.Skipped++ })
+			p.status(func(t *status.TableStatus) { t.Skipped++ })
 			rec = nil
 		case "suspend":
 			p.suspend(ctx, f.tp, m.Offset, decodeErr)
@@ -448,7 +458,7 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 		default: // log (dlq)
 			rec.Raw, rec.Err, rec.Value = m.Value, decodeErr.Error(), nil
 			p.dlq = append(p.dlq, rec)
-			p.status(func(t *TableStatus) { t.DeadLettered++ })
+			p.status(func(t *status.TableStatus) { t.DeadLettered++ })
 		}
 	default:
 		p.buf = append(p.buf, rec)
@@ -464,7 +474,7 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 		p.maxTS = ms
 	}
 	ps.maxTS = max(ps.maxTS, m.Time.UnixMilli())
-	p.status(func(t *TableStatus) {
+	p.status(func(t *status.TableStatus) {
 		t.Consumed++
 		t.BytesConsumed += int64(len(m.Key) + len(m.Value))
 		if s, ok := t.Partitions[f.tp.String()]; ok {
@@ -472,7 +482,7 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 			s.HighWatermark = max(s.HighWatermark, m.HighWatermark)
 			if s.LastError != "" {
 				s.LastError, s.ErrorSince = "", time.Time{}
-				t.problem("kafka "+f.tp.String(), "")
+				t.Problem("kafka "+f.tp.String(), "")
 			}
 		}
 	})
@@ -490,9 +500,9 @@ func (p *pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset
 	p.stopAll()
 	reason := fmt.Sprintf("bad record at %s offset %d: %v", tp, offset, err)
 	p.log.Error("table suspended", "reason", reason)
-	p.status(func(t *TableStatus) {
-		t.State, t.Reason = StateSuspended, reason
-		t.SuspendedAt = &SuspendedRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: offset, Error: err.Error()}
+	p.status(func(t *status.TableStatus) {
+		t.State, t.Reason = status.StateSuspended, reason
+		t.SuspendedAt = &status.SuspendedRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: offset, Error: err.Error()}
 	})
 }
 
@@ -596,12 +606,12 @@ func (p *pipeline) finish(ctx context.Context, res flushResult) {
 		}
 		p.prepared = true
 	}
-	p.status(func(t *TableStatus) {
+	p.status(func(t *status.TableStatus) {
 		t.Flushes++
 		t.FilesWritten += res.files
 		t.BytesWritten += res.bytes
 		t.LastFlush = time.Now()
-		t.problem("ledger", "")
+		t.Problem("ledger", "")
 	})
 }
 
@@ -631,7 +641,7 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 	b := newBackoff()
 	fail := func(component string, err error) bool {
 		p.log.Warn("flush failed, retrying", "step", component, "err", err)
-		p.status(func(t *TableStatus) { t.problem(component, err.Error()) })
+		p.status(func(t *status.TableStatus) { t.Problem(component, err.Error()) })
 		return sleep(ctx, b.next())
 	}
 	for {
@@ -650,9 +660,9 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 				}
 				continue
 			}
-			p.status(func(t *TableStatus) {
-				t.problem("schema", "")
-				t.problem("config partitioning", "")
+			p.status(func(t *status.TableStatus) {
+				t.Problem("schema", "")
+				t.Problem("config partitioning", "")
 			})
 		}
 		if len(job.buf) > 0 && files == nil {
@@ -675,7 +685,7 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 			}
 			dlqFiles = fs
 		}
-		p.status(func(t *TableStatus) { t.problem("storage", "") })
+		p.status(func(t *status.TableStatus) { t.Problem("storage", "") })
 		// Dead letters also go to the mapping's topic before the entry is
 		// recorded: at least once (a retry after a crash writes them again),
 		// never lost.
@@ -693,7 +703,7 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 				continue
 			}
 			dlqSent = true
-			p.status(func(t *TableStatus) { t.problem("dead-letter topic", "") })
+			p.status(func(t *status.TableStatus) { t.Problem("dead-letter topic", "") })
 		}
 		entry := ledger.Entry{
 			ID: job.id, Node: p.w.cfg.NodeID, Files: files, DLQFiles: dlqFiles, Ranges: job.ranges,

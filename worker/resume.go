@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 )
 
 // ErrNotPaused: a resume with skip named a table that is not suspended at a
@@ -22,7 +23,7 @@ type ResumeResult struct {
 	Table string `json:"table"`
 	// Skips are the records a suspended table is resumed past, if skip:
 	// whichever node fetches them consumes them as skipped.
-	Skips []SuspendedRecord `json:"skips,omitempty"`
+	Skips []status.SuspendedRecord `json:"skips,omitempty"`
 }
 
 // Resume restarts a table (namespace.name) suspended at a bad record or
@@ -34,7 +35,7 @@ type ResumeResult struct {
 // also after a crash, until the table commits past them. A paused topic
 // re-reads the table's schema (an operator may have evolved it by hand) and
 // decodes the record again.
-func (w *Worker) Resume(ctx context.Context, table string, skip bool, elsewhere ...SuspendedRecord) (ResumeResult, error) {
+func (w *Worker) Resume(ctx context.Context, table string, skip bool, elsewhere ...status.SuspendedRecord) (ResumeResult, error) {
 	w.mu.Lock()
 	key := ""
 	for k := range w.pipelines {
@@ -63,7 +64,7 @@ func (w *Worker) Resume(ctx context.Context, table string, skip bool, elsewhere 
 		for _, tp := range slices.SortedFunc(maps.Keys(skips), func(a, b ledger.TopicPartition) int {
 			return compareTP(a, b)
 		}) {
-			res.Skips = append(res.Skips, SuspendedRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: skips[tp]})
+			res.Skips = append(res.Skips, status.SuspendedRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: skips[tp]})
 		}
 	}
 	if err := w.prop.ResumeTable(ctx, key, skips); err != nil {
@@ -119,11 +120,11 @@ func (p *pipeline) applyResume(ctx context.Context, rs resumeState) {
 	var topics []string
 	if p.suspended {
 		p.suspended, p.suspendedAt = false, nil
-		p.status(func(t *TableStatus) { t.State, t.SuspendedAt = StatePending, nil; t.recompute() })
+		p.status(func(t *status.TableStatus) { t.State, t.SuspendedAt = status.StatePending, nil; t.Recompute() })
 	}
 	for topic := range p.pausedTopics {
 		topics = append(topics, topic)
-		p.status(func(t *TableStatus) { t.problem(problemSchema+topic, "") })
+		p.status(func(t *status.TableStatus) { t.Problem(problemSchema+topic, "") })
 	}
 	p.log.Info("table resumed", "generation", rs.gen, "skips", len(rs.skips), "topics", topics)
 	if len(p.pausedTopics) > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/status"
 )
 
 // SetSchemaDecoder gives the worker the decoder of the Schema Registry
@@ -79,7 +80,7 @@ func (p *pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m
 	}
 	if p.registryDown {
 		p.registryDown = false
-		p.status(func(t *TableStatus) { t.problem(problemRegistry, "") })
+		p.status(func(t *status.TableStatus) { t.Problem(problemRegistry, "") })
 	}
 	return decoded, nil
 }
@@ -95,7 +96,7 @@ func (p *pipeline) hold(f fetched, err error) {
 	p.heldUntil = time.Now().Add(p.holdBackoff.next())
 	p.registryDown = true
 	p.log.Warn("record held: schema registry unavailable", "partition", f.tp.String(), "offset", f.msg.Offset, "err", err)
-	p.status(func(t *TableStatus) { t.problem(problemRegistry, err.Error()) })
+	p.status(func(t *status.TableStatus) { t.Problem(problemRegistry, err.Error()) })
 }
 
 // retryHeld handles the held record again once its backoff has passed.
@@ -131,5 +132,5 @@ func (p *pipeline) pauseTopic(ctx context.Context, tp ledger.TopicPartition, off
 		}
 	}
 	p.log.Error("topic paused: incompatible schema", "topic", tp.Topic, "reason", reason)
-	p.status(func(t *TableStatus) { t.problem(problemSchema+tp.Topic, reason) })
+	p.status(func(t *status.TableStatus) { t.Problem(problemSchema+tp.Topic, reason) })
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/status"
 )
 
 // Config is what the worker needs from the node's configuration.
@@ -56,7 +57,7 @@ type Worker struct {
 	state  State
 	prop   Proposer
 	sink   Sink
-	status *Status
+	status *status.Tracker
 	log    *slog.Logger
 	mem    atomic.Int64 // bytes buffered across all pipelines
 
@@ -97,7 +98,7 @@ type route struct {
 }
 
 // New returns a worker. Run starts it.
-func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status, log *slog.Logger) (*Worker, error) {
+func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *status.Tracker, log *slog.Logger) (*Worker, error) {
 	if cfg.DiscoveryInterval == 0 {
 		cfg.DiscoveryInterval = 10 * time.Second
 	}
@@ -114,7 +115,7 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status
 		log = slog.Default()
 	}
 	w := &Worker{
-		cfg: cfg, kafka: k, state: st, prop: prop, sink: sink, status: status, log: log.With("node", cfg.NodeID),
+		cfg: cfg, kafka: k, state: st, prop: prop, sink: sink, status: tracker, log: log.With("node", cfg.NodeID),
 		routes: map[string]route{}, pipelines: map[string]*pipeline{}, commits: map[string]bool{},
 		rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{}), runDone: make(chan struct{}),
 		rediscover: make(chan struct{}, 1),
@@ -133,7 +134,7 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status
 }
 
 // Status returns the worker's status collector.
-func (w *Worker) Status() *Status { return w.status }
+func (w *Worker) Status() *status.Tracker { return w.status }
 
 // Run runs until ctx ends, then stops every goroutine it started.
 func (w *Worker) Run(ctx context.Context) error {
@@ -364,7 +365,7 @@ func (w *Worker) collisions(routes map[string]route) {
 					topics[0], strings.Join(clash, ", "), ledger.DisplayName(key), strings.Join(clash, ", "))
 			}
 		}
-		w.status.update(key, ledger.DisplayName(key), func(t *TableStatus) { t.problem("config naming", msg) })
+		w.status.Update(key, ledger.DisplayName(key), func(t *status.TableStatus) { t.Problem("config naming", msg) })
 	}
 }
 
@@ -400,7 +401,7 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 	topics, err := w.kafka.Topics(ctx)
 	if err != nil {
 		w.status.SetGlobal("kafka", err.Error())
-		w.forEachMapped(func(t *TableStatus) { t.problem("kafka", err.Error()) })
+		w.forEachMapped(func(t *status.TableStatus) { t.Problem("kafka", err.Error()) })
 		return err
 	}
 	w.status.SetGlobal("kafka", "")
@@ -429,11 +430,11 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 		if _, ok := topics[t.Topic]; !ok {
 			msg = fmt.Sprintf("topic %s not found", t.Topic)
 		}
-		w.status.update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(ts *TableStatus) { ts.problem("kafka", msg) })
+		w.status.Update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(ts *status.TableStatus) { ts.Problem("kafka", msg) })
 	}
 	for _, r := range routes {
 		if _, ok := topics[r.mapping.Topic]; r.mapping.Topic == "" || ok {
-			w.status.update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(ts *TableStatus) { ts.problem("kafka", "") })
+			w.status.Update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(ts *status.TableStatus) { ts.Problem("kafka", "") })
 		}
 	}
 	w.mu.Lock()
@@ -449,7 +450,7 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 	return nil
 }
 
-func (w *Worker) forEachMapped(fn func(*TableStatus)) {
+func (w *Worker) forEachMapped(fn func(*status.TableStatus)) {
 	w.mu.Lock()
 	keys := map[string]bool{}
 	for _, r := range w.routes {
@@ -463,7 +464,7 @@ func (w *Worker) forEachMapped(fn func(*TableStatus)) {
 		}
 	}
 	for k := range keys {
-		w.status.update(k, ledger.DisplayName(k), fn)
+		w.status.Update(k, ledger.DisplayName(k), fn)
 	}
 }
 
@@ -484,7 +485,7 @@ func (w *Worker) refreshWatermarks(ctx context.Context, routes map[string]route)
 		if err != nil {
 			w.log.Debug("reading high watermarks", "topic", topic, "err", err)
 		}
-		w.status.update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(t *TableStatus) {
+		w.status.Update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(t *status.TableStatus) {
 			for p, off := range hw {
 				key := ledger.TopicPartition{Topic: topic, Partition: p}.String()
 				if ps, ok := t.Partitions[key]; ok {
@@ -494,7 +495,7 @@ func (w *Worker) refreshWatermarks(ctx context.Context, routes map[string]route)
 					// error was transient (kafka-go retried it).
 					if ps.LastError != "" && ps.LastErrorAt.Before(start.Add(-w.cfg.DiscoveryInterval)) {
 						ps.LastError, ps.ErrorSince = "", time.Time{}
-						t.problem("kafka "+key, "")
+						t.Problem("kafka "+key, "")
 					}
 				}
 			}

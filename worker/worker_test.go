@@ -12,6 +12,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -41,7 +42,7 @@ func start(t *testing.T, mode string, prep func(*harness)) *harness {
 	if h.cfg != nil {
 		h.cfg(&cfg)
 	}
-	w, err := New(cfg, h.k, h.c, h.c, h.c, NewStatus(), nil)
+	w, err := New(cfg, h.k, h.c, h.c, h.c, status.NewTracker(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestSuspendMode(t *testing.T) {
 	h := start(t, "suspend", func(h *harness) { h.k.produce("orders", 1, values(20, func(i int) bool { return i == 12 })...) })
 	eventually(t, "suspended", func() bool {
 		ts, _ := h.w.Status().Snapshot()
-		return ts[key].State == StateSuspended
+		return ts[key].State == status.StateSuspended
 	})
 	ts, _ := h.w.Status().Snapshot()
 	if !strings.Contains(ts[key].Reason, "orders/0 offset 12") || !strings.Contains(ts[key].Reason, "not a JSON object") && !strings.Contains(ts[key].Reason, "invalid JSON") {
@@ -170,7 +171,7 @@ func TestStorageFailureIsRetriedAndShown(t *testing.T) {
 	})
 	eventually(t, "degraded", func() bool {
 		ts, _ := h.w.Status().Snapshot()
-		return ts[key].State == StateDegraded && strings.Contains(ts[key].Reason, "bucket unreachable")
+		return ts[key].State == status.StateDegraded && strings.Contains(ts[key].Reason, "bucket unreachable")
 	})
 	h.c.mu.Lock()
 	h.c.failWrite = 0
@@ -178,7 +179,7 @@ func TestStorageFailureIsRetriedAndShown(t *testing.T) {
 	eventually(t, "caught up", func() bool { return committedCount(h, key) == 50 })
 	eventually(t, "running", func() bool {
 		ts, _ := h.w.Status().Snapshot()
-		return ts[key].State == StateRunning
+		return ts[key].State == status.StateRunning
 	})
 	exactlyOnce(t, h, 50, 2, key)
 }
@@ -219,7 +220,7 @@ func TestUnreachableKafkaShown(t *testing.T) {
 	h := start(t, "dlq", func(h *harness) { h.k.down = true })
 	eventually(t, "degraded", func() bool {
 		ts, global := h.w.Status().Snapshot()
-		return strings.Contains(global["kafka"], "connection refused") && ts[key].State == StateDegraded
+		return strings.Contains(global["kafka"], "connection refused") && ts[key].State == status.StateDegraded
 	})
 	h.k.mu.Lock()
 	h.k.down = false
@@ -232,7 +233,7 @@ func TestMissingTopicShown(t *testing.T) {
 	h := start(t, "dlq", func(h *harness) { h.k.produce("other", 1, "{}") })
 	eventually(t, "topic missing shown", func() bool {
 		ts, _ := h.w.Status().Snapshot()
-		return ts[key].State == StateDegraded && strings.Contains(ts[key].Reason, "topic orders not found")
+		return ts[key].State == status.StateDegraded && strings.Contains(ts[key].Reason, "topic orders not found")
 	})
 	h.k.produce("orders", 1, values(3, nil)...)
 	eventually(t, "recovered", func() bool { return committedCount(h, key) == 3 })
@@ -251,7 +252,7 @@ func TestReaderErrorsNeedToPersist(t *testing.T) {
 	}
 	h.k.readerError(tp, errors.New("read tcp: i/o timeout"))
 	time.Sleep(100 * time.Millisecond)
-	if s := state(); s != StateRunning {
+	if s := state(); s != status.StateRunning {
 		t.Fatalf("one transient reader error made the table %s", s)
 	}
 	// Errors more often than the discovery interval (50 ms here), for
@@ -260,7 +261,7 @@ func TestReaderErrorsNeedToPersist(t *testing.T) {
 		h.k.readerError(tp, errors.New("dial tcp: connection refused"))
 		time.Sleep(20 * time.Millisecond)
 	}
-	eventually(t, "degraded", func() bool { return state() == StateDegraded })
+	eventually(t, "degraded", func() bool { return state() == status.StateDegraded })
 	h.k.produce("orders", 1, values(1, nil)...)
-	eventually(t, "recovered", func() bool { return state() == StateRunning })
+	eventually(t, "recovered", func() bool { return state() == status.StateRunning })
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker"
 )
 
@@ -106,7 +107,7 @@ func (n *floeNode) Resume(ctx context.Context, table string, skip bool) (any, er
 	}
 	out := worker.ResumeResult{Table: table}
 	for _, s := range skips {
-		out.Skips = append(out.Skips, worker.SuspendedRecord{Topic: s.Topic, Partition: s.Partition, Offset: s.Offset})
+		out.Skips = append(out.Skips, status.SuspendedRecord{Topic: s.Topic, Partition: s.Partition, Offset: s.Offset})
 	}
 	return out, nil
 }

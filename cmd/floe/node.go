@@ -23,6 +23,7 @@ import (
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/notify"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker"
 )
 
@@ -163,7 +164,7 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 		ExpireInterval: expireInterval, OrphanInterval: orphanInterval,
 		IsFenced: func(err error) bool { return errors.Is(err, cluster.ErrStaleCommitter) },
 		OnCommit: n.metrics.ObserveCommit,
-	}, kc, n.state, n.state, sink, worker.NewStatus(), log)
+	}, kc, n.state, n.state, sink, status.NewTracker(), log)
 	if err != nil {
 		return fail(err)
 	}

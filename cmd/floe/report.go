@@ -11,7 +11,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/status"
 )
 
 // tableInfo is what the report reads of one table from the replicated state.
@@ -47,7 +47,7 @@ func (ti *tableInfo) control(s *cluster.State) {
 func operatorState(tr *admin.TableReport, paused bool, rw *cluster.TableRewind) {
 	if paused {
 		tr.Paused = true
-		tr.State = worker.StateSuspended
+		tr.State = status.StateSuspended
 		tr.Reason = "paused by an operator: resume with floe ctl tables resume " + tr.Table
 	}
 	if rw == nil {
@@ -130,7 +130,7 @@ func (n *floeNode) Report(ctx context.Context) (admin.Report, error) {
 			NodeCommits: rt.Commits, PendingBytes: ti.pendingBytes,
 		}
 		if tr.State == "" {
-			tr.State = worker.StatePending
+			tr.State = status.StatePending
 		}
 		tr.Tombstones = rt.Tombstones
 		if at := rt.SuspendedAt; at != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/cluster"
+	"github.com/floe-io/floe/status"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/schemas"
@@ -46,7 +47,7 @@ func (n *floeNode) wireDeadLetterTopics(cfg config.Config) error {
 
 // suspendedElsewhere asks the other members' admin endpoints where they
 // have the table suspended. Members that do not answer in time are left out.
-func (n *floeNode) suspendedElsewhere(ctx context.Context, table string) []worker.SuspendedRecord {
+func (n *floeNode) suspendedElsewhere(ctx context.Context, table string) []status.SuspendedRecord {
 	var addrs []string
 	n.raft.FSM().Read(func(s *cluster.State) {
 		for id, m := range s.Nodes {
@@ -57,7 +58,7 @@ func (n *floeNode) suspendedElsewhere(ctx context.Context, table string) []worke
 	})
 	var (
 		mu  sync.Mutex
-		out []worker.SuspendedRecord
+		out []status.SuspendedRecord
 		wg  sync.WaitGroup
 	)
 	for _, addr := range addrs {
@@ -74,7 +75,7 @@ func (n *floeNode) suspendedElsewhere(ctx context.Context, table string) []worke
 			for _, tr := range rep.Tables {
 				if at := tr.SuspendedAt; at != nil && tr.Table == table {
 					mu.Lock()
-					out = append(out, worker.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error})
+					out = append(out, status.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error})
 					mu.Unlock()
 				}
 			}
