@@ -11,6 +11,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/internal/retry"
 )
 
 // maxEntriesPerCommit bounds one commit so a long backlog (after an outage)
@@ -31,7 +32,7 @@ type rewriteOutcome struct {
 // appends, so that the table has a single writer.
 func (w *Worker) commitLoop(ctx context.Context, table string) {
 	log := w.log.With("table", ledger.DisplayName(table), "role", "committer")
-	b := newBackoff()
+	b := retry.New()
 	tick := time.NewTicker(w.cfg.CommitInterval)
 	defer tick.Stop()
 	var (
@@ -48,7 +49,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 		fencedAt *ledger.Assignment
 		wasMine  bool
 		// schema requests that failed are retried with backoff
-		schemaBackoff = newBackoff()
+		schemaBackoff = retry.New()
 		schemaRetryAt time.Time
 	)
 	defer func() {
@@ -120,9 +121,9 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 			case err != nil:
 				// Shown to the requesting pipelines; appends of others go on.
 				log.Warn("applying schema requests failed, retrying", "err", err)
-				schemaRetryAt = time.Now().Add(schemaBackoff.next())
+				schemaRetryAt = time.Now().Add(schemaBackoff.Next())
 			default:
-				schemaBackoff.reset()
+				schemaBackoff.Reset()
 			}
 		}
 		if ctl := w.state.Control(table); mine && len(ctl.ReplaceFrom) > 0 {
@@ -140,12 +141,12 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 					t.CommitFailures++
 					t.Problem("commit", "deleting rows for a replace rewind: "+err.Error())
 				})
-				if !sleep(ctx, b.next()) {
+				if !retry.Sleep(ctx, b.Next()) {
 					return
 				}
 				continue
 			}
-			b.reset()
+			b.Reset()
 			w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) { t.Commits++; t.Problem("commit", "") })
 			// The state shows the delete done once applied here; wait for it.
 			select {
@@ -172,7 +173,7 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 				log.Info("committer role is stale; not committing until the state changes",
 					"epoch", a.Epoch, "entries", len(entries), "err", err)
 				fencedAt = &a
-				b.reset()
+				b.Reset()
 				w.status.Update(table, ledger.DisplayName(table), func(t *status.TableStatus) { t.Problem("commit", "") })
 				continue
 			}
@@ -182,12 +183,12 @@ func (w *Worker) commitLoop(ctx context.Context, table string) {
 					t.CommitFailures++
 					t.Problem("commit", err.Error())
 				})
-				if !sleep(ctx, b.next()) {
+				if !retry.Sleep(ctx, b.Next()) {
 					return
 				}
 				continue
 			}
-			b.reset()
+			b.Reset()
 			lastAppend = time.Now()
 			recent.add(entries, lastAppend)
 			log.Debug("committed", "entries", len(entries), "took", time.Since(start))

@@ -17,6 +17,7 @@ import (
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/internal/retry"
 )
 
 // fetched is one message (or reader failure) from a partition fetcher.
@@ -87,7 +88,7 @@ type pipeline struct {
 	schemas      map[int]bool
 	held         *fetched
 	heldUntil    time.Time
-	holdBackoff  *backoff
+	holdBackoff  *retry.Backoff
 	registryDown bool
 	pausedTopics map[string]string
 	inflight     chan flushResult // the flush in flight, nil when none
@@ -213,7 +214,7 @@ func (p *pipeline) loadShape(ctx context.Context) bool {
 	if p.spec.Format == "raw" {
 		return true
 	}
-	b := newBackoff()
+	b := retry.New()
 	for {
 		s, err := p.w.sink.Shape(ctx, p.spec)
 		if err == nil {
@@ -226,7 +227,7 @@ func (p *pipeline) loadShape(ctx context.Context) bool {
 		}
 		p.log.Warn("loading table schema", "err", err)
 		p.status(func(t *status.TableStatus) { t.Problem("catalog", err.Error()) })
-		if !p.sleepUndrained(ctx, b.next()) {
+		if !p.sleepUndrained(ctx, b.Next()) {
 			return false
 		}
 	}
@@ -339,7 +340,7 @@ func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 func (p *pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartition, r PartitionReader, done chan struct{}) {
 	defer close(done)
 	defer r.Close()
-	b := newBackoff()
+	b := retry.New()
 	for {
 		m, err := r.Read(ctx)
 		if err != nil {
@@ -347,12 +348,12 @@ func (p *pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartiti
 				return
 			}
 			p.log.Warn("fetching", "partition", tp.String(), "err", err)
-			if !sleep(ctx, b.next()) {
+			if !retry.Sleep(ctx, b.Next()) {
 				return
 			}
 			continue
 		}
-		b.reset()
+		b.Reset()
 		select {
 		case p.in <- fetched{tp: tp, gen: gen, msg: m}:
 		case <-ctx.Done():
@@ -638,11 +639,11 @@ func commitFields(live, prepared *records.Shape) {
 func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 	var files, dlqFiles []ledger.FileDescriptor
 	dlqSent := false
-	b := newBackoff()
+	b := retry.New()
 	fail := func(component string, err error) bool {
 		p.log.Warn("flush failed, retrying", "step", component, "err", err)
 		p.status(func(t *status.TableStatus) { t.Problem(component, err.Error()) })
-		return sleep(ctx, b.next())
+		return retry.Sleep(ctx, b.Next())
 	}
 	for {
 		if ctx.Err() != nil {

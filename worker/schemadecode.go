@@ -10,6 +10,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/internal/retry"
 )
 
 // SetSchemaDecoder gives the worker the decoder of the Schema Registry
@@ -90,10 +91,10 @@ func (p *pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m
 // is retried with backoff, and the table shows DEGRADED meanwhile.
 func (p *pipeline) hold(f fetched, err error) {
 	if p.holdBackoff == nil {
-		p.holdBackoff = newBackoff()
+		p.holdBackoff = retry.New()
 	}
 	p.held = &f
-	p.heldUntil = time.Now().Add(p.holdBackoff.next())
+	p.heldUntil = time.Now().Add(p.holdBackoff.Next())
 	p.registryDown = true
 	p.log.Warn("record held: schema registry unavailable", "partition", f.tp.String(), "offset", f.msg.Offset, "err", err)
 	p.status(func(t *status.TableStatus) { t.Problem(problemRegistry, err.Error()) })

@@ -17,6 +17,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/internal/retry"
 )
 
 // Config is what the worker needs from the node's configuration.
@@ -372,7 +373,7 @@ func (w *Worker) collisions(routes map[string]route) {
 // discover lists topics periodically, routes them to tables and registers
 // the sources so the assignment controller can place their partitions.
 func (w *Worker) discover(ctx context.Context) {
-	b := newBackoff()
+	b := retry.New()
 	var registered []Source
 	for {
 		wait := w.cfg.DiscoveryInterval
@@ -381,9 +382,9 @@ func (w *Worker) discover(ctx context.Context) {
 				return
 			}
 			w.log.Warn("discovering topics", "err", err)
-			wait = b.next()
+			wait = b.Next()
 		} else {
-			b.reset()
+			b.Reset()
 		}
 		t := time.NewTimer(wait)
 		select {

@@ -32,7 +32,7 @@ type Config struct {
 	IOProps iceberg.Properties
 }
 
-// Syncer implements worker.CatalogSyncer for AWS Glue.
+// Syncer implements catalogsync.Catalog for AWS Glue.
 type Syncer struct {
 	cfg    Config
 	client *glue.Client
@@ -64,7 +64,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Syncer, error) {
 	return &Syncer{cfg: cfg, client: client, log: log}, nil
 }
 
-// Name implements worker.CatalogSyncer.
+// Name implements catalogsync.Catalog.
 func (s *Syncer) Name() string { return "glue" }
 
 // Database returns the Glue database a namespace maps to: Glue and Athena
@@ -73,7 +73,7 @@ func (s *Syncer) Database(ns []string) string {
 	return strings.ToLower(s.cfg.DatabasePrefix + strings.Join(ns, "_"))
 }
 
-// Sync implements worker.CatalogSyncer: create or overwrite the table's
+// Sync implements catalogsync.Catalog: create or overwrite the table's
 // Glue entry so that it points at t.MetadataLocation.
 func (s *Syncer) Sync(ctx context.Context, t sink.SyncTable) error {
 	name := strings.Join(t.Ident, ".")

@@ -30,7 +30,7 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Syncer implements worker.CatalogSyncer for one REST catalog.
+// Syncer implements catalogsync.Catalog for one REST catalog.
 type Syncer struct {
 	c   *client
 	log *slog.Logger
@@ -52,7 +52,7 @@ func New(cfg Config, log *slog.Logger) *Syncer {
 	return &Syncer{c: &client{cfg: cfg, http: hc}, log: log}
 }
 
-// Name implements worker.CatalogSyncer.
+// Name implements catalogsync.Catalog.
 func (s *Syncer) Name() string { return s.c.cfg.Name }
 
 type loadResult struct {
@@ -65,7 +65,7 @@ type registerRequest struct {
 	Overwrite        bool   `json:"overwrite,omitempty"`
 }
 
-// Sync implements worker.CatalogSyncer.
+// Sync implements catalogsync.Catalog.
 func (s *Syncer) Sync(ctx context.Context, t sink.SyncTable) error {
 	if err := s.c.init(ctx); err != nil {
 		return fmt.Errorf("syncing %s to %s: %w", strings.Join(t.Ident, "."), s.Name(), err)

@@ -1,10 +1,11 @@
-package worker
+package catalogsync
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,13 +16,13 @@ import (
 // syncState is a replicated state for catalog sync tests.
 type syncState struct {
 	mu      sync.Mutex
-	tables  map[string]*CatalogTable
+	tables  map[string]*Table
 	commits map[string]ledger.Assignment
 	ch      chan struct{}
 }
 
 func newSyncState() *syncState {
-	return &syncState{tables: map[string]*CatalogTable{}, commits: map[string]ledger.Assignment{}, ch: make(chan struct{})}
+	return &syncState{tables: map[string]*Table{}, commits: map[string]ledger.Assignment{}, ch: make(chan struct{})}
 }
 
 func (s *syncState) changed() { close(s.ch); s.ch = make(chan struct{}) }
@@ -31,7 +32,7 @@ func (s *syncState) commit(key, loc string) {
 	defer s.mu.Unlock()
 	t := s.tables[key]
 	if t == nil {
-		t = &CatalogTable{Key: key, Ident: ledger.TableIdent(key), Synced: map[string]SyncedAt{}}
+		t = &Table{Key: key, Ident: ledger.TableIdent(key), Synced: map[string]SyncedAt{}}
 		s.tables[key] = t
 	}
 	t.PreviousMetadataLocation, t.MetadataLocation = t.MetadataLocation, loc
@@ -45,10 +46,10 @@ func (s *syncState) assign(key string, a ledger.Assignment) {
 	s.changed()
 }
 
-func (s *syncState) Tables() []CatalogTable {
+func (s *syncState) Tables() []Table {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []CatalogTable
+	var out []Table
 	for _, t := range s.tables {
 		c := *t
 		c.Synced = map[string]SyncedAt{}
@@ -60,13 +61,13 @@ func (s *syncState) Tables() []CatalogTable {
 	return out
 }
 
-func (s *syncState) Table(key string) (CatalogTable, bool) {
+func (s *syncState) Table(key string) (Table, bool) {
 	for _, t := range s.Tables() {
 		if t.Key == key {
 			return t, true
 		}
 	}
-	return CatalogTable{}, false
+	return Table{}, false
 }
 
 func (s *syncState) Committer(key string) (ledger.Assignment, bool) {
@@ -160,9 +161,24 @@ func syncEventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func startSync(t *testing.T, st *syncState, node string, interval time.Duration, syncers ...CatalogSyncer) *CatalogSync {
+// readCounter counts one node's reads of the table list: the first read
+// after a change shows its supervisor has decided which loops to run.
+type readCounter struct {
+	*syncState
+	reads atomic.Int64
+}
+
+func (r *readCounter) Tables() []Table {
+	defer r.reads.Add(1)
+	return r.syncState.Tables()
+}
+
+func startSync(t *testing.T, st interface {
+	State
+	Recorder
+}, node string, interval time.Duration, syncers ...Catalog) *Sync {
 	t.Helper()
-	cs := NewCatalogSync(CatalogSyncConfig{NodeID: node, Interval: interval, Timeout: 200 * time.Millisecond,
+	cs := New(Config{NodeID: node, Interval: interval, Timeout: 200 * time.Millisecond,
 		IsFenced: func(err error) bool { return errors.Is(err, errStale) }}, st, st, syncers, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -236,19 +252,27 @@ func TestCatalogSyncFollowsCommitter(t *testing.T) {
 	st.assign("db\x1fo", ledger.Assignment{Node: "n2", Epoch: 1})
 	st.commit("db\x1fo", "m/00001.metadata.json")
 	g1, g2 := &fakeSyncer{name: "glue"}, &fakeSyncer{name: "glue"}
-	startSync(t, st, "n1", 10*time.Millisecond, g1)
+	v1 := &readCounter{syncState: st}
+	cs1 := startSync(t, v1, "n1", 10*time.Millisecond, g1)
 	startSync(t, st, "n2", 10*time.Millisecond, g2)
 	syncEventually(t, "n2 syncs", func() bool { return st.synced("db\x1fo", "glue") == "m/00001.metadata.json" })
-	time.Sleep(50 * time.Millisecond)
+	// n1 has read the state that names n2 the committer: it starts no loop
+	// for the table, so nothing can sync it from n1.
+	syncEventually(t, "n1 reads the state", func() bool { return v1.reads.Load() > 0 })
 	if len(g1.calls()) != 0 {
 		t.Fatalf("a node that does not commit the table synced it: %+v", g1.calls())
 	}
 	// The role moves to n1: it resumes from the record and does not sync
 	// the location n2 already synced.
 	st.assign("db\x1fo", ledger.Assignment{Node: "n1", Epoch: 2})
-	time.Sleep(50 * time.Millisecond)
-	if len(g1.calls()) != 0 {
-		t.Fatalf("new committer re-synced a synced location: %+v", g1.calls())
+	// n1's loop for the table has looked at it once it shows in status;
+	// had it found the catalog behind, it would show BehindSince and sync.
+	syncEventually(t, "n1's loop looks at the table", func() bool {
+		_, ok := cs1.Status()["db\x1fo"]["glue"]
+		return ok
+	})
+	if s := cs1.Status()["db\x1fo"]["glue"]; len(g1.calls()) != 0 || !s.BehindSince.IsZero() {
+		t.Fatalf("new committer re-synced a synced location: %+v (status %+v)", g1.calls(), s)
 	}
 	st.commit("db\x1fo", "m/00002.metadata.json")
 	syncEventually(t, "n1 syncs the next commit", func() bool { return st.synced("db\x1fo", "glue") == "m/00002.metadata.json" })

@@ -1,4 +1,4 @@
-package worker
+package catalogsync
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/worker/internal/retry"
 )
 
-// CatalogSyncer mirrors tables one way to one external catalog (AWS Glue,
+// Catalog mirrors tables one way to one external catalog (AWS Glue,
 // an Iceberg REST catalog). Sync must be idempotent: after a crash or a
 // committer move the same location may be synced again.
-type CatalogSyncer interface {
+type Catalog interface {
 	// Name identifies the catalog in status and in the replicated record
 	// of what was last synced.
 	Name() string
@@ -25,8 +26,8 @@ type CatalogSyncer interface {
 	Sync(ctx context.Context, t sink.SyncTable) error
 }
 
-// CatalogTable is one table of the replicated state as catalog sync sees it.
-type CatalogTable struct {
+// Table is one table of the replicated state as catalog sync sees it.
+type Table struct {
 	Key                      string
 	Ident                    []string
 	MetadataLocation         string
@@ -41,25 +42,25 @@ type SyncedAt struct {
 	At               time.Time
 }
 
-// CatalogState is the replicated state catalog sync reads.
-type CatalogState interface {
+// State is the replicated state catalog sync reads.
+type State interface {
 	// Tables returns every table that has a metadata location.
-	Tables() []CatalogTable
+	Tables() []Table
 	// Table returns one of them; each sync loop reads only its own table
 	// on every state change.
-	Table(key string) (CatalogTable, bool)
+	Table(key string) (Table, bool)
 	Committer(table string) (ledger.Assignment, bool)
 	Watch() <-chan struct{}
 }
 
-// SyncRecorder records a successful sync in the replicated state, fenced by
+// Recorder records a successful sync in the replicated state, fenced by
 // the committer role the sync ran under (cluster command CatalogSynced).
-type SyncRecorder interface {
+type Recorder interface {
 	CatalogSynced(ctx context.Context, table, catalog, location string, committer ledger.Assignment, at time.Time) error
 }
 
-// CatalogSyncConfig configures catalog sync.
-type CatalogSyncConfig struct {
+// Config configures catalog sync.
+type Config struct {
 	NodeID string
 	// Interval is the least time between two syncs of one table to one
 	// catalog: the commits in between coalesce into one update.
@@ -70,8 +71,8 @@ type CatalogSyncConfig struct {
 	IsFenced func(error) bool
 }
 
-// CatalogStatus is this node's view of one table's sync to one catalog.
-type CatalogStatus struct {
+// Status is this node's view of one table's sync to one catalog.
+type Status struct {
 	Catalog          string
 	MetadataLocation string    // last synced by this node
 	LastSync         time.Time // last success on this node
@@ -84,7 +85,7 @@ type CatalogStatus struct {
 	Failures    int64
 }
 
-// CatalogSync mirrors every table this node commits to every configured
+// Sync mirrors every table this node commits to every configured
 // catalog. It runs beside the commit loops, never in them: a slow or
 // unreachable catalog delays only its own mirror, never a commit. One
 // goroutine per table and catalog waits for the table's metadata pointer to
@@ -93,19 +94,19 @@ type CatalogStatus struct {
 // Because only the committer syncs, and it always syncs the current
 // pointer, a catalog never moves backwards, and a new committer resumes
 // from the replicated record.
-type CatalogSync struct {
-	cfg     CatalogSyncConfig
-	state   CatalogState
-	rec     SyncRecorder
-	syncers []CatalogSyncer
+type Sync struct {
+	cfg     Config
+	state   State
+	rec     Recorder
+	syncers []Catalog
 	log     *slog.Logger
 
 	mu     sync.Mutex
-	status map[string]map[string]*CatalogStatus // table key -> catalog -> status
+	status map[string]map[string]*Status // table key -> catalog -> status
 }
 
-// NewCatalogSync returns catalog sync over syncers; Run starts it.
-func NewCatalogSync(cfg CatalogSyncConfig, state CatalogState, rec SyncRecorder, syncers []CatalogSyncer, log *slog.Logger) *CatalogSync {
+// New returns catalog sync over syncers; Run starts it.
+func New(cfg Config, state State, rec Recorder, syncers []Catalog, log *slog.Logger) *Sync {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 5 * time.Second
 	}
@@ -115,11 +116,11 @@ func NewCatalogSync(cfg CatalogSyncConfig, state CatalogState, rec SyncRecorder,
 	if log == nil {
 		log = slog.Default()
 	}
-	return &CatalogSync{cfg: cfg, state: state, rec: rec, syncers: syncers, log: log, status: map[string]map[string]*CatalogStatus{}}
+	return &Sync{cfg: cfg, state: state, rec: rec, syncers: syncers, log: log, status: map[string]map[string]*Status{}}
 }
 
 // Run supervises the per-table loops until ctx ends.
-func (s *CatalogSync) Run(ctx context.Context) {
+func (s *Sync) Run(ctx context.Context) {
 	if len(s.syncers) == 0 {
 		return
 	}
@@ -156,7 +157,7 @@ func (s *CatalogSync) Run(ctx context.Context) {
 				lctx, cancel := context.WithCancel(ctx)
 				running[k] = cancel
 				wg.Add(1)
-				go func(table string, c CatalogSyncer) {
+				go func(table string, c Catalog) {
 					defer wg.Done()
 					s.loop(lctx, table, c)
 				}(k.table, c)
@@ -172,7 +173,7 @@ func (s *CatalogSync) Run(ctx context.Context) {
 
 // committerOf returns a table's committer; a dead-letter table is synced
 // by its table's committer, as the FSM's fencing of CatalogSynced expects.
-func (s *CatalogSync) committerOf(key string) (ledger.Assignment, bool) {
+func (s *Sync) committerOf(key string) (ledger.Assignment, bool) {
 	if a, ok := s.state.Committer(key); ok {
 		return a, true
 	}
@@ -183,9 +184,9 @@ func (s *CatalogSync) committerOf(key string) (ledger.Assignment, bool) {
 }
 
 // loop keeps one table mirrored to one catalog while this node commits it.
-func (s *CatalogSync) loop(ctx context.Context, key string, c CatalogSyncer) {
+func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
 	log := s.log.With("table", ledger.DisplayName(key), "catalog", c.Name())
-	b := newBackoff()
+	b := retry.New()
 	var (
 		lastTry time.Time
 		retryAt time.Time // after a failure: not before this
@@ -202,9 +203,9 @@ func (s *CatalogSync) loop(ctx context.Context, key string, c CatalogSyncer) {
 		synced := t.Synced[c.Name()]
 		wait := time.Duration(-1)
 		if t.MetadataLocation == synced.MetadataLocation {
-			s.update(key, c.Name(), func(st *CatalogStatus) { st.BehindSince = time.Time{} })
+			s.update(key, c.Name(), func(st *Status) { st.BehindSince = time.Time{} })
 		} else {
-			s.update(key, c.Name(), func(st *CatalogStatus) {
+			s.update(key, c.Name(), func(st *Status) {
 				if st.BehindSince.IsZero() {
 					st.BehindSince = time.Now()
 				}
@@ -223,15 +224,15 @@ func (s *CatalogSync) loop(ctx context.Context, key string, c CatalogSyncer) {
 						log.Info("committer role moved; leaving the sync to the new committer", "err", err)
 						return
 					}
-					d := b.next()
+					d := b.Next()
 					retryAt = time.Now().Add(d)
 					log.Warn("catalog sync failed, retrying", "retry_in", d, "err", err)
-					s.update(key, c.Name(), func(st *CatalogStatus) {
+					s.update(key, c.Name(), func(st *Status) {
 						st.LastError, st.LastErrorAt = err.Error(), time.Now()
 						st.Failures++
 					})
 				} else {
-					b.reset()
+					b.Reset()
 					retryAt = time.Time{}
 				}
 				continue // re-read: more commits may have come meanwhile
@@ -256,7 +257,7 @@ func (s *CatalogSync) loop(ctx context.Context, key string, c CatalogSyncer) {
 }
 
 // syncOnce mirrors the table's current pointer and records it.
-func (s *CatalogSync) syncOnce(ctx context.Context, t CatalogTable, synced SyncedAt, c CatalogSyncer, a ledger.Assignment) error {
+func (s *Sync) syncOnce(ctx context.Context, t Table, synced SyncedAt, c Catalog, a ledger.Assignment) error {
 	prev := synced.MetadataLocation
 	if prev == "" {
 		prev = t.PreviousMetadataLocation
@@ -275,7 +276,7 @@ func (s *CatalogSync) syncOnce(ctx context.Context, t CatalogTable, synced Synce
 		return errors.Join(errors.New("recording the sync"), err)
 	}
 	s.log.Debug("synced table to catalog", "table", ledger.DisplayName(t.Key), "catalog", c.Name(), "metadata", t.MetadataLocation, "took", time.Since(start))
-	s.update(t.Key, c.Name(), func(st *CatalogStatus) {
+	s.update(t.Key, c.Name(), func(st *Status) {
 		st.MetadataLocation, st.LastSync = t.MetadataLocation, time.Now()
 		st.LastError, st.LastErrorAt = "", time.Time{}
 		st.Syncs++
@@ -283,29 +284,29 @@ func (s *CatalogSync) syncOnce(ctx context.Context, t CatalogTable, synced Synce
 	return nil
 }
 
-func (s *CatalogSync) update(table, catalog string, fn func(*CatalogStatus)) {
+func (s *Sync) update(table, catalog string, fn func(*Status)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.status[table]
 	if m == nil {
-		m = map[string]*CatalogStatus{}
+		m = map[string]*Status{}
 		s.status[table] = m
 	}
 	st := m[catalog]
 	if st == nil {
-		st = &CatalogStatus{Catalog: catalog}
+		st = &Status{Catalog: catalog}
 		m[catalog] = st
 	}
 	fn(st)
 }
 
 // Status returns this node's sync status per table key and catalog.
-func (s *CatalogSync) Status() map[string]map[string]CatalogStatus {
+func (s *Sync) Status() map[string]map[string]Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]map[string]CatalogStatus, len(s.status))
+	out := make(map[string]map[string]Status, len(s.status))
 	for t, m := range s.status {
-		out[t] = make(map[string]CatalogStatus, len(m))
+		out[t] = make(map[string]Status, len(m))
 		for c, st := range m {
 			out[t][c] = *st
 		}
@@ -314,7 +315,7 @@ func (s *CatalogSync) Status() map[string]map[string]CatalogStatus {
 }
 
 // Catalogs returns the names of the configured catalogs.
-func (s *CatalogSync) Catalogs() []string {
+func (s *Sync) Catalogs() []string {
 	out := make([]string, len(s.syncers))
 	for i, c := range s.syncers {
 		out[i] = c.Name()
