@@ -13,12 +13,13 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/worker/source"
 )
 
 // fakeKafka is an in-memory broker: partitions are slices of messages.
 type fakeKafka struct {
 	mu     sync.Mutex
-	topics map[string][][]Message
+	topics map[string][][]source.Message
 	more   chan struct{} // closed and replaced on every produce
 	down   bool
 	onErr  map[ledger.TopicPartition]func(error)
@@ -28,19 +29,19 @@ type fakeKafka struct {
 }
 
 func newFakeKafka() *fakeKafka {
-	return &fakeKafka{topics: map[string][][]Message{}, more: make(chan struct{})}
+	return &fakeKafka{topics: map[string][][]source.Message{}, more: make(chan struct{})}
 }
 
 func (k *fakeKafka) produce(topic string, partitions int, values ...string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.topics[topic] == nil {
-		k.topics[topic] = make([][]Message, partitions)
+		k.topics[topic] = make([][]source.Message, partitions)
 	}
 	for i, v := range values {
 		p := i % len(k.topics[topic])
 		off := int64(len(k.topics[topic][p]))
-		k.topics[topic][p] = append(k.topics[topic][p], Message{Offset: off, Value: []byte(v), Time: time.UnixMilli(1_700_000_000_000 + off)})
+		k.topics[topic][p] = append(k.topics[topic][p], source.Message{Offset: off, Value: []byte(v), Time: time.UnixMilli(1_700_000_000_000 + off)})
 	}
 	close(k.more)
 	k.more = make(chan struct{})
@@ -73,7 +74,7 @@ func (k *fakeKafka) Offsets(_ context.Context, topic string, parts []int32, late
 	return out, nil
 }
 
-func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, onErr func(error)) PartitionReader {
+func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, onErr func(error)) source.PartitionReader {
 	k.mu.Lock()
 	if k.onErr == nil {
 		k.onErr = map[ledger.TopicPartition]func(error){}
@@ -99,7 +100,7 @@ type fakeReader struct {
 	next int64
 }
 
-func (r *fakeReader) Read(ctx context.Context) (Message, error) {
+func (r *fakeReader) Read(ctx context.Context) (source.Message, error) {
 	r.k.mu.Lock()
 	r.k.reads++
 	r.k.mu.Unlock()
@@ -117,7 +118,7 @@ func (r *fakeReader) Read(ctx context.Context) (Message, error) {
 		r.k.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return Message{}, ctx.Err()
+			return source.Message{}, ctx.Err()
 		case <-more:
 		}
 	}

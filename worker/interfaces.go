@@ -8,6 +8,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/worker/source"
 )
 
 // State is the worker's read view of the replicated state.
@@ -113,22 +114,7 @@ type Kafka interface {
 	// NewReader starts reading one partition at offset.
 	// Reader errors that kafka-go retries internally are reported to
 	// onError so they show in status.
-	NewReader(tp ledger.TopicPartition, offset int64, onError func(error)) PartitionReader
-}
-
-// PartitionReader reads one partition in order.
-type PartitionReader interface {
-	Read(ctx context.Context) (Message, error)
-	Close() error
-}
-
-// Message is one fetched Kafka record.
-type Message struct {
-	Offset        int64
-	Key, Value    []byte
-	Headers       []records.Header
-	Time          time.Time
-	HighWatermark int64
+	NewReader(tp ledger.TopicPartition, offset int64, onError func(error)) source.PartitionReader
 }
 
 // SchemaDecoder decodes records of the Schema Registry formats (avro,

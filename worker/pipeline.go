@@ -18,13 +18,14 @@ import (
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/internal/retry"
+	"github.com/floe-io/floe/worker/source"
 )
 
 // fetched is one message (or reader failure) from a partition fetcher.
 type fetched struct {
 	tp  ledger.TopicPartition
 	gen uint64
-	msg Message
+	msg source.Message
 }
 
 // partState is one partition this node fetches for a table.
@@ -337,7 +338,7 @@ func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 	go p.fetch(fctx, ps.gen, tp, r, ps.done)
 }
 
-func (p *pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartition, r PartitionReader, done chan struct{}) {
+func (p *pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartition, r source.PartitionReader, done chan struct{}) {
 	defer close(done)
 	defer r.Close()
 	b := retry.New()

@@ -11,6 +11,7 @@ import (
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/internal/retry"
+	"github.com/floe-io/floe/worker/source"
 )
 
 // SetSchemaDecoder gives the worker the decoder of the Schema Registry
@@ -36,7 +37,7 @@ const (
 // decodeSchema decodes a record of a registry format into rec. A bad
 // record returns its error with outcome decoded; a registry failure
 // returns held; an incompatible schema returns paused.
-func (p *pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m Message, rec *records.Record) (outcome, error) {
+func (p *pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m source.Message, rec *records.Record) (outcome, error) {
 	dec := p.w.schemas
 	if dec == nil {
 		return held, errors.New("no schema registry is configured (schema_registry.url)")

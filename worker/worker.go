@@ -15,6 +15,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/internal/retry"
@@ -503,3 +504,13 @@ func (w *Worker) refreshWatermarks(ctx context.Context, routes map[string]route)
 		})
 	}
 }
+
+// DeadLetterProducer writes dead letters to a Kafka topic, besides the
+// dead-letter table (error mode log with dead_letter_topic set).
+type DeadLetterProducer interface {
+	Produce(ctx context.Context, topic string, recs []*records.Record) error
+}
+
+// SetDeadLetterProducer gives the worker the producer of dead-letter topics.
+// Call it before Run; tables with a dead_letter_topic need it.
+func (w *Worker) SetDeadLetterProducer(p DeadLetterProducer) { w.dlqTopic = p }

@@ -25,6 +25,7 @@ import (
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	sinkapi "github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/worker/source"
 )
 
 // benchCmd is `floe bench`, run by `make bench`: end-to-end throughput
@@ -247,7 +248,7 @@ func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][
 // benchFetch reads every record once with the same kafka-go readers Floe
 // uses, and nothing else: the cost of the Kafka side alone.
 func benchFetch(ctx context.Context, brokers []string, n, partitions int) (time.Duration, error) {
-	kc, err := worker.NewKafkaClient(config.Kafka{BootstrapServers: brokers, ClientID: "floe-bench"})
+	kc, err := source.NewKafkaClient(config.Kafka{BootstrapServers: brokers, ClientID: "floe-bench"})
 	if err != nil {
 		return 0, err
 	}

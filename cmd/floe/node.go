@@ -25,6 +25,7 @@ import (
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/worker/source"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
@@ -46,7 +47,7 @@ type floeNode struct {
 	admin   *admin.Server
 	backup  *cluster.Backup
 	state   stateAdapter
-	kafka   *worker.KafkaClient // rewinds resolve offsets with it (api_tables.go)
+	kafka   *source.KafkaClient // rewinds resolve offsets with it (api_tables.go)
 	metrics *metrics.Metrics
 	peers   peerClient // calls to other nodes' admin APIs
 	// catalogs: the REST catalog endpoint and the external catalog mirrors.
@@ -153,7 +154,7 @@ func startNodeWith(ctx context.Context, cfg config.Config, log *slog.Logger, opt
 		nsLocations[ns] = strings.TrimSuffix(c.Location, "/")
 	}
 	sink := icebergsink.New(n.catalog, int64(cfg.TargetFileSize), log, nsLocations)
-	kc, err := worker.NewKafkaClient(cfg.Kafka)
+	kc, err := source.NewKafkaClient(cfg.Kafka)
 	if err != nil {
 		return fail(err)
 	}

@@ -8,10 +8,10 @@ import (
 
 	"github.com/floe-io/floe/cluster"
 	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/source"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/schemas"
-	"github.com/floe-io/floe/worker"
 )
 
 // newSchemaDecoder wires the Schema Registry client into the decoder the
@@ -33,7 +33,7 @@ func (n *floeNode) wireDeadLetterTopics(cfg config.Config) error {
 	if !need {
 		return nil
 	}
-	w, err := worker.NewDeadLetterWriter(cfg.Kafka)
+	w, err := source.NewDeadLetterWriter(cfg.Kafka)
 	if err != nil {
 		return fmt.Errorf("dead-letter topics: %w", err)
 	}

@@ -1,4 +1,4 @@
-package worker
+package source
 
 import (
 	"context"
@@ -21,7 +21,8 @@ import (
 	"github.com/floe-io/floe/records"
 )
 
-// KafkaClient implements Kafka with segmentio/kafka-go.
+// KafkaClient reads Kafka with segmentio/kafka-go; it implements the
+// worker's Kafka.
 type KafkaClient struct {
 	brokers []string
 	client  *kafka.Client
@@ -95,7 +96,7 @@ func saslMechanism(c config.SASL) (sasl.Mechanism, error) {
 	return nil, fmt.Errorf("kafka.sasl.mechanism: unsupported %q", c.Mechanism)
 }
 
-// Topics implements Kafka.
+// Topics returns every topic and its partition count.
 func (k *KafkaClient) Topics(ctx context.Context) (map[string]int32, error) {
 	resp, err := k.client.Metadata(ctx, &kafka.MetadataRequest{})
 	if err != nil {
@@ -111,7 +112,7 @@ func (k *KafkaClient) Topics(ctx context.Context) (map[string]int32, error) {
 	return out, nil
 }
 
-// Offsets implements Kafka.
+// Offsets returns the earliest or latest offset of partitions of a topic.
 func (k *KafkaClient) Offsets(ctx context.Context, topic string, partitions []int32, latest bool) (map[int32]int64, error) {
 	reqs := make([]kafka.OffsetRequest, 0, len(partitions))
 	for _, p := range partitions {
@@ -141,7 +142,8 @@ func (k *KafkaClient) Offsets(ctx context.Context, topic string, partitions []in
 	return out, errors.Join(errs...)
 }
 
-// NewReader implements Kafka.
+// NewReader starts reading one partition at offset, reporting the reader
+// errors kafka-go retries to onError.
 func (k *KafkaClient) NewReader(tp ledger.TopicPartition, offset int64, onError func(error)) PartitionReader {
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers:        k.brokers,

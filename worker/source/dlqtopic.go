@@ -1,4 +1,4 @@
-package worker
+package source
 
 import (
 	"context"
@@ -13,16 +13,6 @@ import (
 	"github.com/floe-io/floe/records"
 )
 
-// DeadLetterProducer writes dead letters to a Kafka topic, besides the
-// dead-letter table (error mode log with dead_letter_topic set).
-type DeadLetterProducer interface {
-	Produce(ctx context.Context, topic string, recs []*records.Record) error
-}
-
-// SetDeadLetterProducer gives the worker the producer of dead-letter topics.
-// Call it before Run; tables with a dead_letter_topic need it.
-func (w *Worker) SetDeadLetterProducer(p DeadLetterProducer) { w.dlqTopic = p }
-
 // Headers Floe adds to a dead letter it writes to a topic.
 const (
 	HeaderError     = "floe.error"
@@ -31,7 +21,8 @@ const (
 	HeaderOffset    = "floe.source.offset"
 )
 
-// DeadLetterWriter implements DeadLetterProducer with kafka-go.
+// DeadLetterWriter writes dead letters to Kafka topics with kafka-go; it
+// implements the worker's DeadLetterProducer.
 type DeadLetterWriter struct {
 	w *kafka.Writer
 }
@@ -54,7 +45,7 @@ func NewDeadLetterWriter(cfg config.Kafka) (*DeadLetterWriter, error) {
 	}}, nil
 }
 
-// Produce implements DeadLetterProducer: each record with its key, raw
+// Produce writes dead letters to topic: each record with its key, raw
 // value and headers, plus headers saying where it came from and why it
 // could not be decoded.
 func (d *DeadLetterWriter) Produce(ctx context.Context, topic string, recs []*records.Record) error {
