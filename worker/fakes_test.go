@@ -13,6 +13,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/worker/control"
 	"github.com/floe-io/floe/worker/source"
 )
 
@@ -141,7 +142,7 @@ type fakeCluster struct {
 	sources    []Source
 	committers map[string]ledger.Assignment
 	resumeGen  map[string]uint64
-	schemaReqs map[string][]SchemaRequest
+	schemaReqs map[string][]control.SchemaRequest
 	tables     map[string]*records.Shape // created by Prepare: key -> columns
 	// prepares records each Prepare: the node's intent (nil: unfenced)
 	// and whether it added columns to an existing table.
@@ -244,19 +245,19 @@ type fakePrepare struct {
 	evolved bool
 }
 
-func (c *fakeCluster) SchemaRequests(table string) []SchemaRequest {
+func (c *fakeCluster) SchemaRequests(table string) []control.SchemaRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.schemaReqs[table])
 }
 
-func (c *fakeCluster) RequestSchema(_ context.Context, table string, req SchemaRequest) error {
+func (c *fakeCluster) RequestSchema(_ context.Context, table string, req control.SchemaRequest) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.schemaReqs == nil {
-		c.schemaReqs = map[string][]SchemaRequest{}
+		c.schemaReqs = map[string][]control.SchemaRequest{}
 	}
-	if !slices.ContainsFunc(c.schemaReqs[table], func(r SchemaRequest) bool { return r.ID == req.ID }) {
+	if !slices.ContainsFunc(c.schemaReqs[table], func(r control.SchemaRequest) bool { return r.ID == req.ID }) {
 		req.Shape = req.Shape.Clone()
 		c.schemaReqs[table] = append(c.schemaReqs[table], req)
 	}
@@ -277,7 +278,7 @@ func (c *fakeCluster) SchemaApplied(_ context.Context, table string, ids []strin
 		}
 	}
 	if errMsg == "" {
-		reqs = slices.DeleteFunc(reqs, func(r SchemaRequest) bool { return slices.Contains(ids, r.ID) })
+		reqs = slices.DeleteFunc(reqs, func(r control.SchemaRequest) bool { return slices.Contains(ids, r.ID) })
 	}
 	c.schemaReqs[table] = reqs
 	c.notify()
@@ -485,7 +486,7 @@ func (fakeRewrite) Stats() sink.RewriteStats {
 }
 
 // Control implements State: the fake cluster has no operator controls.
-func (c *fakeCluster) Control(string) TableControl { return TableControl{} }
+func (c *fakeCluster) Control(string) control.TableControl { return control.TableControl{} }
 
 // Mappings implements State: no API mappings.
 func (c *fakeCluster) Mappings() []config.Table { return nil }

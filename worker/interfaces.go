@@ -8,6 +8,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/worker/control"
 	"github.com/floe-io/floe/worker/source"
 )
 
@@ -26,24 +27,15 @@ type State interface {
 	// partition) until the table commits past them.
 	Resume(table string) (gen uint64, skips map[ledger.TopicPartition]int64)
 	// SchemaRequests returns a table's pending schema requests, oldest first.
-	SchemaRequests(table string) []SchemaRequest
+	SchemaRequests(table string) []control.SchemaRequest
 	// Control returns an operator's replicated control of a table: pause
 	// and rewind (see operate.go).
-	Control(table string) TableControl
+	Control(table string) control.TableControl
 	// Mappings returns the topic mappings made through the admin API; they
 	// follow the configuration's own mappings in routing order.
 	Mappings() []config.Table
 	// Watch returns a channel closed at the next state change.
 	Watch() <-chan struct{}
-}
-
-// SchemaRequest is a pipeline's request that the table's committer evolve
-// the table to hold Shape (its uncommitted fields); see schemareq.go.
-type SchemaRequest struct {
-	ID    string
-	Node  string
-	Shape *records.Shape
-	Err   string // the committer's last failure to apply it
 }
 
 // Proposer changes the replicated state. Errors for which ledger.Refused is
@@ -56,7 +48,7 @@ type Proposer interface {
 	ResumeTable(ctx context.Context, table string, skips map[ledger.TopicPartition]int64) error
 	// RequestSchema records a schema request for the table's committer
 	// (idempotent by id).
-	RequestSchema(ctx context.Context, table string, req SchemaRequest) error
+	RequestSchema(ctx context.Context, table string, req control.SchemaRequest) error
 	// SchemaApplied answers schema requests: applied (errMsg empty, they go)
 	// or failed (they stay, carrying errMsg). Fenced by committer.
 	SchemaApplied(ctx context.Context, table string, ids []string, errMsg string, committer ledger.Assignment) error

@@ -6,27 +6,13 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/worker/control"
 )
-
-// TableControl is an operator's replicated control of a table, as set
-// through the admin API.
-type TableControl struct {
-	// Paused: ingestion stops on every node until a resume.
-	Paused bool
-	// RewindGen grows with every rewind of the table: a pipeline that sees
-	// it grow drops what it buffered and restarts every partition from the
-	// ledger's end, where the rewind put it.
-	RewindGen uint64
-	// ReplaceFrom, set while a replace rewind's delete is owed, holds the
-	// offsets from which the committer deletes rows before committing
-	// anything else.
-	ReplaceFrom map[ledger.TopicPartition]int64
-}
 
 // applyControl runs in the pipeline goroutine with the table's latest
 // control: a rewind resets the pipeline, a pause stops its fetchers and
 // drops what it buffered (it is fetched again from the ledger on resume).
-func (p *pipeline) applyControl(ctx context.Context, c TableControl) {
+func (p *pipeline) applyControl(ctx context.Context, c control.TableControl) {
 	if c.RewindGen > p.rewindGen {
 		p.rewindGen = c.RewindGen
 		p.log.Info("table rewound: restarting every partition from the ledger", "generation", c.RewindGen)
@@ -47,7 +33,7 @@ func (p *pipeline) applyControl(ctx context.Context, c TableControl) {
 
 // replaceDelete runs a replace rewind's delete on the committer; the commit
 // loop commits nothing else to the table until it succeeded.
-func (w *Worker) replaceDelete(ctx context.Context, table string, c TableControl, a ledger.Assignment, log *slog.Logger) error {
+func (w *Worker) replaceDelete(ctx context.Context, table string, c control.TableControl, a ledger.Assignment, log *slog.Logger) error {
 	start := time.Now()
 	n, err := w.sink.DeleteFrom(ctx, table, c.ReplaceFrom, c.RewindGen, a, time.Now())
 	if err != nil {

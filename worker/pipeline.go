@@ -17,6 +17,7 @@ import (
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/control"
 	"github.com/floe-io/floe/worker/internal/retry"
 	"github.com/floe-io/floe/worker/source"
 )
@@ -74,7 +75,7 @@ type pipeline struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 	restarting bool
-	control    chan TableControl // latest control; cap 1
+	control    chan control.TableControl // latest control; cap 1
 	// suspendedAt is the record a suspend stopped at.
 	suspendedAt *ledger.Range
 	// resumeGen is the table's replicated resume generation last seen: a
@@ -114,7 +115,7 @@ func newPipeline(w *Worker, spec sink.TableSpec, m config.Table) *pipeline {
 		in:      make(chan fetched, 4096),
 		assign:  make(chan map[ledger.TopicPartition]uint64, 1),
 		resumed: make(chan resumeState, 1),
-		control: make(chan TableControl, 1),
+		control: make(chan control.TableControl, 1),
 		parts:   map[ledger.TopicPartition]*partState{},
 		drained: make(chan struct{}),
 		table: sync.OnceValue(func() *status.Table {
@@ -141,7 +142,7 @@ func (p *pipeline) setAssignment(want map[ledger.TopicPartition]uint64) {
 
 // setControl hands the pipeline the table's latest control without
 // blocking: an older undelivered one is replaced.
-func (p *pipeline) setControl(c TableControl) {
+func (p *pipeline) setControl(c control.TableControl) {
 	for {
 		select {
 		case p.control <- c:

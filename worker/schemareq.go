@@ -9,6 +9,7 @@ import (
 
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/worker/control"
 )
 
 // Schema changes go through the table's single writer. A pipeline whose
@@ -36,7 +37,7 @@ func (p *pipeline) prepare(ctx context.Context, job *flushJob) error {
 		if cur == nil { // the first flush of a new table creates it
 			return p.w.sink.Prepare(ctx, p.spec, job.shape)
 		}
-		req := SchemaRequest{ID: job.id, Node: p.w.cfg.NodeID, Shape: job.shape}
+		req := control.SchemaRequest{ID: job.id, Node: p.w.cfg.NodeID, Shape: job.shape}
 		if err := p.w.prop.RequestSchema(ctx, p.spec.Key, req); err != nil {
 			return fmt.Errorf("requesting a schema change from the committer: %w", err)
 		}
@@ -46,7 +47,7 @@ func (p *pipeline) prepare(ctx context.Context, job *flushJob) error {
 	for {
 		changed := p.w.state.Watch()
 		reqs := p.w.state.SchemaRequests(p.spec.Key)
-		i := slices.IndexFunc(reqs, func(r SchemaRequest) bool { return r.ID == job.id })
+		i := slices.IndexFunc(reqs, func(r control.SchemaRequest) bool { return r.ID == job.id })
 		if i < 0 {
 			return nil // applied by the committer
 		}
@@ -79,7 +80,7 @@ func (e *committerSchemaError) isConfigIssue() bool {
 // applySchemas applies a table's pending schema requests as its committer
 // (a is the role the loop read), oldest first, and answers them. It
 // returns a fenced error when the role is stale.
-func (w *Worker) applySchemas(ctx context.Context, table string, a ledger.Assignment, reqs []SchemaRequest, log interface {
+func (w *Worker) applySchemas(ctx context.Context, table string, a ledger.Assignment, reqs []control.SchemaRequest, log interface {
 	Warn(string, ...any)
 	Info(string, ...any)
 }) error {
