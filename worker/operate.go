@@ -2,10 +2,7 @@ package worker
 
 import (
 	"context"
-	"log/slog"
-	"time"
 
-	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/worker/control"
 )
 
@@ -29,16 +26,4 @@ func (p *pipeline) applyControl(ctx context.Context, c control.TableControl) {
 	}
 	p.log.Info("table unpaused")
 	p.reconcile(ctx)
-}
-
-// replaceDelete runs a replace rewind's delete on the committer; the commit
-// loop commits nothing else to the table until it succeeded.
-func (w *Worker) replaceDelete(ctx context.Context, table string, c control.TableControl, a ledger.Assignment, log *slog.Logger) error {
-	start := time.Now()
-	n, err := w.sink.DeleteFrom(ctx, table, c.ReplaceFrom, c.RewindGen, a, time.Now())
-	if err != nil {
-		return err
-	}
-	log.Info("replace rewind: deleted rows from the new position on", "generation", c.RewindGen, "rows", n, "took", time.Since(start))
-	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/worker/control"
 )
@@ -75,48 +74,4 @@ func (e *committerSchemaError) Error() string {
 // issue (the mapping's partitioning).
 func (e *committerSchemaError) isConfigIssue() bool {
 	return strings.Contains(e.msg, sink.ErrConfig.Error())
-}
-
-// applySchemas applies a table's pending schema requests as its committer
-// (a is the role the loop read), oldest first, and answers them. It
-// returns a fenced error when the role is stale.
-func (w *Worker) applySchemas(ctx context.Context, table string, a ledger.Assignment, reqs []control.SchemaRequest, log interface {
-	Warn(string, ...any)
-	Info(string, ...any)
-}) error {
-	spec, ok := w.specOf(table)
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownTable, ledger.DisplayName(table))
-	}
-	var done []string
-	var failure error
-	for _, r := range reqs {
-		if err := w.sink.Prepare(fenceCtx(ctx, table, a), spec, r.Shape); err != nil {
-			failure = err
-			if len(done) == 0 && !w.fenced(err) && ctx.Err() == nil && r.Err != err.Error() {
-				_ = w.prop.SchemaApplied(ctx, table, []string{r.ID}, err.Error(), a) // shown to the requester
-			}
-			break
-		}
-		done = append(done, r.ID)
-	}
-	if len(done) > 0 {
-		if err := w.prop.SchemaApplied(ctx, table, done, "", a); err != nil {
-			return err
-		}
-		log.Info("applied schema requests", "requests", len(done))
-	}
-	return failure
-}
-
-// specOf returns the spec of a table some mapping routes into.
-func (w *Worker) specOf(table string) (sink.TableSpec, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, r := range w.routes {
-		if r.spec.Key == table {
-			return r.spec, true
-		}
-	}
-	return sink.TableSpec{}, false
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/commit"
 	"github.com/floe-io/floe/worker/internal/retry"
 )
 
@@ -74,10 +75,10 @@ type Worker struct {
 	reCache      map[string]*regexp.Regexp // regexes of API mappings
 	pipelines    map[string]*pipeline
 	commits      map[string]bool // tables with a committer loop
-	maintain     map[string]chan maintainReq
 	wg           sync.WaitGroup
 
-	rates *rates // bytes per second fetched per partition
+	rates     *rates            // bytes per second fetched per partition
+	committer *commit.Committer // the commit loops (worker/commit)
 
 	schemas  SchemaDecoder      // Schema Registry formats; see SetSchemaDecoder
 	dlqTopic DeadLetterProducer // dead-letter topics; see SetDeadLetterProducer
@@ -122,6 +123,10 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *statu
 		rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{}), runDone: make(chan struct{}),
 		rediscover: make(chan struct{}, 1),
 	}
+	w.committer = commit.New(commit.Config{
+		NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
+		ExpireInterval: cfg.ExpireInterval, OrphanInterval: cfg.OrphanInterval, IsFenced: cfg.IsFenced, OnCommit: cfg.OnCommit,
+	}, st, prop, sink, w.lookup, tracker, w.log)
 	for i, t := range cfg.Tables {
 		var re *regexp.Regexp
 		if t.TopicRegex != "" {
@@ -218,7 +223,7 @@ func (w *Worker) reconcile(ctx context.Context) {
 			w.wg.Add(1)
 			go func() {
 				defer w.wg.Done()
-				w.commitLoop(ctx, key)
+				w.committer.Run(ctx, key)
 			}()
 		}
 	}
@@ -250,16 +255,16 @@ func (w *Worker) restartPipeline(key string, p *pipeline) {
 	}()
 }
 
-// mappingOf returns the mapping that routes into a table.
-func (w *Worker) mappingOf(table string) (config.Table, bool) {
+// lookup returns the spec and mapping of a table some mapping routes into.
+func (w *Worker) lookup(table string) (sink.TableSpec, config.Table, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, r := range w.routes {
 		if r.spec.Key == table {
-			return r.mapping, true
+			return r.spec, r.mapping, true
 		}
 	}
-	return config.Table{}, false
+	return sink.TableSpec{}, config.Table{}, false
 }
 
 // mappingRef is a mapping with its compiled topic regex (nil for a topic).

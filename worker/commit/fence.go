@@ -1,4 +1,4 @@
-package worker
+package commit
 
 import (
 	"context"
@@ -21,6 +21,6 @@ func fenceCtx(ctx context.Context, table string, a ledger.Assignment) context.Co
 
 // fenced reports whether a commit error means this node's committer role
 // is stale, per the classifier the node wired (none: never).
-func (w *Worker) fenced(err error) bool {
-	return err != nil && w.cfg.IsFenced != nil && w.cfg.IsFenced(err)
+func (c *Committer) fenced(err error) bool {
+	return err != nil && c.cfg.IsFenced != nil && c.cfg.IsFenced(err)
 }
