@@ -10,15 +10,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/commit"
+	"github.com/floe-io/floe/worker/ingest"
 	"github.com/floe-io/floe/worker/internal/retry"
 )
 
@@ -62,7 +61,6 @@ type Worker struct {
 	sink   Sink
 	status *status.Tracker
 	log    *slog.Logger
-	mem    atomic.Int64 // bytes buffered across all pipelines
 
 	mu      sync.Mutex
 	routes  map[string]route // topic -> route
@@ -73,26 +71,30 @@ type Worker struct {
 	lastMappings []config.Table
 	reMu         sync.Mutex
 	reCache      map[string]*regexp.Regexp // regexes of API mappings
-	pipelines    map[string]*pipeline
+	pipelines    map[string]*running
 	commits      map[string]bool // tables with a committer loop
 	wg           sync.WaitGroup
 
-	rates     *rates            // bytes per second fetched per partition
-	committer *commit.Committer // the commit loops (worker/commit)
+	// ingest is what the pipelines (worker/ingest) share: dependencies,
+	// buffered memory, rates and the drain; committer runs the commit
+	// loops (worker/commit).
+	ingest    *ingest.Node
+	committer *commit.Committer
 
-	schemas  SchemaDecoder      // Schema Registry formats; see SetSchemaDecoder
-	dlqTopic DeadLetterProducer // dead-letter topics; see SetDeadLetterProducer
-
-	// Drain: draining is set first so no pipeline starts a fetcher once
-	// Drain has begun, then drainCh is closed to make every pipeline stop
-	// its fetchers and flush what it buffered.
-	draining  atomic.Bool
-	drainCh   chan struct{}
-	drainOnce sync.Once
 	// runDone is closed when Run returns, so Drain does not wait for
 	// commit loops and pipelines that are gone.
 	runDone chan struct{}
 	runOnce sync.Once
+}
+
+// running is a started pipeline: cancel stops it, done is closed when it
+// has; restarting: its mapping changed and it is stopping
+// (restartPipeline).
+type running struct {
+	*ingest.Pipeline
+	cancel     context.CancelFunc
+	done       chan struct{}
+	restarting bool
 }
 
 type route struct {
@@ -119,10 +121,16 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *statu
 	}
 	w := &Worker{
 		cfg: cfg, kafka: k, state: st, prop: prop, sink: sink, status: tracker, log: log.With("node", cfg.NodeID),
-		routes: map[string]route{}, pipelines: map[string]*pipeline{}, commits: map[string]bool{},
-		rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{}), runDone: make(chan struct{}),
+		routes: map[string]route{}, pipelines: map[string]*running{}, commits: map[string]bool{},
+		runDone:    make(chan struct{}),
 		rediscover: make(chan struct{}, 1),
 	}
+	w.ingest = &ingest.Node{
+		Config: ingest.Config{NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
+			MemoryBudget: cfg.MemoryBudget, ReaderErrorGrace: cfg.ReaderErrorGrace},
+		Kafka: k, State: st, Proposer: prop, Sink: sink, Status: tracker, Log: w.log,
+	}
+	w.ingest.Init()
 	w.committer = commit.New(commit.Config{
 		NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
 		ExpireInterval: cfg.ExpireInterval, OrphanInterval: cfg.OrphanInterval, IsFenced: cfg.IsFenced, OnCommit: cfg.OnCommit,
@@ -196,27 +204,11 @@ func (w *Worker) reconcile(ctx context.Context) {
 	}
 	for _, r := range w.routes {
 		key := r.spec.Key
-		if p, ok := w.pipelines[key]; ok && !p.restarting && !reflect.DeepEqual(p.mapping, r.mapping) {
+		if p, ok := w.pipelines[key]; ok && !p.restarting && !reflect.DeepEqual(p.Mapping(), r.mapping) {
 			w.restartPipeline(key, p)
 		}
 		if _, ok := w.pipelines[key]; !ok {
-			p := newPipeline(w, r.spec, r.mapping)
-			pctx, cancel := context.WithCancel(ctx)
-			p.cancel, p.done = cancel, make(chan struct{})
-			// Resumes before the pipeline started concern no suspension of
-			// its own; their skips still apply.
-			p.resumeGen, p.skips = w.state.Resume(key)
-			// Likewise rewinds made before it started: it starts from the
-			// ledger anyway.
-			ctl := w.state.Control(key)
-			p.rewindGen, p.paused = ctl.RewindGen, ctl.Paused
-			w.pipelines[key] = p
-			w.wg.Add(1)
-			go func() {
-				defer w.wg.Done()
-				defer close(p.done)
-				p.run(pctx)
-			}()
+			w.startPipeline(ctx, r)
 		}
 		if !w.commits[key] {
 			w.commits[key] = true
@@ -228,21 +220,43 @@ func (w *Worker) reconcile(ctx context.Context) {
 		}
 	}
 	for key, p := range w.pipelines {
-		p.setAssignment(perTable[key])
-		gen, skips := w.state.Resume(key)
-		p.setResume(resumeState{gen: gen, skips: skips})
-		p.setControl(w.state.Control(key))
+		p.SetAssignment(perTable[key])
+		p.SetResume(w.state.Resume(key))
+		p.SetControl(w.state.Control(key))
 	}
+}
+
+// startPipeline starts the pipeline of a route's table. Called with w.mu
+// held.
+func (w *Worker) startPipeline(ctx context.Context, r route) {
+	key := r.spec.Key
+	// Resumes and rewinds made before the pipeline started concern no
+	// suspension of its own; their skips still apply.
+	gen, skips := w.state.Resume(key)
+	ctl := w.state.Control(key)
+	p := &running{
+		Pipeline: ingest.NewPipeline(w.ingest, r.spec, r.mapping, ingest.Start{ResumeGen: gen, Skips: skips, RewindGen: ctl.RewindGen, Paused: ctl.Paused}),
+		done:     make(chan struct{}),
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	p.cancel = cancel
+	w.pipelines[key] = p
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer close(p.done)
+		p.Run(pctx)
+	}()
 }
 
 // restartPipeline stops a pipeline whose mapping changed (an update through
 // the admin API) and forgets it once it has stopped, so the next reconcile
 // starts one with the new mapping from the ledger's end. Records it buffered
 // but did not record are fetched again. Called with w.mu held.
-func (w *Worker) restartPipeline(key string, p *pipeline) {
+func (w *Worker) restartPipeline(key string, p *running) {
 	p.restarting = true
 	p.cancel()
-	p.log.Info("mapping changed: restarting the table's pipeline")
+	w.log.Info("mapping changed: restarting the table's pipeline", "table", ledger.DisplayName(key))
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
@@ -510,12 +524,18 @@ func (w *Worker) refreshWatermarks(ctx context.Context, routes map[string]route)
 	}
 }
 
-// DeadLetterProducer writes dead letters to a Kafka topic, besides the
-// dead-letter table (error mode log with dead_letter_topic set).
-type DeadLetterProducer interface {
-	Produce(ctx context.Context, topic string, recs []*records.Record) error
-}
-
 // SetDeadLetterProducer gives the worker the producer of dead-letter topics.
 // Call it before Run; tables with a dead_letter_topic need it.
-func (w *Worker) SetDeadLetterProducer(p DeadLetterProducer) { w.dlqTopic = p }
+func (w *Worker) SetDeadLetterProducer(p ingest.DeadLetterProducer) { w.ingest.DeadLetters = p }
+
+// SetSchemaDecoder gives the worker the decoder of the Schema Registry
+// formats. Call it before Run; without it those tables wait with a
+// CONFIG_ISSUE.
+func (w *Worker) SetSchemaDecoder(d ingest.SchemaDecoder) { w.ingest.Schemas = d }
+
+// Rates returns the bytes per second (key and value) fetched from each
+// partition this node currently fetches, as a moving average with a 30 s
+// half-life. A partition that stops receiving decays toward zero. The
+// assignment leader uses it to balance partitions by throughput rather
+// than by count.
+func (w *Worker) Rates() map[ledger.TopicPartition]float64 { return w.ingest.Rates() }

@@ -24,7 +24,7 @@ import (
 	"github.com/floe-io/floe/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	sinkapi "github.com/floe-io/floe/sinks/sink"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/worker/ingest"
 	"github.com/floe-io/floe/worker/source"
 )
 
@@ -162,7 +162,7 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 	spec := sinkapi.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "json"}
 	shape := &records.Shape{Kind: records.Struct}
 	// Create the table with its columns first, outside the timing.
-	if _, err := worker.DecodeJSON(shape, values[0]); err != nil {
+	if _, err := ingest.DecodeJSON(shape, values[0]); err != nil {
 		return 0, err
 	}
 	if err := sink.Prepare(ctx, spec, shape); err != nil {
@@ -174,7 +174,7 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 	for i := 0; i < len(values); i += batch {
 		recs := make([]*records.Record, 0, batch)
 		for j := i; j < min(i+batch, len(values)); j++ {
-			v, err := worker.DecodeJSON(shape, values[j])
+			v, err := ingest.DecodeJSON(shape, values[j])
 			if err != nil {
 				return 0, err
 			}

@@ -1,4 +1,4 @@
-package worker
+package ingest
 
 import (
 	"context"
@@ -13,11 +13,6 @@ import (
 	"github.com/floe-io/floe/worker/internal/retry"
 	"github.com/floe-io/floe/worker/source"
 )
-
-// SetSchemaDecoder gives the worker the decoder of the Schema Registry
-// formats. Call it before Run; without it those tables wait with a
-// CONFIG_ISSUE.
-func (w *Worker) SetSchemaDecoder(d SchemaDecoder) { w.schemas = d }
 
 // outcome is what became of a fetched record.
 type outcome uint8
@@ -37,8 +32,8 @@ const (
 // decodeSchema decodes a record of a registry format into rec. A bad
 // record returns its error with outcome decoded; a registry failure
 // returns held; an incompatible schema returns paused.
-func (p *pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m source.Message, rec *records.Record) (outcome, error) {
-	dec := p.w.schemas
+func (p *Pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m source.Message, rec *records.Record) (outcome, error) {
+	dec := p.n.Schemas
 	if dec == nil {
 		return held, errors.New("no schema registry is configured (schema_registry.url)")
 	}
@@ -90,7 +85,7 @@ func (p *pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m
 // hold keeps a record whose decoding failed for a reason outside it (the
 // registry down or slow): nothing more is consumed until it decodes, which
 // is retried with backoff, and the table shows DEGRADED meanwhile.
-func (p *pipeline) hold(f fetched, err error) {
+func (p *Pipeline) hold(f fetched, err error) {
 	if p.holdBackoff == nil {
 		p.holdBackoff = retry.New()
 	}
@@ -102,7 +97,7 @@ func (p *pipeline) hold(f fetched, err error) {
 }
 
 // retryHeld handles the held record again once its backoff has passed.
-func (p *pipeline) retryHeld(ctx context.Context) {
+func (p *Pipeline) retryHeld(ctx context.Context) {
 	if p.held == nil || time.Now().Before(p.heldUntil) {
 		return
 	}
@@ -119,7 +114,7 @@ func (p *pipeline) retryHeld(ctx context.Context) {
 // partitions stop, and the table shows CONFIG_ISSUE with the reason until
 // an operator resumes it (after evolving the table by hand or resetting
 // the topic). Other topics of the table go on.
-func (p *pipeline) pauseTopic(ctx context.Context, tp ledger.TopicPartition, offset int64, err error) {
+func (p *Pipeline) pauseTopic(ctx context.Context, tp ledger.TopicPartition, offset int64, err error) {
 	reason := fmt.Sprintf("%s partition %d offset %d: %v", tp.Topic, tp.Partition, offset, err)
 	if p.pausedTopics == nil {
 		p.pausedTopics = map[string]string{}

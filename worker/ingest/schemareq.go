@@ -1,4 +1,4 @@
-package worker
+package ingest
 
 import (
 	"context"
@@ -24,28 +24,28 @@ import (
 // them.
 
 // prepare makes the table ready for a flush that needs it prepared.
-func (p *pipeline) prepare(ctx context.Context, job *flushJob) error {
+func (p *Pipeline) prepare(ctx context.Context, job *flushJob) error {
 	if !job.requested {
 		if p.spec.Format == "raw" || job.shape == nil || !job.shape.HasUncommitted() {
-			return p.w.sink.Prepare(ctx, p.spec, job.shape)
+			return p.n.Sink.Prepare(ctx, p.spec, job.shape)
 		}
-		cur, err := p.w.sink.Shape(ctx, p.spec)
+		cur, err := p.n.Sink.Shape(ctx, p.spec)
 		if err != nil {
 			return err
 		}
 		if cur == nil { // the first flush of a new table creates it
-			return p.w.sink.Prepare(ctx, p.spec, job.shape)
+			return p.n.Sink.Prepare(ctx, p.spec, job.shape)
 		}
-		req := control.SchemaRequest{ID: job.id, Node: p.w.cfg.NodeID, Shape: job.shape}
-		if err := p.w.prop.RequestSchema(ctx, p.spec.Key, req); err != nil {
+		req := control.SchemaRequest{ID: job.id, Node: p.n.Config.NodeID, Shape: job.shape}
+		if err := p.n.Proposer.RequestSchema(ctx, p.spec.Key, req); err != nil {
 			return fmt.Errorf("requesting a schema change from the committer: %w", err)
 		}
 		job.requested = true
 		p.log.Info("schema change requested from the committer", "request", job.id, "shape", job.shape.String())
 	}
 	for {
-		changed := p.w.state.Watch()
-		reqs := p.w.state.SchemaRequests(p.spec.Key)
+		changed := p.n.State.Watch()
+		reqs := p.n.State.SchemaRequests(p.spec.Key)
 		i := slices.IndexFunc(reqs, func(r control.SchemaRequest) bool { return r.ID == job.id })
 		if i < 0 {
 			return nil // applied by the committer

@@ -1,4 +1,4 @@
-package worker
+package ingest
 
 import (
 	"math"
@@ -98,10 +98,3 @@ func (r *rates) snapshot() map[ledger.TopicPartition]float64 {
 	}
 	return out
 }
-
-// Rates returns the bytes per second (key and value) fetched from each
-// partition this node currently fetches, as a moving average with a 30 s
-// half-life. A partition that stops receiving decays toward zero. The
-// assignment leader uses it to balance partitions by throughput rather
-// than by count.
-func (w *Worker) Rates() map[ledger.TopicPartition]float64 { return w.rates.snapshot() }

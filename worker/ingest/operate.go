@@ -1,4 +1,4 @@
-package worker
+package ingest
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 // applyControl runs in the pipeline goroutine with the table's latest
 // control: a rewind resets the pipeline, a pause stops its fetchers and
 // drops what it buffered (it is fetched again from the ledger on resume).
-func (p *pipeline) applyControl(ctx context.Context, c control.TableControl) {
+func (p *Pipeline) applyControl(ctx context.Context, c control.TableControl) {
 	if c.RewindGen > p.rewindGen {
 		p.rewindGen = c.RewindGen
 		p.log.Info("table rewound: restarting every partition from the ledger", "generation", c.RewindGen)

@@ -1,4 +1,4 @@
-package worker
+package ingest
 
 import (
 	"context"
@@ -45,11 +45,12 @@ type partState struct {
 	stopped bool
 }
 
-// pipeline buffers the records of one table fetched by this node and flushes
+// Pipeline buffers the records of one table fetched by this node and flushes
 // them as one data file per flush, for all of the node's partitions of the
-// table together. One goroutine owns all of its fields.
-type pipeline struct {
-	w       *Worker
+// table together. One goroutine (Run) owns all of its fields; the Set
+// methods hand it news without blocking.
+type Pipeline struct {
+	n       *Node
 	spec    sink.TableSpec
 	mapping config.Table
 	log     *slog.Logger
@@ -70,12 +71,7 @@ type pipeline struct {
 	// operate.go.
 	paused    bool
 	rewindGen uint64
-	// cancel stops the pipeline, done is closed when it has; restarting:
-	// its mapping changed and it is stopping (worker.restartPipeline).
-	cancel     context.CancelFunc
-	done       chan struct{}
-	restarting bool
-	control    chan control.TableControl // latest control; cap 1
+	control   chan control.TableControl // latest control; cap 1
 	// suspendedAt is the record a suspend stopped at.
 	suspendedAt *ledger.Range
 	// resumeGen is the table's replicated resume generation last seen: a
@@ -108,10 +104,24 @@ type pipeline struct {
 	table func() *status.Table
 }
 
-func newPipeline(w *Worker, spec sink.TableSpec, m config.Table) *pipeline {
-	return &pipeline{
-		w: w, spec: spec, mapping: m,
-		log:     w.log.With("table", ledger.DisplayName(spec.Key)),
+// Start is where a new pipeline begins: the table's resume generation and
+// skips, and its rewind generation and pause, as the replicated state
+// shows them when it starts. Resumes and rewinds made before it started
+// concern no suspension of its own (it starts from the ledger anyway);
+// their skips still apply.
+type Start struct {
+	ResumeGen uint64
+	Skips     map[ledger.TopicPartition]int64
+	RewindGen uint64
+	Paused    bool
+}
+
+// NewPipeline returns the pipeline of one table; Run runs it.
+func NewPipeline(n *Node, spec sink.TableSpec, m config.Table, start Start) *Pipeline {
+	return &Pipeline{
+		n: n, spec: spec, mapping: m,
+		resumeGen: start.ResumeGen, skips: start.Skips, rewindGen: start.RewindGen, paused: start.Paused,
+		log:     n.Log.With("table", ledger.DisplayName(spec.Key)),
 		in:      make(chan fetched, 4096),
 		assign:  make(chan map[ledger.TopicPartition]uint64, 1),
 		resumed: make(chan resumeState, 1),
@@ -119,14 +129,24 @@ func newPipeline(w *Worker, spec sink.TableSpec, m config.Table) *pipeline {
 		parts:   map[ledger.TopicPartition]*partState{},
 		drained: make(chan struct{}),
 		table: sync.OnceValue(func() *status.Table {
-			return w.status.Table(spec.Key, ledger.DisplayName(spec.Key))
+			return n.Status.Table(spec.Key, ledger.DisplayName(spec.Key))
 		}),
 	}
 }
 
-// setAssignment hands the pipeline its latest desired partitions without
+// Spec returns the table the pipeline writes.
+func (p *Pipeline) Spec() sink.TableSpec { return p.spec }
+
+// Mapping returns the mapping the pipeline was started with.
+func (p *Pipeline) Mapping() config.Table { return p.mapping }
+
+// Drained is closed once the pipeline has stopped fetching for good and
+// its buffer is flushed and recorded (or refused), after Node.Drain.
+func (p *Pipeline) Drained() <-chan struct{} { return p.drained }
+
+// SetAssignment hands the pipeline its latest desired partitions without
 // blocking: an older undelivered assignment is replaced.
-func (p *pipeline) setAssignment(want map[ledger.TopicPartition]uint64) {
+func (p *Pipeline) SetAssignment(want map[ledger.TopicPartition]uint64) {
 	for {
 		select {
 		case p.assign <- want:
@@ -140,9 +160,9 @@ func (p *pipeline) setAssignment(want map[ledger.TopicPartition]uint64) {
 	}
 }
 
-// setControl hands the pipeline the table's latest control without
+// SetControl hands the pipeline the table's latest control without
 // blocking: an older undelivered one is replaced.
-func (p *pipeline) setControl(c control.TableControl) {
+func (p *Pipeline) SetControl(c control.TableControl) {
 	for {
 		select {
 		case p.control <- c:
@@ -156,11 +176,11 @@ func (p *pipeline) setControl(c control.TableControl) {
 	}
 }
 
-func (p *pipeline) status(fn func(*status.TableStatus)) {
+func (p *Pipeline) status(fn func(*status.TableStatus)) {
 	p.table().Update(fn)
 }
 
-func (p *pipeline) run(ctx context.Context) {
+func (p *Pipeline) Run(ctx context.Context) {
 	defer func() {
 		if p.inflight != nil {
 			<-p.inflight // ctx is done: the flush goroutine returns promptly
@@ -171,11 +191,11 @@ func (p *pipeline) run(ctx context.Context) {
 	if !p.loadShape(ctx) {
 		return
 	}
-	tick := time.NewTicker(p.w.cfg.CommitInterval)
+	tick := time.NewTicker(p.n.Config.CommitInterval)
 	defer tick.Stop()
 	retry := time.NewTicker(time.Second)
 	defer retry.Stop()
-	drain := p.w.drainCh // nil once handled: a closed channel is always ready
+	drain := p.n.drainCh // nil once handled: a closed channel is always ready
 	for {
 		in := p.in
 		if p.held != nil {
@@ -212,13 +232,13 @@ func (p *pipeline) run(ctx context.Context) {
 
 // loadShape reads the table's current columns, retrying while storage or
 // the catalog is unavailable.
-func (p *pipeline) loadShape(ctx context.Context) bool {
+func (p *Pipeline) loadShape(ctx context.Context) bool {
 	if p.spec.Format == "raw" {
 		return true
 	}
 	b := retry.New()
 	for {
-		s, err := p.w.sink.Shape(ctx, p.spec)
+		s, err := p.n.Sink.Shape(ctx, p.spec)
 		if err == nil {
 			if s == nil {
 				s = &records.Shape{Kind: records.Struct}
@@ -237,7 +257,7 @@ func (p *pipeline) loadShape(ctx context.Context) bool {
 
 // reconcile starts and stops fetchers so that exactly the wanted partitions,
 // at the wanted epochs, are fetched.
-func (p *pipeline) reconcile(ctx context.Context) {
+func (p *Pipeline) reconcile(ctx context.Context) {
 	for tp, ps := range p.parts {
 		if e, ok := p.want[tp]; !ok || e != ps.epoch {
 			p.stopPartition(ps)
@@ -247,7 +267,7 @@ func (p *pipeline) reconcile(ctx context.Context) {
 		}
 	}
 	// A draining worker never fetches again, whatever the state assigns.
-	if p.suspended || p.paused || p.w.draining.Load() {
+	if p.suspended || p.paused || p.n.draining.Load() {
 		return
 	}
 	var missing []ledger.TopicPartition
@@ -278,11 +298,11 @@ func (p *pipeline) reconcile(ctx context.Context) {
 
 // startOffsets returns where each partition resumes: the ledger's end when
 // the table knows the partition, else the mapping's start offset in Kafka.
-func (p *pipeline) startOffsets(ctx context.Context, tps []ledger.TopicPartition) (map[ledger.TopicPartition]int64, error) {
+func (p *Pipeline) startOffsets(ctx context.Context, tps []ledger.TopicPartition) (map[ledger.TopicPartition]int64, error) {
 	out := map[ledger.TopicPartition]int64{}
 	unknown := map[string][]int32{}
 	for _, tp := range tps {
-		if o, ok := p.w.state.Position(p.spec.Key, tp); ok {
+		if o, ok := p.n.State.Position(p.spec.Key, tp); ok {
 			out[tp] = o.End
 		} else {
 			unknown[tp.Topic] = append(unknown[tp.Topic], tp.Partition)
@@ -290,7 +310,7 @@ func (p *pipeline) startOffsets(ctx context.Context, tps []ledger.TopicPartition
 	}
 	var firstErr error
 	for topic, parts := range unknown {
-		offs, err := p.w.kafka.Offsets(ctx, topic, parts, p.mapping.StartOffset == "latest")
+		offs, err := p.n.Kafka.Offsets(ctx, topic, parts, p.mapping.StartOffset == "latest")
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
@@ -301,11 +321,11 @@ func (p *pipeline) startOffsets(ctx context.Context, tps []ledger.TopicPartition
 	return out, firstErr
 }
 
-func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition, epoch uint64, from int64) {
+func (p *Pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition, epoch uint64, from int64) {
 	p.gen++
 	fctx, cancel := context.WithCancel(ctx)
 	ps := &partState{tp: tp, epoch: epoch, gen: p.gen, from: from, next: from, stop: cancel, done: make(chan struct{}),
-		meter: p.w.rates.acquire(tp)}
+		meter: p.n.rates.acquire(tp)}
 	p.parts[tp] = ps
 	p.status(func(t *status.TableStatus) {
 		t.Partitions[tp.String()] = &status.PartitionStatus{Topic: tp.Topic, Partition: tp.Partition, Epoch: epoch, Fetched: from}
@@ -330,16 +350,16 @@ func (p *pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 			// what kafka-go reports against some brokers; nothing is
 			// waiting to be read, so it is not a problem.
 			idle := ps.HighWatermark > 0 && ps.Fetched >= ps.HighWatermark && strings.Contains(err.Error(), "i/o timeout")
-			if !idle && now.Sub(ps.ErrorSince) >= p.w.cfg.ReaderErrorGrace {
+			if !idle && now.Sub(ps.ErrorSince) >= p.n.Config.ReaderErrorGrace {
 				t.Problem("kafka "+tp.String(), err.Error())
 			}
 		})
 	}
-	r := p.w.kafka.NewReader(tp, from, onError)
+	r := p.n.Kafka.NewReader(tp, from, onError)
 	go p.fetch(fctx, ps.gen, tp, r, ps.done)
 }
 
-func (p *pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartition, r source.PartitionReader, done chan struct{}) {
+func (p *Pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartition, r source.PartitionReader, done chan struct{}) {
 	defer close(done)
 	defer r.Close()
 	b := retry.New()
@@ -366,17 +386,17 @@ func (p *pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartiti
 
 // stopPartition stops a partition's fetcher and waits for it; stopping it
 // again is a no-op.
-func (p *pipeline) stopPartition(ps *partState) {
+func (p *Pipeline) stopPartition(ps *partState) {
 	if ps.stopped {
 		return
 	}
 	ps.stop()
 	<-ps.done
 	ps.stopped = true
-	p.w.rates.release(ps.meter)
+	p.n.rates.release(ps.meter)
 }
 
-func (p *pipeline) stopAll() {
+func (p *Pipeline) stopAll() {
 	for tp, ps := range p.parts {
 		p.stopPartition(ps)
 		delete(p.parts, tp)
@@ -385,12 +405,12 @@ func (p *pipeline) stopAll() {
 
 // dropBuffered forgets the unrecorded records of a partition this node no
 // longer holds; its new holder fetches them again from the ledger's end.
-func (p *pipeline) dropBuffered(tp ledger.TopicPartition) {
+func (p *Pipeline) dropBuffered(tp ledger.TopicPartition) {
 	keep := func(rs []*records.Record) []*records.Record {
 		return slices.DeleteFunc(rs, func(r *records.Record) bool {
 			if r.Topic == tp.Topic && r.Partition == tp.Partition {
 				p.bytes -= r.Mem
-				p.w.mem.Add(-r.Mem)
+				p.n.mem.Add(-r.Mem)
 				return true
 			}
 			return false
@@ -400,7 +420,7 @@ func (p *pipeline) dropBuffered(tp ledger.TopicPartition) {
 }
 
 // handle decodes one fetched record into the buffer.
-func (p *pipeline) handle(ctx context.Context, f fetched) {
+func (p *Pipeline) handle(ctx context.Context, f fetched) {
 	ps, ok := p.parts[f.tp]
 	if !ok || ps.gen != f.gen || p.suspended || f.msg.Offset < ps.next {
 		return // from a stopped fetcher, or already consumed
@@ -469,7 +489,7 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 	if rec != nil {
 		rec.Mem = size
 		p.bytes += size
-		p.w.mem.Add(size)
+		p.n.mem.Add(size)
 	}
 	ps.next = m.Offset + 1
 	ps.meter.add(int64(len(m.Key) + len(m.Value)))
@@ -489,14 +509,14 @@ func (p *pipeline) handle(ctx context.Context, f fetched) {
 			}
 		}
 	})
-	if p.bytes >= int64(p.w.cfg.TargetFileSize) || p.w.mem.Load() > int64(p.w.cfg.MemoryBudget) {
+	if p.bytes >= int64(p.n.Config.TargetFileSize) || p.n.mem.Load() > int64(p.n.Config.MemoryBudget) {
 		p.flush(ctx, false)
 	}
 }
 
 // suspend stops the table at a bad record: what came before it is flushed,
 // nothing after it is consumed until an operator intervenes.
-func (p *pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset int64, err error) {
+func (p *Pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset int64, err error) {
 	p.flush(ctx, true)
 	p.suspended = true
 	p.suspendedAt = &ledger.Range{TopicPartition: tp, From: offset, To: offset + 1}
@@ -540,7 +560,7 @@ type flushResult struct {
 // Parquet encoding overlap on separate cores. At most one flush is in
 // flight; a flush that changes the schema, and any flush with wait set,
 // completes before flush returns.
-func (p *pipeline) flush(ctx context.Context, wait bool) {
+func (p *Pipeline) flush(ctx context.Context, wait bool) {
 	if p.inflight != nil {
 		p.await(ctx)
 	}
@@ -582,16 +602,16 @@ func (p *pipeline) flush(ctx context.Context, wait bool) {
 }
 
 // await waits for the flush in flight and applies its result.
-func (p *pipeline) await(ctx context.Context) {
+func (p *Pipeline) await(ctx context.Context) {
 	res := <-p.inflight
 	p.finish(ctx, res)
 }
 
 // finish applies a flush result in the pipeline goroutine.
-func (p *pipeline) finish(ctx context.Context, res flushResult) {
+func (p *Pipeline) finish(ctx context.Context, res flushResult) {
 	p.inflight = nil
 	job := res.job
-	p.w.mem.Add(-job.bytes)
+	p.n.mem.Add(-job.bytes)
 	switch {
 	case res.aborted:
 		return
@@ -638,7 +658,7 @@ func commitFields(live, prepared *records.Shape) {
 // runJob writes and records one flush, retrying failures with backoff until
 // it succeeds, the ledger refuses the entry, or ctx ends. It runs on its own
 // goroutine and touches no pipeline state.
-func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
+func (p *Pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 	var files, dlqFiles []ledger.FileDescriptor
 	dlqSent := false
 	b := retry.New()
@@ -669,7 +689,7 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 			})
 		}
 		if len(job.buf) > 0 && files == nil {
-			fs, err := p.w.sink.Write(ctx, p.spec, job.id, job.buf)
+			fs, err := p.n.Sink.Write(ctx, p.spec, job.id, job.buf)
 			if err != nil {
 				if !fail("storage", err) {
 					return flushResult{job: job, aborted: true}
@@ -679,7 +699,7 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 			files = fs
 		}
 		if len(job.dlq) > 0 && dlqFiles == nil {
-			fs, err := p.w.sink.WriteDLQ(ctx, p.spec, job.id, job.dlq)
+			fs, err := p.n.Sink.WriteDLQ(ctx, p.spec, job.id, job.dlq)
 			if err != nil {
 				if !fail("storage", err) {
 					return flushResult{job: job, aborted: true}
@@ -693,13 +713,13 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 		// recorded: at least once (a retry after a crash writes them again),
 		// never lost.
 		if topic := p.mapping.DeadLetterTopic; topic != "" && len(job.dlq) > 0 && !dlqSent {
-			if p.w.dlqTopic == nil {
+			if p.n.DeadLetters == nil {
 				if !fail("dead-letter topic", errors.New("no dead-letter producer is configured")) {
 					return flushResult{job: job, aborted: true}
 				}
 				continue
 			}
-			if err := p.w.dlqTopic.Produce(ctx, topic, job.dlq); err != nil {
+			if err := p.n.DeadLetters.Produce(ctx, topic, job.dlq); err != nil {
 				if !fail("dead-letter topic", err) {
 					return flushResult{job: job, aborted: true}
 				}
@@ -709,11 +729,11 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 			p.status(func(t *status.TableStatus) { t.Problem("dead-letter topic", "") })
 		}
 		entry := ledger.Entry{
-			ID: job.id, Node: p.w.cfg.NodeID, Files: files, DLQFiles: dlqFiles, Ranges: job.ranges,
+			ID: job.id, Node: p.n.Config.NodeID, Files: files, DLQFiles: dlqFiles, Ranges: job.ranges,
 			Records: int64(len(job.buf)), DLQ: int64(len(job.dlq)), Bytes: job.bytes,
 			WrittenAt: time.Now().UnixMilli(), MaxTimestamp: job.maxTS,
 		}
-		err := p.w.prop.RecordFiles(ctx, p.spec.Key, entry)
+		err := p.n.Proposer.RecordFiles(ctx, p.spec.Key, entry)
 		if err != nil && ledger.Refused(err) {
 			return flushResult{job: job, refused: err}
 		}
@@ -733,16 +753,16 @@ func (p *pipeline) runJob(ctx context.Context, job *flushJob) flushResult {
 
 // resetAll drops everything buffered and restarts every partition from the
 // ledger's end.
-func (p *pipeline) resetAll(ctx context.Context) {
+func (p *Pipeline) resetAll(ctx context.Context) {
 	if p.inflight != nil {
 		// A later flush chained on the refused one: wait for it (it will
 		// be refused too, or its files become orphans) before resetting.
 		res := <-p.inflight
 		p.inflight = nil
-		p.w.mem.Add(-res.job.bytes)
+		p.n.mem.Add(-res.job.bytes)
 	}
 	p.stopAll()
-	p.w.mem.Add(-p.bytes)
+	p.n.mem.Add(-p.bytes)
 	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0
 	p.reconcile(ctx)
 }
