@@ -27,6 +27,9 @@ type fakeKafka struct {
 
 	readers int // NewReader calls
 	reads   int // Read calls, blocked ones included
+	// open counts the readers of each partition not closed yet: a test
+	// that asserts nothing more is fetched waits for them to close.
+	open map[ledger.TopicPartition]int
 }
 
 func newFakeKafka() *fakeKafka {
@@ -82,6 +85,10 @@ func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, onErr func
 	}
 	k.onErr[tp] = onErr
 	k.readers++
+	if k.open == nil {
+		k.open = map[ledger.TopicPartition]int{}
+	}
+	k.open[tp]++
 	k.mu.Unlock()
 	return &fakeReader{k: k, tp: tp, next: offset}
 }
@@ -125,7 +132,27 @@ func (r *fakeReader) Read(ctx context.Context) (source.Message, error) {
 	}
 }
 
-func (r *fakeReader) Close() error { return nil }
+func (r *fakeReader) Close() error {
+	r.k.mu.Lock()
+	defer r.k.mu.Unlock()
+	r.k.open[r.tp]--
+	return nil
+}
+
+// openReaders returns how many readers of tp (of any partition when tp is
+// nil) are open.
+func (k *fakeKafka) openReaders(tp *ledger.TopicPartition) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if tp != nil {
+		return k.open[*tp]
+	}
+	n := 0
+	for _, c := range k.open {
+		n += c
+	}
+	return n
+}
 
 // counts returns how many readers were created and reads made so far.
 func (k *fakeKafka) counts() (readers, reads int) {

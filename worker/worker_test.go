@@ -157,7 +157,9 @@ func TestSuspendMode(t *testing.T) {
 		t.Fatalf("reason %q", ts[key].Reason)
 	}
 	eventually(t, "prefix committed", func() bool { return committedCount(h, key) == 12 })
-	time.Sleep(200 * time.Millisecond)
+	// With every reader closed nothing more can be fetched, so nothing past
+	// the bad record can be recorded: no need to wait and see.
+	eventually(t, "fetchers stopped", func() bool { return h.k.openReaders(nil) == 0 })
 	o, _ := h.c.Position(key, ledger.TopicPartition{Topic: "orders", Partition: 0})
 	if o.End != 12 || committedCount(h, key) != 12 {
 		t.Fatalf("went past the bad record: %+v, %d rows", o, committedCount(h, key))
@@ -210,7 +212,11 @@ func TestMovedPartitionStopsFetching(t *testing.T) {
 		o, _ := h.c.Position(key, ledger.TopicPartition{Topic: "orders", Partition: 0})
 		return o.Committed == 20
 	})
-	time.Sleep(200 * time.Millisecond)
+	// One flush carries all of the node's partitions of a table, so the
+	// flushes that recorded partition 0's new records would have carried
+	// partition 1 had n1 still fetched it; and with its reader closed n1
+	// cannot fetch it any more. No need to wait and see.
+	eventually(t, "n1's reader of the moved partition closed", func() bool { return h.k.openReaders(&tp) == 0 })
 	if o, _ := h.c.Position(key, tp); o.End != 10 {
 		t.Fatalf("moved partition still recorded by n1: %+v", o)
 	}
