@@ -14,7 +14,7 @@ import (
 )
 
 // Decoder decodes registry-framed keys and values. It implements
-// worker.SchemaDecoder. Safe for concurrent use.
+// ingest.SchemaDecoder. Safe for concurrent use.
 type Decoder struct {
 	reg *Registry
 
@@ -65,7 +65,7 @@ func formatType(format string) string {
 	return ""
 }
 
-// Value implements worker.SchemaDecoder.
+// Value implements ingest.SchemaDecoder.
 func (d *Decoder) Value(ctx context.Context, format, subject string, data []byte) (records.Decoded, error) {
 	if format == "latest" {
 		s, err := d.reg.Latest(ctx, subject)
@@ -95,7 +95,7 @@ func (d *Decoder) Value(ctx context.Context, format, subject string, data []byte
 	return d.decode(c, nil, body, true)
 }
 
-// Key implements worker.SchemaDecoder.
+// Key implements ingest.SchemaDecoder.
 func (d *Decoder) Key(ctx context.Context, data []byte) (records.Decoded, bool, error) {
 	if len(data) < 5 || data[0] != magic {
 		return records.Decoded{}, false, nil // most keys: plain bytes, no error to build

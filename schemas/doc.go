@@ -5,7 +5,7 @@
 // decoders for Avro, Protobuf and JSON Schema that turn a schema into a
 // records.Shape and a payload into values of that shape.
 //
-// Decoder implements worker.SchemaDecoder. Its errors wrap
+// Decoder implements ingest.SchemaDecoder. Its errors wrap
 // records.ErrBadRecord when the record itself is at fault (wrong magic byte,
 // an id the registry does not know, a truncated or invalid payload); any
 // other error (registry unreachable, slow, 5xx) is transient: the worker

@@ -15,9 +15,9 @@ import (
 // shape gained fields (or widened types) does not evolve the table itself:
 // it records a schema request in the replicated state and writes no file
 // that uses the new fields until the request is gone from the state. The
-// table's committer applies requests in its commit loop, in order with its
-// appends, fenced by its epoch (a node that lost the role cannot change the
-// schema behind its successor's back), then answers them. Creating a table
+// table's committer applies requests in its commit loop (worker/commit), in
+// order with its appends, fenced by its epoch (a node that lost the role
+// cannot change the schema behind its successor's back), then answers them. Creating a table
 // (its first flush) and bringing the partition spec in line with the
 // mapping at a pipeline's start stay with the pipeline: they do not change
 // an existing table's columns, and the catalog's compare-and-swap orders
