@@ -17,11 +17,11 @@ import (
 // that uses the new fields until the request is gone from the state. The
 // table's committer applies requests in its commit loop (worker/commit), in
 // order with its appends, fenced by its epoch (a node that lost the role
-// cannot change the schema behind its successor's back), then answers them. Creating a table
-// (its first flush) and bringing the partition spec in line with the
-// mapping at a pipeline's start stay with the pipeline: they do not change
-// an existing table's columns, and the catalog's compare-and-swap orders
-// them.
+// cannot change the schema behind its successor's back), then answers them.
+// Creating a table (its first flush) and bringing the partition spec in
+// line with the mapping at a pipeline's start stay with the pipeline: they
+// do not change an existing table's columns, and the catalog's
+// compare-and-swap orders them.
 
 // prepare makes the table ready for a flush that needs it prepared.
 func (p *Pipeline) prepare(ctx context.Context, job *flushJob) error {
