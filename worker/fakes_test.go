@@ -191,6 +191,9 @@ type fakeCluster struct {
 	// Maintenance calls record the commit intent of their context.
 	expireIntents, orphanIntents, rewriteIntents []*ledger.CommitIntent
 	rewrite                                      sink.Rewrite // what PlanRewrite returns
+	// committerReads counts Committer calls: a commit loop makes one per
+	// round, so a test can wait for rounds instead of sleeping.
+	committerReads int
 }
 
 // errFakeFenced is the fake catalog's stale-committer refusal.
@@ -236,6 +239,7 @@ func (c *fakeCluster) Pending(table string) []ledger.Entry {
 func (c *fakeCluster) Committer(table string) (ledger.Assignment, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.committerReads++
 	a, ok := c.committers[table]
 	return a, ok
 }
