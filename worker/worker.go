@@ -121,12 +121,11 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *statu
 		runDone:    make(chan struct{}),
 		rediscover: make(chan struct{}, 1),
 	}
-	w.ingest = &ingest.Node{
+	w.ingest = ingest.NewNode(ingest.Deps{
 		Config: ingest.Config{NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
 			MemoryBudget: cfg.MemoryBudget, ReaderErrorGrace: cfg.ReaderErrorGrace},
 		Kafka: k, State: st, Proposer: prop, Sink: sink, Status: tracker, Log: w.log,
-	}
-	w.ingest.Init()
+	})
 	w.committer = commit.New(commit.Config{
 		NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
 		ExpireInterval: cfg.ExpireInterval, OrphanInterval: cfg.OrphanInterval, IsFenced: cfg.IsFenced, OnCommit: cfg.OnCommit,

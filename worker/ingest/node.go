@@ -92,18 +92,24 @@ type Config struct {
 	ReaderErrorGrace time.Duration
 }
 
+// Deps are the dependencies every pipeline of a node uses.
+type Deps struct {
+	Config   Config
+	Kafka    Kafka
+	State    State
+	Proposer Proposer
+	Sink     Sink
+	Status   *status.Tracker
+	Log      *slog.Logger
+}
+
 // Node is what every pipeline of a node shares: the dependencies, the
 // memory the pipelines buffer together, the measured rates and the drain.
 type Node struct {
-	Config      Config
-	Kafka       Kafka
-	State       State
-	Proposer    Proposer
-	Sink        Sink
-	Schemas     SchemaDecoder      // Schema Registry formats; nil: none configured
-	DeadLetters DeadLetterProducer // dead-letter topics; nil: none configured
-	Status      *status.Tracker
-	Log         *slog.Logger
+	Deps
+	// Set before the first pipeline starts, or never (nil: none configured).
+	Schemas     SchemaDecoder      // Schema Registry formats
+	DeadLetters DeadLetterProducer // dead-letter topics
 
 	mem   atomic.Int64 // bytes buffered across all pipelines
 	rates *rates       // bytes per second fetched per partition
@@ -116,11 +122,9 @@ type Node struct {
 	drainOnce sync.Once
 }
 
-// Init readies a Node whose exported fields are set; call it once before
-// the first pipeline starts.
-func (n *Node) Init() {
-	n.rates = newRates(rateHalfLife, time.Now)
-	n.drainCh = make(chan struct{})
+// NewNode returns what the pipelines of a node share.
+func NewNode(d Deps) *Node {
+	return &Node{Deps: d, rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{})}
 }
 
 // Drain makes every pipeline stop fetching for good and flush what it
