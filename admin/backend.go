@@ -99,29 +99,10 @@ type RewindRequest struct {
 	Policy    string            // ReplayAppend or ReplayReplace
 }
 
-// PartitionOffset is an offset of one topic-partition.
-type PartitionOffset struct {
-	Topic     string `json:"topic"`
-	Partition int32  `json:"partition"`
-	Offset    int64  `json:"offset"`
-}
-
 // RewindResult answers a rewind.
 type RewindResult struct {
 	Index  uint64       `json:"raft_index"`
 	Rewind RewindReport `json:"rewind"`
-}
-
-// RewindReport describes a table's last rewind.
-type RewindReport struct {
-	Generation  uint64            `json:"generation"`
-	Policy      string            `json:"policy"`
-	At          time.Time         `json:"at"`
-	From        []PartitionOffset `json:"from"` // committed offsets before
-	To          []PartitionOffset `json:"to"`
-	ReplaceDone bool              `json:"replace_done,omitempty"`
-	// Describe says what the rewind means for the table's rows.
-	Describe string `json:"describe"`
 }
 
 // SnapshotInfo is one Iceberg snapshot of a table.

@@ -19,7 +19,7 @@ func sample() Report {
 
 func TestWriteText(t *testing.T) {
 	var b bytes.Buffer
-	if err := sample().WriteText(&b); err != nil {
+	if err := WriteText(&b, sample()); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -2,7 +2,7 @@
 // the admin port.
 //
 // Most figures are state the node already keeps for its status report
-// (admin.Report): a custom collector asks the Source for the report at
+// (status.Report): a custom collector asks the Source for the report at
 // scrape time, with a timeout, and turns it into constant metrics, so a
 // scrape always shows the same numbers as `floe status` and nothing is
 // counted twice. Counters in the report are cumulative since the node

@@ -12,14 +12,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/status"
 )
 
 // Source gives the node's status report; the node implements it (as it
 // does admin's). It must be safe for concurrent use: concurrent scrapes call
 // it concurrently.
 type Source interface {
-	Report(ctx context.Context) (admin.Report, error)
+	Report(ctx context.Context) (status.Report, error)
 }
 
 // ReportTimeout bounds how long a scrape waits for the report.
@@ -281,9 +281,9 @@ func (c *reportCollector) Collect(ch chan<- prometheus.Metric) {
 
 // report calls the source, giving up when ctx ends even if the source does
 // not watch it (the call then finishes in the background).
-func (c *reportCollector) report(ctx context.Context) (admin.Report, error) {
+func (c *reportCollector) report(ctx context.Context) (status.Report, error) {
 	type result struct {
-		rep admin.Report
+		rep status.Report
 		err error
 	}
 	done := make(chan result, 1)
@@ -300,7 +300,7 @@ func (c *reportCollector) report(ctx context.Context) (admin.Report, error) {
 	case r := <-done:
 		return r.rep, r.err
 	case <-ctx.Done():
-		return admin.Report{}, ctx.Err()
+		return status.Report{}, ctx.Err()
 	}
 }
 
@@ -308,7 +308,7 @@ type panicError struct{ v any }
 
 func (p panicError) Error() string { return "metrics: report source panicked" }
 
-func (c *reportCollector) collectRaft(ch chan<- prometheus.Metric, rep admin.Report) {
+func (c *reportCollector) collectRaft(ch chan<- prometheus.Metric, rep status.Report) {
 	state := strings.ToLower(rep.RaftState)
 	for _, s := range RaftStates {
 		ch <- constMetric(c.raftState, prometheus.GaugeValue, b2f(s == state), s)
@@ -333,7 +333,7 @@ func (c *reportCollector) collectRaft(ch chan<- prometheus.Metric, rep admin.Rep
 	ch <- constMetric(c.members, prometheus.GaugeValue, unhealthy, "unhealthy")
 }
 
-func (c *reportCollector) collectTable(ch chan<- prometheus.Metric, rep admin.Report, t admin.TableReport) {
+func (c *reportCollector) collectTable(ch chan<- prometheus.Metric, rep status.Report, t status.TableReport) {
 	counter := func(d *prometheus.Desc, v int64) {
 		ch <- constMetric(d, prometheus.CounterValue, float64(v), t.Table)
 	}

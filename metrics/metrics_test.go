@@ -17,45 +17,45 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/status"
 )
 
 type fakeSource struct {
 	mu    sync.Mutex
-	rep   admin.Report
+	rep   status.Report
 	err   error
 	calls int
 }
 
-func (f *fakeSource) Report(ctx context.Context) (admin.Report, error) {
+func (f *fakeSource) Report(ctx context.Context) (status.Report, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
 	return f.rep, f.err
 }
 
-func testReport() admin.Report {
-	return admin.Report{
+func testReport() status.Report {
+	return status.Report{
 		Node: "n1", Leader: "n1", RaftState: "Leader", AppliedIndex: 4242,
-		Members: []admin.MemberReport{
+		Members: []status.MemberReport{
 			{ID: "n1", Role: "leader", Healthy: true},
 			{ID: "n2", Role: "voter", Healthy: true},
 			{ID: "n3", Role: "voter", Healthy: false},
 		},
-		Tables: []admin.TableReport{
+		Tables: []status.TableReport{
 			{
 				Table: "db.orders", State: "RUNNING",
 				Consumed: 1000, BytesConsumed: 64000, DeadLettered: 3, Skipped: 2,
 				FilesWritten: 12, BytesWritten: 512000, NodeCommits: 7, CommitFailures: 1,
 				FreshnessSec: 12.5, PendingEntries: 4, PendingBytes: 2048,
 				Compactions: 2, SnapshotsExpired: 5, OrphansDeleted: 6, FilesRewritten: 9,
-				Partitions: []admin.PartitionReport{
+				Partitions: []status.PartitionReport{
 					{Topic: "orders", Partition: 0, Lag: 10, LagSec: 1.5, Node: "n1"},
 					{Topic: "orders", Partition: 1, Lag: 20, LagSec: 2.5, Node: "n1"},
 					{Topic: "orders", Partition: 2, Lag: 30, LagSec: 3.5, Node: "n2"}, // another node's
 					{Topic: "orders", Partition: 3, Lag: 40, LagSec: 4.5},             // unassigned: the leader's
 				},
-				Catalogs: []admin.CatalogReport{
+				Catalogs: []status.CatalogReport{
 					{Catalog: "glue", LagSec: 0, InSync: true, Failures: 0},
 					{Catalog: "rest", LagSec: 75, InSync: false, Failures: 4},
 				},
@@ -63,7 +63,7 @@ func testReport() admin.Report {
 			{
 				Table: "db.users", State: "DEGRADED",
 				Consumed: 50, NodeCommits: 1, FreshnessSec: 400,
-				Partitions: []admin.PartitionReport{
+				Partitions: []status.PartitionReport{
 					{Topic: "users", Partition: 11, Lag: 5, LagSec: 0.25, Node: "n1"},
 				},
 			},
@@ -348,14 +348,14 @@ func TestSourceError(t *testing.T) {
 
 type blockingSource struct{ release chan struct{} }
 
-func (b blockingSource) Report(ctx context.Context) (admin.Report, error) {
+func (b blockingSource) Report(ctx context.Context) (status.Report, error) {
 	<-b.release // ignores ctx on purpose
-	return admin.Report{}, nil
+	return status.Report{}, nil
 }
 
 type panickingSource struct{}
 
-func (panickingSource) Report(context.Context) (admin.Report, error) { panic("boom") }
+func (panickingSource) Report(context.Context) (status.Report, error) { panic("boom") }
 
 func TestSourceTimeoutAndPanic(t *testing.T) {
 	release := make(chan struct{})

@@ -16,6 +16,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/worker/control"
 )
 
 // stateAdapter shows the replicated state to the worker and the assignment
@@ -110,7 +111,7 @@ func parseTopicPartition(key string) (ledger.TopicPartition, bool) {
 	return ledger.TopicPartition{Topic: key[:i], Partition: int32(p)}, true
 }
 
-func (a stateAdapter) SchemaRequests(table string) (out []worker.SchemaRequest) {
+func (a stateAdapter) SchemaRequests(table string) (out []control.SchemaRequest) {
 	var reqs []fsm.SchemaRequest
 	a.read(func(s *fsm.State) { reqs = slices.Clone(s.SchemaRequests[table]) })
 	for _, r := range reqs {
@@ -118,12 +119,12 @@ func (a stateAdapter) SchemaRequests(table string) (out []worker.SchemaRequest) 
 		if err := json.Unmarshal(r.Shape, sh); err != nil {
 			sh = nil // the committer's Prepare refuses it; the requester shows why
 		}
-		out = append(out, worker.SchemaRequest{ID: r.ID, Node: r.Node, Shape: sh, Err: r.Err})
+		out = append(out, control.SchemaRequest{ID: r.ID, Node: r.Node, Shape: sh, Err: r.Err})
 	}
 	return out
 }
 
-func (a stateAdapter) RequestSchema(ctx context.Context, table string, req worker.SchemaRequest) error {
+func (a stateAdapter) RequestSchema(ctx context.Context, table string, req control.SchemaRequest) error {
 	shape, err := json.Marshal(req.Shape)
 	if err != nil {
 		return err
@@ -214,7 +215,7 @@ func (a stateAdapter) Propose(ctx context.Context, d assignment.Decision) error 
 	return err
 }
 
-func (a stateAdapter) Control(table string) (c worker.TableControl) {
+func (a stateAdapter) Control(table string) (c control.TableControl) {
 	a.read(func(s *fsm.State) {
 		_, c.Paused = s.Paused[table]
 		rw := s.Rewinds[table]

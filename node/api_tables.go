@@ -12,6 +12,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker"
 )
 
@@ -108,7 +109,7 @@ func (n *Node) Resume(ctx context.Context, table string, skip bool) (any, error)
 	}
 	out := worker.ResumeResult{Table: table}
 	for _, s := range skips {
-		out.Skips = append(out.Skips, worker.SuspendedRecord{Topic: s.Topic, Partition: s.Partition, Offset: s.Offset})
+		out.Skips = append(out.Skips, status.SuspendedRecord{Topic: s.Topic, Partition: s.Partition, Offset: s.Offset})
 	}
 	return out, nil
 }

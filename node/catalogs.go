@@ -20,7 +20,7 @@ import (
 	"github.com/floe-io/floe/restcatalog"
 	"github.com/floe-io/floe/sinks/glue"
 	"github.com/floe-io/floe/sinks/restsync"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/worker/catalogsync"
 )
 
 // catalogParts are the node's Iceberg REST catalog endpoint and its
@@ -30,7 +30,7 @@ type catalogParts struct {
 	listenErr chan error
 	uri       string // the catalog URI clients use
 
-	sync       *worker.CatalogSync // nil without external catalogs
+	sync       *catalogsync.Sync // nil without external catalogs
 	syncCancel context.CancelFunc
 	syncDone   chan struct{}
 }
@@ -51,7 +51,7 @@ func (n *Node) startCatalogs() error {
 		return nil
 	}
 	st := catalogState{node: n.raft}
-	cs := worker.NewCatalogSync(worker.CatalogSyncConfig{
+	cs := catalogsync.New(catalogsync.Config{
 		NodeID: n.cfg.Node.ID, Interval: n.cfg.Catalogs.SyncInterval.D(), Timeout: n.cfg.Catalogs.SyncTimeout.D(),
 		IsFenced: func(err error) bool { return errors.Is(err, fsm.ErrStaleCommitter) },
 	}, st, st, syncers, n.log.With("component", "catalog-sync"))
@@ -63,8 +63,8 @@ func (n *Node) startCatalogs() error {
 }
 
 // catalogSyncers builds one syncer per configured external catalog.
-func (n *Node) catalogSyncers() ([]worker.CatalogSyncer, error) {
-	var out []worker.CatalogSyncer
+func (n *Node) catalogSyncers() ([]catalogsync.Catalog, error) {
+	var out []catalogsync.Catalog
 	if g := n.cfg.Catalogs.Glue; g.Enabled {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -200,12 +200,12 @@ func (n *Node) catalogReports(key string, now time.Time) []admin.CatalogReport {
 type catalogState struct{ node *raftnode.Node }
 
 var (
-	_ worker.CatalogState = catalogState{}
-	_ worker.SyncRecorder = catalogState{}
+	_ catalogsync.State    = catalogState{}
+	_ catalogsync.Recorder = catalogState{}
 )
 
-func (c catalogState) Tables() []worker.CatalogTable {
-	var out []worker.CatalogTable
+func (c catalogState) Tables() []catalogsync.Table {
+	var out []catalogsync.Table
 	c.node.FSM().Read(func(s *fsm.State) {
 		for _, key := range s.TableKeys() {
 			if t := s.Tables[key]; t.MetadataLocation != "" {
@@ -216,7 +216,7 @@ func (c catalogState) Tables() []worker.CatalogTable {
 	return out
 }
 
-func (c catalogState) Table(key string) (ct worker.CatalogTable, ok bool) {
+func (c catalogState) Table(key string) (ct catalogsync.Table, ok bool) {
 	c.node.FSM().Read(func(s *fsm.State) {
 		if t, found := s.Tables[key]; found && t.MetadataLocation != "" {
 			ct, ok = catalogTable(key, t), true
@@ -226,11 +226,11 @@ func (c catalogState) Table(key string) (ct worker.CatalogTable, ok bool) {
 }
 
 // catalogTable copies a table out of the state (under the FSM's read lock).
-func catalogTable(key string, t *fsm.Table) worker.CatalogTable {
-	ct := worker.CatalogTable{Key: key, Ident: slices.Clone(t.Ident), MetadataLocation: t.MetadataLocation,
-		PreviousMetadataLocation: t.PreviousMetadataLocation, Synced: map[string]worker.SyncedAt{}}
+func catalogTable(key string, t *fsm.Table) catalogsync.Table {
+	ct := catalogsync.Table{Key: key, Ident: slices.Clone(t.Ident), MetadataLocation: t.MetadataLocation,
+		PreviousMetadataLocation: t.PreviousMetadataLocation, Synced: map[string]catalogsync.SyncedAt{}}
 	for name, r := range t.Synced {
-		ct.Synced[name] = worker.SyncedAt{MetadataLocation: r.MetadataLocation, At: time.UnixMilli(r.At)}
+		ct.Synced[name] = catalogsync.SyncedAt{MetadataLocation: r.MetadataLocation, At: time.UnixMilli(r.At)}
 	}
 	return ct
 }

@@ -24,7 +24,9 @@ import (
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/notify"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/worker/source"
 )
 
 // Node is one running Floe node: every component wired together.
@@ -43,7 +45,7 @@ type Node struct {
 	adminErr chan error
 	backup   *recovery.Backup
 	state    stateAdapter
-	kafka    *worker.KafkaClient // rewinds resolve offsets with it (api_tables.go)
+	kafka    *source.KafkaClient // rewinds resolve offsets with it (api_tables.go)
 	metrics  *metrics.Metrics
 	peers    peerClient // calls to other nodes' admin APIs
 	// catalogs: the REST catalog endpoint and the external catalog mirrors.
@@ -187,7 +189,7 @@ func (n *Node) buildWorker() error {
 		nsLocations[ns] = strings.TrimSuffix(c.Location, "/")
 	}
 	sink := icebergsink.New(n.catalog, int64(cfg.TargetFileSize), n.log, nsLocations)
-	kc, err := worker.NewKafkaClient(cfg.Kafka)
+	kc, err := source.NewKafkaClient(cfg.Kafka)
 	if err != nil {
 		return err
 	}
@@ -198,7 +200,7 @@ func (n *Node) buildWorker() error {
 		ExpireInterval: n.opts.expireInterval, OrphanInterval: n.opts.orphanInterval,
 		IsFenced: func(err error) bool { return errors.Is(err, fsm.ErrStaleCommitter) },
 		OnCommit: n.metrics.ObserveCommit,
-	}, kc, n.state, n.state, sink, worker.NewStatus(), n.log)
+	}, kc, n.state, n.state, sink, status.NewTracker(), n.log)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/status"
 )
 
 // tableInfo is what the report reads of one table from the replicated state.
@@ -45,7 +45,7 @@ func (ti *tableInfo) control(s *fsm.State) {
 func operatorState(tr *admin.TableReport, paused bool, rw *fsm.TableRewind) {
 	if paused {
 		tr.Paused = true
-		tr.State = worker.StateSuspended
+		tr.State = status.StateSuspended
 		tr.Reason = "paused by an operator: resume with floe ctl tables resume " + tr.Table
 	}
 	if rw == nil {
@@ -90,7 +90,7 @@ func (n *Node) Report(ctx context.Context) (admin.Report, error) {
 // tableInfos lists, by key, every table the state knows (a dead-letter
 // table is shown with its table), every mapped table with no data yet, and
 // every table only this node's runtime status knows.
-func (n *Node) tableInfos(runtime map[string]worker.TableStatus) []tableInfo {
+func (n *Node) tableInfos(runtime map[string]status.TableStatus) []tableInfo {
 	var infos []tableInfo
 	n.raft.FSM().Read(func(s *fsm.State) {
 		for _, key := range s.TableKeys() {

@@ -10,12 +10,12 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/status"
 )
 
 // tableReport joins one table's replicated state with this node's runtime
 // status of it.
-func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt worker.TableStatus, now time.Time) admin.TableReport {
+func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableStatus, now time.Time) admin.TableReport {
 	tr := admin.TableReport{
 		Table: ledger.DisplayName(ti.key), State: rt.State, Reason: rt.Reason,
 		Rows: ti.t.Rows, DataFiles: ti.t.Files, DeadLetterRows: ti.dlqRows, Commits: ti.t.Commits,
@@ -29,7 +29,7 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt worker.TableSta
 		NodeCommits: rt.Commits, PendingBytes: ti.pendingBytes,
 	}
 	if tr.State == "" {
-		tr.State = worker.StatePending
+		tr.State = status.StatePending
 	}
 	tr.Tombstones = rt.Tombstones
 	if at := rt.SuspendedAt; at != nil {
@@ -78,7 +78,7 @@ func (n *Node) snapshotTotals(ctx context.Context, tr *admin.TableReport, ident 
 
 // partitionReports joins the ledger's offsets of every partition of the
 // table with this node's fetchers of them.
-func partitionReports(ti tableInfo, rt worker.TableStatus, now time.Time) []admin.PartitionReport {
+func partitionReports(ti tableInfo, rt status.TableStatus, now time.Time) []admin.PartitionReport {
 	tps := map[string]bool{}
 	for tp := range ti.offsets {
 		tps[tp] = true

@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/source"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/schemas"
-	"github.com/floe-io/floe/worker"
 )
 
 // newSchemaDecoder wires the Schema Registry client into the decoder the
@@ -32,7 +33,7 @@ func (n *Node) wireDeadLetterTopics(cfg config.Config) error {
 	if !need {
 		return nil
 	}
-	w, err := worker.NewDeadLetterWriter(cfg.Kafka)
+	w, err := source.NewDeadLetterWriter(cfg.Kafka)
 	if err != nil {
 		return fmt.Errorf("dead-letter topics: %w", err)
 	}
@@ -46,7 +47,7 @@ func (n *Node) wireDeadLetterTopics(cfg config.Config) error {
 
 // suspendedElsewhere asks the other members' admin endpoints where they
 // have the table suspended. Members that do not answer in time are left out.
-func (n *Node) suspendedElsewhere(ctx context.Context, table string) []worker.SuspendedRecord {
+func (n *Node) suspendedElsewhere(ctx context.Context, table string) []status.SuspendedRecord {
 	var addrs []string
 	n.raft.FSM().Read(func(s *fsm.State) {
 		for id, m := range s.Nodes {
@@ -57,7 +58,7 @@ func (n *Node) suspendedElsewhere(ctx context.Context, table string) []worker.Su
 	})
 	var (
 		mu  sync.Mutex
-		out []worker.SuspendedRecord
+		out []status.SuspendedRecord
 		wg  sync.WaitGroup
 	)
 	for _, addr := range addrs {
@@ -74,7 +75,7 @@ func (n *Node) suspendedElsewhere(ctx context.Context, table string) []worker.Su
 			for _, tr := range rep.Tables {
 				if at := tr.SuspendedAt; at != nil && tr.Table == table {
 					mu.Lock()
-					out = append(out, worker.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error})
+					out = append(out, status.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error})
 					mu.Unlock()
 				}
 			}

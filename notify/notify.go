@@ -13,12 +13,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/status"
 )
 
 // Source gives the node's status report.
 type Source interface {
-	Report(ctx context.Context) (admin.Report, error)
+	Report(ctx context.Context) (status.Report, error)
 }
 
 // Config configures a Notifier.
@@ -123,7 +123,7 @@ func (n *Notifier) poll(ctx context.Context) {
 }
 
 // changes updates the states seen and returns the messages to send.
-func (n *Notifier) changes(rep admin.Report) []string {
+func (n *Notifier) changes(rep status.Report) []string {
 	var msgs []string
 	present := map[string]bool{}
 	for _, t := range rep.Tables {
@@ -157,7 +157,7 @@ func (n *Notifier) changes(rep admin.Report) []string {
 
 // speaksFor: exactly one node announces each table, its committer, or the
 // leader while it has none.
-func speaksFor(rep admin.Report, t admin.TableReport) bool {
+func speaksFor(rep status.Report, t status.TableReport) bool {
 	if rep.Node == "" {
 		return false
 	}
@@ -167,7 +167,7 @@ func speaksFor(rep admin.Report, t admin.TableReport) bool {
 	return rep.Node == rep.Leader
 }
 
-func message(node string, t admin.TableReport, state, prev string, seen bool) (string, bool) {
+func message(node string, t status.TableReport, state, prev string, seen bool) (string, bool) {
 	reason := ""
 	if t.Reason != "" {
 		reason = ": " + t.Reason

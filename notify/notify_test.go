@@ -17,7 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/status"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -73,11 +73,11 @@ func (h *hook) snapshot() ([]string, int) {
 
 type source struct {
 	mu  sync.Mutex
-	rep admin.Report
+	rep status.Report
 	err error
 }
 
-func (s *source) Report(ctx context.Context) (admin.Report, error) {
+func (s *source) Report(ctx context.Context) (status.Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := s.rep
@@ -85,14 +85,14 @@ func (s *source) Report(ctx context.Context) (admin.Report, error) {
 	return rep, s.err
 }
 
-func (s *source) set(f func(*admin.Report)) {
+func (s *source) set(f func(*status.Report)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f(&s.rep)
 }
 
-func report(node, leader string, tables ...admin.TableReport) admin.Report {
-	return admin.Report{Node: node, Leader: leader, Tables: tables}
+func report(node, leader string, tables ...status.TableReport) status.Report {
+	return status.Report{Node: node, Leader: leader, Tables: tables}
 }
 
 func newTest(t *testing.T, h *hook, src Source, logs *bytes.Buffer) *Notifier {
@@ -110,7 +110,7 @@ func newTest(t *testing.T, h *hook, src Source, logs *bytes.Buffer) *Notifier {
 
 func TestStateChangeOneMessage(t *testing.T) {
 	h := newHook(t)
-	src := &source{rep: report("n1", "n2", admin.TableReport{Table: "db.orders", State: "RUNNING", Committer: "n1"})}
+	src := &source{rep: report("n1", "n2", status.TableReport{Table: "db.orders", State: "RUNNING", Committer: "n1"})}
 	n := newTest(t, h, src, nil)
 	ctx := context.Background()
 
@@ -120,7 +120,7 @@ func TestStateChangeOneMessage(t *testing.T) {
 		t.Fatalf("first sight of a running table posted %q", texts)
 	}
 
-	src.set(func(r *admin.Report) {
+	src.set(func(r *status.Report) {
 		r.Tables[0].State, r.Tables[0].Reason = "DEGRADED", "catalog unreachable"
 	})
 	n.poll(ctx)
@@ -132,7 +132,7 @@ func TestStateChangeOneMessage(t *testing.T) {
 		t.Fatalf("posted %q (%d requests), want exactly %q", texts, reqs, want)
 	}
 
-	src.set(func(r *admin.Report) { r.Tables[0].State, r.Tables[0].Reason = "RUNNING", "" })
+	src.set(func(r *status.Report) { r.Tables[0].State, r.Tables[0].Reason = "RUNNING", "" })
 	n.poll(ctx)
 	n.poll(ctx)
 	texts, reqs = h.snapshot()
@@ -144,13 +144,13 @@ func TestStateChangeOneMessage(t *testing.T) {
 func TestFirstSightAndStart(t *testing.T) {
 	h := newHook(t)
 	src := &source{rep: report("n1", "n1",
-		admin.TableReport{Table: "db.a", State: "PENDING"},                         // no committer: the leader's
-		admin.TableReport{Table: "db.b", State: "SUSPENDED", Reason: "bad record"}, // first sight, not fine
-		admin.TableReport{Table: "db.c", State: ""},                                // empty is PENDING
+		status.TableReport{Table: "db.a", State: "PENDING"},                         // no committer: the leader's
+		status.TableReport{Table: "db.b", State: "SUSPENDED", Reason: "bad record"}, // first sight, not fine
+		status.TableReport{Table: "db.c", State: ""},                                // empty is PENDING
 	)}
 	n := newTest(t, h, src, nil)
 	n.poll(context.Background())
-	src.set(func(r *admin.Report) { r.Tables[0].State, r.Tables[2].State = "RUNNING", "RUNNING" })
+	src.set(func(r *status.Report) { r.Tables[0].State, r.Tables[2].State = "RUNNING", "RUNNING" })
 	n.poll(context.Background())
 	texts, _ := h.snapshot()
 	if len(texts) != 1 || texts[0] != ":warning: floe table db.b is SUSPENDED: bad record (node n1)" {
@@ -161,16 +161,16 @@ func TestFirstSightAndStart(t *testing.T) {
 func TestOtherCommitterSilent(t *testing.T) {
 	h := newHook(t)
 	src := &source{rep: report("n1", "n1",
-		admin.TableReport{Table: "db.orders", State: "RUNNING", Committer: "n2"},
+		status.TableReport{Table: "db.orders", State: "RUNNING", Committer: "n2"},
 	)}
 	n := newTest(t, h, src, nil)
 	n.poll(context.Background())
-	src.set(func(r *admin.Report) { r.Tables[0].State = "FAILED" })
+	src.set(func(r *status.Report) { r.Tables[0].State = "FAILED" })
 	n.poll(context.Background())
 	// A follower does not speak for a table with no committer either.
-	src.set(func(r *admin.Report) {
+	src.set(func(r *status.Report) {
 		r.Leader = "n3"
-		r.Tables = append(r.Tables, admin.TableReport{Table: "db.new", State: "CONFIG_ISSUE"})
+		r.Tables = append(r.Tables, status.TableReport{Table: "db.new", State: "CONFIG_ISSUE"})
 	})
 	n.poll(context.Background())
 	if texts, reqs := h.snapshot(); reqs != 0 {
@@ -180,11 +180,11 @@ func TestOtherCommitterSilent(t *testing.T) {
 
 func TestRetryThenDelivered(t *testing.T) {
 	h := newHook(t, http.StatusInternalServerError)
-	src := &source{rep: report("n1", "n1", admin.TableReport{Table: "db.orders", State: "RUNNING", Committer: "n1"})}
+	src := &source{rep: report("n1", "n1", status.TableReport{Table: "db.orders", State: "RUNNING", Committer: "n1"})}
 	var logs bytes.Buffer
 	n := newTest(t, h, src, &logs)
 	n.poll(context.Background())
-	src.set(func(r *admin.Report) { r.Tables[0].State = "DEGRADED" })
+	src.set(func(r *status.Report) { r.Tables[0].State = "DEGRADED" })
 	n.poll(context.Background())
 	n.poll(context.Background())
 	texts, reqs := h.snapshot()
@@ -198,7 +198,7 @@ func TestRetryThenDelivered(t *testing.T) {
 
 func TestGiveUpAfterMaxTries(t *testing.T) {
 	h := newHook(t, 503, 429, 500, 502, 500, 500)
-	src := &source{rep: report("n1", "n1", admin.TableReport{Table: "db.orders", State: "FAILED", Committer: "n1"})}
+	src := &source{rep: report("n1", "n1", status.TableReport{Table: "db.orders", State: "FAILED", Committer: "n1"})}
 	var logs bytes.Buffer
 	n := newTest(t, h, src, &logs)
 	n.poll(context.Background())
@@ -220,7 +220,7 @@ func TestGiveUpAfterMaxTries(t *testing.T) {
 
 func TestNetworkErrorLogHidesPath(t *testing.T) {
 	h := newHook(t)
-	src := &source{rep: report("n1", "n1", admin.TableReport{Table: "db.orders", State: "FAILED", Committer: "n1"})}
+	src := &source{rep: report("n1", "n1", status.TableReport{Table: "db.orders", State: "FAILED", Committer: "n1"})}
 	var logs bytes.Buffer
 	n := newTest(t, h, src, &logs)
 	h.srv.Close() // connection refused
@@ -233,7 +233,7 @@ func TestNetworkErrorLogHidesPath(t *testing.T) {
 
 func TestRunStopsOnCancel(t *testing.T) {
 	h := newHook(t)
-	src := &source{rep: report("n1", "n1", admin.TableReport{Table: "db.orders", State: "RUNNING", Committer: "n1"})}
+	src := &source{rep: report("n1", "n1", status.TableReport{Table: "db.orders", State: "RUNNING", Committer: "n1"})}
 	n := newTest(t, h, src, nil)
 	n.cfg.Interval = 5 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
@@ -241,7 +241,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 	go func() { n.Run(ctx); close(done) }()
 
 	time.Sleep(20 * time.Millisecond)
-	src.set(func(r *admin.Report) { r.Tables[0].State = "DEGRADED" })
+	src.set(func(r *status.Report) { r.Tables[0].State = "DEGRADED" })
 	select {
 	case got := <-h.got:
 		if !strings.Contains(got, "is DEGRADED (was RUNNING)") {
@@ -264,7 +264,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 // Cancelling while a message is being retried stops Run promptly.
 func TestCancelDuringRetry(t *testing.T) {
 	h := newHook(t, 500, 500, 500, 500, 500)
-	src := &source{rep: report("n1", "n1", admin.TableReport{Table: "db.orders", State: "FAILED", Committer: "n1"})}
+	src := &source{rep: report("n1", "n1", status.TableReport{Table: "db.orders", State: "FAILED", Committer: "n1"})}
 	n := newTest(t, h, src, nil)
 	n.minBackoff, n.maxBackoff = time.Hour, time.Hour
 	ctx, cancel := context.WithCancel(context.Background())
@@ -303,17 +303,17 @@ func TestReportErrorAndNoURL(t *testing.T) {
 
 func TestCommitterMoves(t *testing.T) {
 	h := newHook(t)
-	src := &source{rep: report("n1", "n1", admin.TableReport{Table: "db.orders", State: "DEGRADED", Committer: "n2"})}
+	src := &source{rep: report("n1", "n1", status.TableReport{Table: "db.orders", State: "DEGRADED", Committer: "n2"})}
 	n := newTest(t, h, src, nil)
 	n.poll(context.Background())
-	src.set(func(r *admin.Report) { r.Tables[0].Committer = "n1"; r.Tables[0].State = "RUNNING" })
+	src.set(func(r *status.Report) { r.Tables[0].Committer = "n1"; r.Tables[0].State = "RUNNING" })
 	n.poll(context.Background()) // first sight as the committer, RUNNING: nothing
 	if texts, _ := h.snapshot(); len(texts) != 0 {
 		t.Fatalf("posted %q", texts)
 	}
-	src.set(func(r *admin.Report) { r.Tables[0].Committer = "n3" })
+	src.set(func(r *status.Report) { r.Tables[0].Committer = "n3" })
 	n.poll(context.Background())
-	src.set(func(r *admin.Report) { r.Tables[0].Committer = "n1"; r.Tables[0].State = "SUSPENDED" })
+	src.set(func(r *status.Report) { r.Tables[0].Committer = "n1"; r.Tables[0].State = "SUSPENDED" })
 	n.poll(context.Background())
 	if texts, _ := h.snapshot(); len(texts) != 1 || texts[0] != ":warning: floe table db.orders is SUSPENDED (node n1)" {
 		t.Fatalf("posted %q", texts)

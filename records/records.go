@@ -23,7 +23,7 @@ type Record struct {
 	// string, map[string]any or []any for json tables, and for schema
 	// formats also the Go types listed with each Kind; they conform to the
 	// table's Shape. A key decoded with its registry schema is the field
-	// worker.KeyDecodedColumn of Value.
+	// KeyDecodedColumn of Value.
 	Value map[string]any
 	// Raw is the undecoded value: the payload of a raw table, and of a
 	// dead-letter record.

@@ -11,19 +11,16 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/floe-io/floe/records"
-	"github.com/floe-io/floe/worker"
 )
 
 // Decoder decodes registry-framed keys and values. It implements
-// worker.SchemaDecoder. Safe for concurrent use.
+// ingest.SchemaDecoder. Safe for concurrent use.
 type Decoder struct {
 	reg *Registry
 
 	mu       sync.Mutex
 	compiled map[int]*compiled
 }
-
-var _ worker.SchemaDecoder = (*Decoder)(nil)
 
 // NewDecoder returns a decoder reading schemas from reg.
 func NewDecoder(reg *Registry) *Decoder {
@@ -51,7 +48,7 @@ type protoShapeEntry struct {
 }
 
 func bad(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{worker.ErrBadRecord}, args...)...)
+	return fmt.Errorf("%w: "+format, append([]any{records.ErrBadRecord}, args...)...)
 }
 
 // formatType is the schema type a table format expects ("" for latest:
@@ -68,64 +65,64 @@ func formatType(format string) string {
 	return ""
 }
 
-// Value implements worker.SchemaDecoder.
-func (d *Decoder) Value(ctx context.Context, format, subject string, data []byte) (worker.Decoded, error) {
+// Value implements ingest.SchemaDecoder.
+func (d *Decoder) Value(ctx context.Context, format, subject string, data []byte) (records.Decoded, error) {
 	if format == "latest" {
 		s, err := d.reg.Latest(ctx, subject)
 		if errors.Is(err, ErrNotFound) {
-			return worker.Decoded{}, bad("subject %s has no schema in the registry", subject)
+			return records.Decoded{}, bad("subject %s has no schema in the registry", subject)
 		}
 		if err != nil {
-			return worker.Decoded{}, err
+			return records.Decoded{}, err
 		}
 		c, err := d.compile(ctx, s.ID)
 		if err != nil {
-			return worker.Decoded{}, err
+			return records.Decoded{}, err
 		}
 		return d.decode(c, nil, data, false)
 	}
 	id, body, err := header(data)
 	if err != nil {
-		return worker.Decoded{}, bad("%v", err)
+		return records.Decoded{}, bad("%v", err)
 	}
 	c, err := d.compile(ctx, id)
 	if err != nil {
-		return worker.Decoded{}, err
+		return records.Decoded{}, err
 	}
 	if want := formatType(format); want != "" && c.typ != want {
-		return worker.Decoded{}, bad("schema id %d is %s, the table's format is %s", id, c.typ, format)
+		return records.Decoded{}, bad("schema id %d is %s, the table's format is %s", id, c.typ, format)
 	}
 	return d.decode(c, nil, body, true)
 }
 
-// Key implements worker.SchemaDecoder.
-func (d *Decoder) Key(ctx context.Context, data []byte) (worker.Decoded, bool, error) {
+// Key implements ingest.SchemaDecoder.
+func (d *Decoder) Key(ctx context.Context, data []byte) (records.Decoded, bool, error) {
 	if len(data) < 5 || data[0] != magic {
-		return worker.Decoded{}, false, nil // most keys: plain bytes, no error to build
+		return records.Decoded{}, false, nil // most keys: plain bytes, no error to build
 	}
 	id, body, err := header(data)
 	if err != nil {
-		return worker.Decoded{}, false, nil
+		return records.Decoded{}, false, nil
 	}
 	c, err := d.compile(ctx, id)
 	if err != nil {
-		if errors.Is(err, worker.ErrBadRecord) {
-			return worker.Decoded{}, false, nil // not a registry key after all
+		if errors.Is(err, records.ErrBadRecord) {
+			return records.Decoded{}, false, nil // not a registry key after all
 		}
-		return worker.Decoded{}, false, err
+		return records.Decoded{}, false, err
 	}
 	dec, err := d.decode(c, nil, body, true)
 	if err != nil {
-		return worker.Decoded{}, false, nil
+		return records.Decoded{}, false, nil
 	}
 	return dec, true, nil
 }
 
-func (d *Decoder) decode(c *compiled, _ []int, body []byte, framed bool) (worker.Decoded, error) {
+func (d *Decoder) decode(c *compiled, _ []int, body []byte, framed bool) (records.Decoded, error) {
 	if c.err != nil {
-		return worker.Decoded{}, bad("schema id %d: %v", c.id, c.err)
+		return records.Decoded{}, bad("schema id %d: %v", c.id, c.err)
 	}
-	out := worker.Decoded{SchemaID: c.id}
+	out := records.Decoded{SchemaID: c.id}
 	switch c.typ {
 	case TypeAvro:
 		r := avroReader{b: body}
@@ -259,8 +256,8 @@ func checkNames(s *records.Shape) error {
 		return nil
 	}
 	for _, f := range s.Fields {
-		if strings.HasPrefix(f.Name, worker.MetadataPrefix) {
-			return fmt.Errorf("field %s collides with Floe's metadata columns (%s*)", f.Name, worker.MetadataPrefix)
+		if strings.HasPrefix(f.Name, records.MetadataPrefix) {
+			return fmt.Errorf("field %s collides with Floe's metadata columns (%s*)", f.Name, records.MetadataPrefix)
 		}
 	}
 	return nil

@@ -13,7 +13,6 @@ import (
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/schemas/registrytest"
-	"github.com/floe-io/floe/worker"
 )
 
 func newDecoder(t *testing.T) (*Decoder, *registrytest.Registry) {
@@ -102,7 +101,7 @@ func TestAvroRecursionCut(t *testing.T) {
 	}
 	deep, _ := registrytest.Avro(sc, nest(MaxRecursion+1))
 	_, err = dec.Value(ctx, "avro", "", registrytest.Frame(id, nil, deep))
-	if !errors.Is(err, worker.ErrBadRecord) || !strings.Contains(err.Error(), "next.next.next.next: recursive type Node nests deeper than 4 levels") {
+	if !errors.Is(err, records.ErrBadRecord) || !strings.Contains(err.Error(), "next.next.next.next: recursive type Node nests deeper than 4 levels") {
 		t.Fatalf("too deep: %v", err)
 	}
 }
@@ -191,7 +190,7 @@ func TestJSONSchemaAllTypes(t *testing.T) {
 		t.Fatalf("shape %s", s)
 	}
 	_, err = dec.Value(ctx, "json_schema", "", registrytest.Frame(id, nil, []byte(`{"n": "seven"}`)))
-	if !errors.Is(err, worker.ErrBadRecord) || !strings.Contains(err.Error(), "field n: schema says integer, value is a string") {
+	if !errors.Is(err, records.ErrBadRecord) || !strings.Contains(err.Error(), "field n: schema says integer, value is a string") {
 		t.Fatalf("type mismatch: %v", err)
 	}
 }
@@ -219,7 +218,7 @@ func TestPoisonAndRegistryFailures(t *testing.T) {
 			format = "protobuf"
 		}
 		_, err := dec.Value(ctx, format, "", []byte(c.data))
-		if !errors.Is(err, worker.ErrBadRecord) || !strings.Contains(err.Error(), c.want) {
+		if !errors.Is(err, records.ErrBadRecord) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want a bad record with %q", c.name, err, c.want)
 		}
 	}
@@ -228,7 +227,7 @@ func TestPoisonAndRegistryFailures(t *testing.T) {
 	id2 := fake.Register("t-value", "AVRO", `{"type":"record","name":"R","fields":[{"name":"a","type":"long"}]}`)
 	fake.SetDown(true)
 	_, err := dec.Value(ctx, "avro", "", registrytest.Frame(id2, nil, []byte{2}))
-	if err == nil || errors.Is(err, worker.ErrBadRecord) || !errors.Is(err, ErrUnavailable) {
+	if err == nil || errors.Is(err, records.ErrBadRecord) || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("registry down: %v", err)
 	}
 	// Cached ids keep decoding while it is down.
@@ -245,7 +244,7 @@ func TestPoisonAndRegistryFailures(t *testing.T) {
 	fake.SetDelay(200 * time.Millisecond)
 	_, err = slow.Value(ctx, "avro", "", registrytest.Frame(id, nil, good))
 	fake.SetDelay(0)
-	if err == nil || errors.Is(err, worker.ErrBadRecord) {
+	if err == nil || errors.Is(err, records.ErrBadRecord) {
 		t.Fatalf("slow registry: %v", err)
 	}
 }
@@ -259,7 +258,7 @@ func TestAuthAndLatestAndKeys(t *testing.T) {
 	fake.Register("t-value", "AVRO", sc1)
 	fake.RequireAuth("Bearer tok")
 	noAuth := NewDecoder(NewRegistry(RegistryConfig{URL: fake.URL}))
-	if _, err := noAuth.Value(ctx, "latest", "t-value", []byte{2}); err == nil || errors.Is(err, worker.ErrBadRecord) || !strings.Contains(err.Error(), "401") {
+	if _, err := noAuth.Value(ctx, "latest", "t-value", []byte{2}); err == nil || errors.Is(err, records.ErrBadRecord) || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("missing auth: %v", err)
 	}
 	dec := NewDecoder(NewRegistry(RegistryConfig{URL: fake.URL, BearerToken: "tok", RefreshInterval: time.Second}))
@@ -319,11 +318,11 @@ func TestProtobufRecursionAndTruncation(t *testing.T) {
 	}
 	deep, _ := registrytest.ProtoFromJSON(md, nest(MaxRecursion+1))
 	_, err = dec.Value(ctx, "protobuf", "", registrytest.Frame(id, []int{0}, deep))
-	if !errors.Is(err, worker.ErrBadRecord) || !strings.Contains(err.Error(), "field next.next.next.next: recursive type r.Node nests deeper than 4 levels") {
+	if !errors.Is(err, records.ErrBadRecord) || !strings.Contains(err.Error(), "field next.next.next.next: recursive type r.Node nests deeper than 4 levels") {
 		t.Fatalf("too deep: %v", err)
 	}
 	_, err = dec.Value(ctx, "protobuf", "", registrytest.Frame(id, []int{0}, ok[:len(ok)-1]))
-	if !errors.Is(err, worker.ErrBadRecord) || !strings.Contains(err.Error(), "invalid Protobuf") {
+	if !errors.Is(err, records.ErrBadRecord) || !strings.Contains(err.Error(), "invalid Protobuf") {
 		t.Fatalf("truncated: %v", err)
 	}
 }
@@ -343,7 +342,7 @@ func TestJSONSchemaRecursionCut(t *testing.T) {
 		t.Fatalf("within the limit: %v", err)
 	}
 	_, err := dec.Value(ctx, "json_schema", "", registrytest.Frame(id, nil, []byte(nest(MaxRecursion))))
-	if !errors.Is(err, worker.ErrBadRecord) || !strings.Contains(err.Error(), "recursive $ref # nests deeper than 4 levels") {
+	if !errors.Is(err, records.ErrBadRecord) || !strings.Contains(err.Error(), "recursive $ref # nests deeper than 4 levels") {
 		t.Fatalf("too deep: %v", err)
 	}
 }

@@ -5,8 +5,8 @@
 // decoders for Avro, Protobuf and JSON Schema that turn a schema into a
 // records.Shape and a payload into values of that shape.
 //
-// Decoder implements worker.SchemaDecoder. Its errors wrap
-// worker.ErrBadRecord when the record itself is at fault (wrong magic byte,
+// Decoder implements ingest.SchemaDecoder. Its errors wrap
+// records.ErrBadRecord when the record itself is at fault (wrong magic byte,
 // an id the registry does not know, a truncated or invalid payload); any
 // other error (registry unreachable, slow, 5xx) is transient: the worker
 // retries it and shows the table DEGRADED, and never dead-letters the

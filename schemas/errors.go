@@ -3,7 +3,7 @@ package schemas
 import "errors"
 
 // Sentinels of this package. Bad-record errors also wrap
-// worker.ErrBadRecord (see Decoder).
+// records.ErrBadRecord (see Decoder).
 var (
 	// ErrUnavailable: the registry could not be asked (unreachable, timed
 	// out, answered 5xx or 429). Transient: retry.

@@ -132,36 +132,7 @@ func planField(fd protoreflect.FieldDescriptor, shape *records.Shape) *pfield {
 func (m *pmsg) decode(b []byte) (any, error) {
 	switch m.wkt {
 	case wktKindTimestamp, wktKindDuration:
-		var sec, nanos int64
-		for len(b) > 0 {
-			num, typ, n := protowire.ConsumeTag(b)
-			if n < 0 {
-				return nil, errWire
-			}
-			b = b[n:]
-			if typ != protowire.VarintType {
-				if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-					return nil, errWire
-				}
-				b = b[n:]
-				continue
-			}
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return nil, errWire
-			}
-			b = b[n:]
-			switch num {
-			case 1:
-				sec = int64(v)
-			case 2:
-				nanos = int64(int32(v))
-			}
-		}
-		if m.wkt == wktKindDuration {
-			return sec*1e6 + nanos/1e3, nil
-		}
-		return time.Unix(sec, nanos).UTC(), nil
+		return m.decodeTime(b)
 	case wktKindJSON:
 		dm := dynamicpb.NewMessage(m.md)
 		if err := protoUnmarshal(b, dm); err != nil {
@@ -169,30 +140,7 @@ func (m *pmsg) decode(b []byte) (any, error) {
 		}
 		return protoJSON(dm)
 	case wktKindWrapper:
-		var v any
-		for len(b) > 0 {
-			num, typ, n := protowire.ConsumeTag(b)
-			if n < 0 {
-				return nil, errWire
-			}
-			b = b[n:]
-			if num != 1 {
-				if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-					return nil, errWire
-				}
-				b = b[n:]
-				continue
-			}
-			x, n, err := m.wrapped.scalar(typ, b)
-			if err != nil {
-				return nil, err
-			}
-			v, b = x, b[n:]
-		}
-		if v == nil {
-			v = m.wrapped.zero()
-		}
-		return v, nil
+		return m.decodeWrapper(b)
 	}
 	out := make(map[string]any, len(m.fields))
 	for len(b) > 0 {
@@ -218,6 +166,77 @@ func (m *pmsg) decode(b []byte) (any, error) {
 		}
 		b = b[n:]
 	}
+	m.fillAbsent(out)
+	return out, nil
+}
+
+// decodeTime reads a google.protobuf.Timestamp (a time) or Duration
+// (microseconds).
+func (m *pmsg) decodeTime(b []byte) (any, error) {
+	var sec, nanos int64
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, errWire
+		}
+		b = b[n:]
+		if typ != protowire.VarintType {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return nil, errWire
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return nil, errWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			sec = int64(v)
+		case 2:
+			nanos = int64(int32(v))
+		}
+	}
+	if m.wkt == wktKindDuration {
+		return sec*1e6 + nanos/1e3, nil
+	}
+	return time.Unix(sec, nanos).UTC(), nil
+}
+
+// decodeWrapper reads a wrapper type (google.protobuf.Int64Value...) as its
+// value, the zero value when absent.
+func (m *pmsg) decodeWrapper(b []byte) (any, error) {
+	var v any
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, errWire
+		}
+		b = b[n:]
+		if num != 1 {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return nil, errWire
+			}
+			b = b[n:]
+			continue
+		}
+		x, n, err := m.wrapped.scalar(typ, b)
+		if err != nil {
+			return nil, err
+		}
+		v, b = x, b[n:]
+	}
+	if v == nil {
+		v = m.wrapped.zero()
+	}
+	return v, nil
+}
+
+// fillAbsent gives the kept fields a message left out their proto3 value:
+// empty maps and lists, zero scalars (fields with presence stay null).
+func (m *pmsg) fillAbsent(out map[string]any) {
 	for _, f := range m.fields {
 		if !f.keep {
 			continue
@@ -234,7 +253,6 @@ func (m *pmsg) decode(b []byte) (any, error) {
 			out[f.name] = f.zero()
 		}
 	}
-	return out, nil
 }
 
 // read decodes one occurrence of f into out and returns the bytes used.

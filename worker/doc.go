@@ -1,17 +1,27 @@
-// Package worker fetches Kafka partitions, decodes their records, buffers
-// them per table and writes one data file per table per flush through a Sink,
-// then records the files in the ledger. It also runs the committer loop of
-// the tables this node commits.
+// Package worker runs a node's share of the work and wires its parts:
+// discovery of topics and their routing to tables (discover.go,
+// routes.go), one pipeline per mapped table (worker/ingest) handed its
+// assigned partitions, resumes and controls on every state change
+// (reconcile in worker.go), one commit loop per table (worker/commit),
+// drain before shutdown (drain.go), resume (resume.go), maintenance on
+// demand (maintain.go) and the measured rates for throughput-balanced
+// assignment.
 //
-// The worker never imports Raft: it sees the replicated state only through
-// the small interfaces in interfaces.go, which cmd/ wires to cluster/.
+// The record's path: worker/source (kafka-go readers) -> worker/ingest
+// (decode, buffer, flush, RecordFiles) -> replicated ledger ->
+// worker/commit (Commit through the sink, maintenance) ->
+// worker/catalogsync (mirrors to external catalogs, wired by cmd/floe).
+// Shared small types live in leaves: worker/control (schema requests,
+// operator controls), records, sinks/sink, status.
 //
-// Drain (drain.go) hands a node's work over before shutdown: fetchers stop
-// for good, buffers are flushed and recorded, and the tables this node
-// commits commit what is pending. Rates (rates.go) reports the measured
-// bytes per second per partition for throughput-balanced assignment.
-// Maintenance commits carry the committer's epoch like appends (fence.go).
+// The worker never imports Raft or cluster: it sees the replicated state
+// only through the interfaces in interfaces.go (the union of what ingest
+// and commit declare, plus what discovery needs), which cmd/ wires to
+// cluster/. Subpackages never import worker. Only cmd/floe imports worker.
 //
-// Lock order: Worker.mu, then tablePipeline.mu, then Status.mu; the rates
-// lock is a leaf. No lock is held across I/O (Kafka, object storage, Raft).
+// Lock order: Worker.mu, then status.Tracker.mu, then status.Table.mu;
+// Worker.reMu, commit.Committer.mu, ingest's rates lock and
+// catalogsync.Sync.mu are leaves. No lock is held across I/O (Kafka,
+// object storage, Raft); counting a record takes only its table's status
+// lock.
 package worker

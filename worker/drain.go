@@ -28,14 +28,10 @@ var ErrStopped = errors.New("worker stopped")
 // makes the handover quicker. It returns ctx's error if ctx ends first and
 // is safe to call more than once.
 func (w *Worker) Drain(ctx context.Context) error {
-	w.draining.Store(true)
-	w.drainOnce.Do(func() {
-		w.log.Info("draining: stopping fetchers and flushing buffered records")
-		close(w.drainCh)
-	})
+	w.ingest.Drain()
 	w.mu.Lock()
-	var pending []*pipeline
-	restarts := map[*pipeline]chan struct{}{}
+	var pending []*running
+	restarts := map[*running]chan struct{}{}
 	for _, p := range w.pipelines {
 		pending = append(pending, p)
 		if p.restarting {
@@ -45,12 +41,12 @@ func (w *Worker) Drain(ctx context.Context) error {
 	w.mu.Unlock()
 	for _, p := range pending {
 		select {
-		case <-p.drained:
+		case <-p.Drained():
 		case <-restarts[p]: // stopped for a restart: it records nothing more
 		case <-ctx.Done():
-			return fmt.Errorf("draining: flushing table %s: %w", ledger.DisplayName(p.spec.Key), ctx.Err())
+			return fmt.Errorf("draining: flushing table %s: %w", ledger.DisplayName(p.Spec().Key), ctx.Err())
 		case <-w.runDone:
-			return fmt.Errorf("draining: flushing table %s: %w", ledger.DisplayName(p.spec.Key), ErrStopped)
+			return fmt.Errorf("draining: flushing table %s: %w", ledger.DisplayName(p.Spec().Key), ErrStopped)
 		}
 	}
 	if err := w.awaitCommitted(ctx); err != nil {
@@ -119,65 +115,4 @@ func tableNames(m map[string]map[string]bool) string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
-}
-
-// drain runs on the pipeline goroutine when the worker drains: stop the
-// fetchers, decode what they already handed over, flush it all and wait
-// until the ledger has recorded (or refused) it.
-func (p *pipeline) drain(ctx context.Context) {
-	// Stop fetchers but keep their partitions: their offsets are the
-	// ranges of the final flush.
-	for _, ps := range p.parts {
-		p.stopPartition(ps)
-	}
-	// Fetched records still queued are decoded too, so the next holder
-	// does not fetch them again. No fetcher sends any more, so this ends.
-	for queued := true; queued; {
-		select {
-		case f := <-p.in:
-			p.handle(ctx, f)
-		default:
-			queued = false
-		}
-	}
-	// flush waits for a flush already in flight first; with wait set it
-	// also waits for its own. A refused flush resets the pipeline, which
-	// starts no fetcher while draining, and a flush of nothing is a no-op.
-	p.flush(ctx, true)
-	if p.inflight != nil {
-		p.await(ctx)
-	}
-	if ctx.Err() != nil {
-		return // the flush was aborted, not recorded: Drain must not succeed
-	}
-	p.log.Info("drained: fetchers stopped, buffer flushed")
-	p.markDrained()
-}
-
-// markDrained tells Drain this pipeline has nothing left to flush.
-func (p *pipeline) markDrained() {
-	if !p.drainClosed {
-		p.drainClosed = true
-		close(p.drained)
-	}
-}
-
-// sleepUndrained is sleep for a pipeline that has not started fetching yet
-// (its table's schema cannot be loaded): such a pipeline has nothing to
-// flush, so a drain that begins meanwhile must not wait for it.
-func (p *pipeline) sleepUndrained(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	drain := p.w.drainCh
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			return true
-		case <-drain:
-			drain = nil
-			p.markDrained()
-		}
-	}
 }

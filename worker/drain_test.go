@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 )
 
 func consumed(h *harness, n int64) func() bool {
@@ -60,7 +61,7 @@ func TestDrain(t *testing.T) {
 			prep: func(h *harness) { h.k.produce("orders", 1, values(20, func(i int) bool { return i == 12 })...) },
 			ready: func(h *harness) bool {
 				ts, _ := h.w.Status().Snapshot()
-				return ts[key].State == StateSuspended
+				return ts[key].State == status.StateSuspended
 			},
 			committed: 12, parts: 1,
 		},
@@ -72,7 +73,7 @@ func TestDrain(t *testing.T) {
 			},
 			ready: func(h *harness) bool {
 				ts, _ := h.w.Status().Snapshot()
-				return ts[key].State == StateDegraded
+				return ts[key].State == status.StateDegraded
 			},
 		},
 	}

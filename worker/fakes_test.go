@@ -12,34 +12,40 @@ import (
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/worker/control"
+	"github.com/floe-io/floe/worker/source"
 )
 
 // fakeKafka is an in-memory broker: partitions are slices of messages.
 type fakeKafka struct {
 	mu     sync.Mutex
-	topics map[string][][]Message
+	topics map[string][][]source.Message
 	more   chan struct{} // closed and replaced on every produce
 	down   bool
 	onErr  map[ledger.TopicPartition]func(error)
 
 	readers int // NewReader calls
 	reads   int // Read calls, blocked ones included
+	// open counts the readers of each partition not closed yet: a test
+	// that asserts nothing more is fetched waits for them to close.
+	open map[ledger.TopicPartition]int
 }
 
 func newFakeKafka() *fakeKafka {
-	return &fakeKafka{topics: map[string][][]Message{}, more: make(chan struct{})}
+	return &fakeKafka{topics: map[string][][]source.Message{}, more: make(chan struct{})}
 }
 
 func (k *fakeKafka) produce(topic string, partitions int, values ...string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.topics[topic] == nil {
-		k.topics[topic] = make([][]Message, partitions)
+		k.topics[topic] = make([][]source.Message, partitions)
 	}
 	for i, v := range values {
 		p := i % len(k.topics[topic])
 		off := int64(len(k.topics[topic][p]))
-		k.topics[topic][p] = append(k.topics[topic][p], Message{Offset: off, Value: []byte(v), Time: time.UnixMilli(1_700_000_000_000 + off)})
+		k.topics[topic][p] = append(k.topics[topic][p], source.Message{Offset: off, Value: []byte(v), Time: time.UnixMilli(1_700_000_000_000 + off)})
 	}
 	close(k.more)
 	k.more = make(chan struct{})
@@ -72,13 +78,17 @@ func (k *fakeKafka) Offsets(_ context.Context, topic string, parts []int32, late
 	return out, nil
 }
 
-func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, onErr func(error)) PartitionReader {
+func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, onErr func(error)) source.PartitionReader {
 	k.mu.Lock()
 	if k.onErr == nil {
 		k.onErr = map[ledger.TopicPartition]func(error){}
 	}
 	k.onErr[tp] = onErr
 	k.readers++
+	if k.open == nil {
+		k.open = map[ledger.TopicPartition]int{}
+	}
+	k.open[tp]++
 	k.mu.Unlock()
 	return &fakeReader{k: k, tp: tp, next: offset}
 }
@@ -98,7 +108,7 @@ type fakeReader struct {
 	next int64
 }
 
-func (r *fakeReader) Read(ctx context.Context) (Message, error) {
+func (r *fakeReader) Read(ctx context.Context) (source.Message, error) {
 	r.k.mu.Lock()
 	r.k.reads++
 	r.k.mu.Unlock()
@@ -116,13 +126,33 @@ func (r *fakeReader) Read(ctx context.Context) (Message, error) {
 		r.k.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return Message{}, ctx.Err()
+			return source.Message{}, ctx.Err()
 		case <-more:
 		}
 	}
 }
 
-func (r *fakeReader) Close() error { return nil }
+func (r *fakeReader) Close() error {
+	r.k.mu.Lock()
+	defer r.k.mu.Unlock()
+	r.k.open[r.tp]--
+	return nil
+}
+
+// openReaders returns how many readers of tp (of any partition when tp is
+// nil) are open.
+func (k *fakeKafka) openReaders(tp *ledger.TopicPartition) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if tp != nil {
+		return k.open[*tp]
+	}
+	n := 0
+	for _, c := range k.open {
+		n += c
+	}
+	return n
+}
 
 // counts returns how many readers were created and reads made so far.
 func (k *fakeKafka) counts() (readers, reads int) {
@@ -139,7 +169,7 @@ type fakeCluster struct {
 	sources    []Source
 	committers map[string]ledger.Assignment
 	resumeGen  map[string]uint64
-	schemaReqs map[string][]SchemaRequest
+	schemaReqs map[string][]control.SchemaRequest
 	tables     map[string]*records.Shape // created by Prepare: key -> columns
 	// prepares records each Prepare: the node's intent (nil: unfenced)
 	// and whether it added columns to an existing table.
@@ -160,7 +190,10 @@ type fakeCluster struct {
 
 	// Maintenance calls record the commit intent of their context.
 	expireIntents, orphanIntents, rewriteIntents []*ledger.CommitIntent
-	rewrite                                      Rewrite // what PlanRewrite returns
+	rewrite                                      sink.Rewrite // what PlanRewrite returns
+	// committerReads counts Committer calls: a commit loop makes one per
+	// round, so a test can wait for rounds instead of sleeping.
+	committerReads int
 }
 
 // errFakeFenced is the fake catalog's stale-committer refusal.
@@ -206,6 +239,7 @@ func (c *fakeCluster) Pending(table string) []ledger.Entry {
 func (c *fakeCluster) Committer(table string) (ledger.Assignment, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.committerReads++
 	a, ok := c.committers[table]
 	return a, ok
 }
@@ -242,19 +276,19 @@ type fakePrepare struct {
 	evolved bool
 }
 
-func (c *fakeCluster) SchemaRequests(table string) []SchemaRequest {
+func (c *fakeCluster) SchemaRequests(table string) []control.SchemaRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.schemaReqs[table])
 }
 
-func (c *fakeCluster) RequestSchema(_ context.Context, table string, req SchemaRequest) error {
+func (c *fakeCluster) RequestSchema(_ context.Context, table string, req control.SchemaRequest) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.schemaReqs == nil {
-		c.schemaReqs = map[string][]SchemaRequest{}
+		c.schemaReqs = map[string][]control.SchemaRequest{}
 	}
-	if !slices.ContainsFunc(c.schemaReqs[table], func(r SchemaRequest) bool { return r.ID == req.ID }) {
+	if !slices.ContainsFunc(c.schemaReqs[table], func(r control.SchemaRequest) bool { return r.ID == req.ID }) {
 		req.Shape = req.Shape.Clone()
 		c.schemaReqs[table] = append(c.schemaReqs[table], req)
 	}
@@ -275,7 +309,7 @@ func (c *fakeCluster) SchemaApplied(_ context.Context, table string, ids []strin
 		}
 	}
 	if errMsg == "" {
-		reqs = slices.DeleteFunc(reqs, func(r SchemaRequest) bool { return slices.Contains(ids, r.ID) })
+		reqs = slices.DeleteFunc(reqs, func(r control.SchemaRequest) bool { return slices.Contains(ids, r.ID) })
 	}
 	c.schemaReqs[table] = reqs
 	c.notify()
@@ -331,7 +365,7 @@ func (c *fakeCluster) reassign(tp ledger.TopicPartition, node string) {
 	c.notify()
 }
 
-func (c *fakeCluster) Shape(_ context.Context, t TableSpec) (*records.Shape, error) {
+func (c *fakeCluster) Shape(_ context.Context, t sink.TableSpec) (*records.Shape, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failShape {
@@ -346,7 +380,7 @@ func (c *fakeCluster) Shape(_ context.Context, t TableSpec) (*records.Shape, err
 // Prepare creates the table or adds the shape's fields as columns; a
 // column change of an existing table is refused unless fenced by the
 // current committer (the single writer).
-func (c *fakeCluster) Prepare(ctx context.Context, t TableSpec, shape *records.Shape) error {
+func (c *fakeCluster) Prepare(ctx context.Context, t sink.TableSpec, shape *records.Shape) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if shape == nil {
@@ -379,11 +413,11 @@ func markCommitted(s *records.Shape) {
 	markCommitted(s.Elem)
 }
 
-func (c *fakeCluster) Write(_ context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+func (c *fakeCluster) Write(_ context.Context, t sink.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
 	return c.write(t.Key, id, recs)
 }
 
-func (c *fakeCluster) WriteDLQ(_ context.Context, t TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+func (c *fakeCluster) WriteDLQ(_ context.Context, t sink.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
 	return c.write(t.Key+"_dlq", id, recs)
 }
 
@@ -462,13 +496,13 @@ func (c *fakeCluster) CleanOrphans(ctx context.Context, _ string, _ time.Duratio
 	return 0, 0, nil
 }
 
-func (c *fakeCluster) PlanRewrite(context.Context, string, CompactionPolicy) (Rewrite, error) {
+func (c *fakeCluster) PlanRewrite(context.Context, string, sink.CompactionPolicy) (sink.Rewrite, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.rewrite, nil
 }
 
-func (c *fakeCluster) CommitRewrite(ctx context.Context, _ string, _ Rewrite) error {
+func (c *fakeCluster) CommitRewrite(ctx context.Context, _ string, _ sink.Rewrite) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rewriteIntents = append(c.rewriteIntents, ledger.IntentFrom(ctx))
@@ -478,12 +512,12 @@ func (c *fakeCluster) CommitRewrite(ctx context.Context, _ string, _ Rewrite) er
 // fakeRewrite is a planned compaction of one file.
 type fakeRewrite struct{}
 
-func (fakeRewrite) Stats() RewriteStats {
-	return RewriteStats{FilesBefore: 2, FilesAfter: 1, BytesBefore: 10, BytesAfter: 10}
+func (fakeRewrite) Stats() sink.RewriteStats {
+	return sink.RewriteStats{FilesBefore: 2, FilesAfter: 1, BytesBefore: 10, BytesAfter: 10}
 }
 
 // Control implements State: the fake cluster has no operator controls.
-func (c *fakeCluster) Control(string) TableControl { return TableControl{} }
+func (c *fakeCluster) Control(string) control.TableControl { return control.TableControl{} }
 
 // Mappings implements State: no API mappings.
 func (c *fakeCluster) Mappings() []config.Table { return nil }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 )
 
 // TestMaintenanceCommitsAreFenced: expiry, orphan cleanup and compaction
@@ -99,18 +100,27 @@ func TestFencedCommit(t *testing.T) {
 				// More state changes (new entries) and ticks, same role.
 				h.k.produce("orders", 2, values(10, nil)...)
 				eventually(t, "more recorded", func() bool { return len(h.c.Pending(key)) >= 2 })
-				time.Sleep(300 * time.Millisecond)
+				// Each round of the commit loop reads the role once: after
+				// several rounds with entries pending and the role still
+				// stale, a loop that retried would have committed again.
+				rounds := func() int {
+					h.c.mu.Lock()
+					defer h.c.mu.Unlock()
+					return h.c.committerReads
+				}
+				seen := rounds()
+				eventually(t, "five more rounds of the commit loop", func() bool { return rounds() >= seen+5 })
 				if n := calls(); n != 1 {
 					t.Fatalf("%d commits attempted while the role stayed stale, want 1", n)
 				}
 				ts, _ := h.w.Status().Snapshot()
-				if ts[key].CommitFailures != 0 || ts[key].State == StateDegraded {
+				if ts[key].CommitFailures != 0 || ts[key].State == status.StateDegraded {
 					t.Fatalf("fenced commit counted as a failure: %+v", ts[key])
 				}
 			} else {
 				eventually(t, "failure counted", func() bool {
 					ts, _ := h.w.Status().Snapshot()
-					return ts[key].CommitFailures > 0 && ts[key].State == StateDegraded
+					return ts[key].CommitFailures > 0 && ts[key].State == status.StateDegraded
 				})
 			}
 			// The role is renewed (a new epoch for this node): commits resume.

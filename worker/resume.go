@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 )
 
 // ErrNotPaused: a resume with skip named a table that is not suspended at a
@@ -22,7 +23,7 @@ type ResumeResult struct {
 	Table string `json:"table"`
 	// Skips are the records a suspended table is resumed past, if skip:
 	// whichever node fetches them consumes them as skipped.
-	Skips []SuspendedRecord `json:"skips,omitempty"`
+	Skips []status.SuspendedRecord `json:"skips,omitempty"`
 }
 
 // Resume restarts a table (namespace.name) suspended at a bad record or
@@ -34,7 +35,7 @@ type ResumeResult struct {
 // also after a crash, until the table commits past them. A paused topic
 // re-reads the table's schema (an operator may have evolved it by hand) and
 // decodes the record again.
-func (w *Worker) Resume(ctx context.Context, table string, skip bool, elsewhere ...SuspendedRecord) (ResumeResult, error) {
+func (w *Worker) Resume(ctx context.Context, table string, skip bool, elsewhere ...status.SuspendedRecord) (ResumeResult, error) {
 	w.mu.Lock()
 	key := ""
 	for k := range w.pipelines {
@@ -63,7 +64,7 @@ func (w *Worker) Resume(ctx context.Context, table string, skip bool, elsewhere 
 		for _, tp := range slices.SortedFunc(maps.Keys(skips), func(a, b ledger.TopicPartition) int {
 			return compareTP(a, b)
 		}) {
-			res.Skips = append(res.Skips, SuspendedRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: skips[tp]})
+			res.Skips = append(res.Skips, status.SuspendedRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: skips[tp]})
 		}
 	}
 	if err := w.prop.ResumeTable(ctx, key, skips); err != nil {
@@ -81,65 +82,4 @@ func compareTP(a, b ledger.TopicPartition) int {
 		return 1
 	}
 	return int(a.Partition - b.Partition)
-}
-
-// resumeState is a table's replicated resume state as the pipeline sees it.
-type resumeState struct {
-	gen   uint64
-	skips map[ledger.TopicPartition]int64
-}
-
-// setResume hands the pipeline the table's latest resume state without
-// blocking: an older undelivered one is replaced.
-func (p *pipeline) setResume(rs resumeState) {
-	for {
-		select {
-		case p.resumed <- rs:
-			return
-		default:
-		}
-		select {
-		case <-p.resumed:
-		default:
-		}
-	}
-}
-
-// applyResume runs in the pipeline goroutine: the skips always follow the
-// state; a grown generation resumes the table if it is suspended or paused.
-func (p *pipeline) applyResume(ctx context.Context, rs resumeState) {
-	p.skips = rs.skips
-	if rs.gen <= p.resumeGen {
-		return
-	}
-	p.resumeGen = rs.gen
-	if !p.suspended && len(p.pausedTopics) == 0 {
-		return
-	}
-	var topics []string
-	if p.suspended {
-		p.suspended, p.suspendedAt = false, nil
-		p.status(func(t *TableStatus) { t.State, t.SuspendedAt = StatePending, nil; t.recompute() })
-	}
-	for topic := range p.pausedTopics {
-		topics = append(topics, topic)
-		p.status(func(t *TableStatus) { t.problem(problemSchema+topic, "") })
-	}
-	p.log.Info("table resumed", "generation", rs.gen, "skips", len(rs.skips), "topics", topics)
-	if len(p.pausedTopics) > 0 {
-		p.pausedTopics = nil
-		// The table may have been evolved by hand: start from its schema.
-		p.schemas = nil
-		if !p.loadShape(ctx) {
-			return
-		}
-	}
-	p.reconcile(ctx)
-}
-
-// operatorSkip reports whether the record at offset of tp is one an
-// operator resumed the table past.
-func (p *pipeline) operatorSkip(tp ledger.TopicPartition, offset int64) bool {
-	off, ok := p.skips[tp]
-	return ok && off == offset
 }

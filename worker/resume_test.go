@@ -9,6 +9,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 )
 
 // restartOn starts a second worker on the same brokers and replicated
@@ -22,7 +23,7 @@ func restartOn(t *testing.T, old *harness) *harness {
 		DiscoveryInterval: 50 * time.Millisecond, ReaderErrorGrace: 300 * time.Millisecond,
 		Tables: []config.Table{{Topic: "orders", Namespace: "db", Name: "orders", Format: "json", ErrorMode: "suspend", StartOffset: "earliest"}},
 	}
-	w, err := New(cfg, h.k, h.c, h.c, h.c, NewStatus(), nil)
+	w, err := New(cfg, h.k, h.c, h.c, h.c, status.NewTracker(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func suspendedAt(t *testing.T, h *harness, offset int64) {
 	t.Helper()
 	eventually(t, "suspended", func() bool {
 		ts, _ := h.w.Status().Snapshot()
-		return ts[key].State == StateSuspended && ts[key].SuspendedAt != nil && ts[key].SuspendedAt.Offset == offset
+		return ts[key].State == status.StateSuspended && ts[key].SuspendedAt != nil && ts[key].SuspendedAt.Offset == offset
 	})
 }
 
@@ -95,7 +96,7 @@ func TestResumeReplicated(t *testing.T) {
 		}
 	}
 	ts, _ = h2.w.Status().Snapshot()
-	if ts[key].Skipped != 1 || ts[key].State == StateSuspended {
+	if ts[key].Skipped != 1 || ts[key].State == status.StateSuspended {
 		t.Fatalf("second worker: %+v", ts[key])
 	}
 	eventually(t, "skip cleared", func() bool { _, skips := h2.c.Resume(key); return len(skips) == 0 })

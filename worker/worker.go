@@ -4,17 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"reflect"
 	"regexp"
-	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/commit"
+	"github.com/floe-io/floe/worker/ingest"
 )
 
 // Config is what the worker needs from the node's configuration.
@@ -55,9 +55,8 @@ type Worker struct {
 	state  State
 	prop   Proposer
 	sink   Sink
-	status *Status
+	status *status.Tracker
 	log    *slog.Logger
-	mem    atomic.Int64 // bytes buffered across all pipelines
 
 	mu      sync.Mutex
 	routes  map[string]route // topic -> route
@@ -68,35 +67,39 @@ type Worker struct {
 	lastMappings []config.Table
 	reMu         sync.Mutex
 	reCache      map[string]*regexp.Regexp // regexes of API mappings
-	pipelines    map[string]*pipeline
+	pipelines    map[string]*running
 	commits      map[string]bool // tables with a committer loop
-	maintain     map[string]chan maintainReq
 	wg           sync.WaitGroup
 
-	rates *rates // bytes per second fetched per partition
+	// ingest is what the pipelines (worker/ingest) share: dependencies,
+	// buffered memory, rates and the drain; committer runs the commit
+	// loops (worker/commit).
+	ingest    *ingest.Node
+	committer *commit.Committer
 
-	schemas  SchemaDecoder      // Schema Registry formats; see SetSchemaDecoder
-	dlqTopic DeadLetterProducer // dead-letter topics; see SetDeadLetterProducer
-
-	// Drain: draining is set first so no pipeline starts a fetcher once
-	// Drain has begun, then drainCh is closed to make every pipeline stop
-	// its fetchers and flush what it buffered.
-	draining  atomic.Bool
-	drainCh   chan struct{}
-	drainOnce sync.Once
 	// runDone is closed when Run returns, so Drain does not wait for
 	// commit loops and pipelines that are gone.
 	runDone chan struct{}
 	runOnce sync.Once
 }
 
+// running is a started pipeline: cancel stops it, done is closed when it
+// has; restarting: its mapping changed and it is stopping
+// (restartPipeline).
+type running struct {
+	*ingest.Pipeline
+	cancel     context.CancelFunc
+	done       chan struct{}
+	restarting bool
+}
+
 type route struct {
-	spec    TableSpec
+	spec    sink.TableSpec
 	mapping config.Table
 }
 
 // New returns a worker. Run starts it.
-func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status, log *slog.Logger) (*Worker, error) {
+func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *status.Tracker, log *slog.Logger) (*Worker, error) {
 	if cfg.DiscoveryInterval == 0 {
 		cfg.DiscoveryInterval = 10 * time.Second
 	}
@@ -113,11 +116,20 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status
 		log = slog.Default()
 	}
 	w := &Worker{
-		cfg: cfg, kafka: k, state: st, prop: prop, sink: sink, status: status, log: log.With("node", cfg.NodeID),
-		routes: map[string]route{}, pipelines: map[string]*pipeline{}, commits: map[string]bool{},
-		rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{}), runDone: make(chan struct{}),
+		cfg: cfg, kafka: k, state: st, prop: prop, sink: sink, status: tracker, log: log.With("node", cfg.NodeID),
+		routes: map[string]route{}, pipelines: map[string]*running{}, commits: map[string]bool{},
+		runDone:    make(chan struct{}),
 		rediscover: make(chan struct{}, 1),
 	}
+	w.ingest = ingest.NewNode(ingest.Deps{
+		Config: ingest.Config{NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
+			MemoryBudget: cfg.MemoryBudget, ReaderErrorGrace: cfg.ReaderErrorGrace},
+		Kafka: k, State: st, Proposer: prop, Sink: sink, Status: tracker, Log: w.log,
+	})
+	w.committer = commit.New(commit.Config{
+		NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
+		ExpireInterval: cfg.ExpireInterval, OrphanInterval: cfg.OrphanInterval, IsFenced: cfg.IsFenced, OnCommit: cfg.OnCommit,
+	}, st, prop, sink, w.lookup, tracker, w.log)
 	for i, t := range cfg.Tables {
 		var re *regexp.Regexp
 		if t.TopicRegex != "" {
@@ -132,7 +144,7 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, status *Status
 }
 
 // Status returns the worker's status collector.
-func (w *Worker) Status() *Status { return w.status }
+func (w *Worker) Status() *status.Tracker { return w.status }
 
 // Run runs until ctx ends, then stops every goroutine it started.
 func (w *Worker) Run(ctx context.Context) error {
@@ -187,53 +199,59 @@ func (w *Worker) reconcile(ctx context.Context) {
 	}
 	for _, r := range w.routes {
 		key := r.spec.Key
-		if p, ok := w.pipelines[key]; ok && !p.restarting && !reflect.DeepEqual(p.mapping, r.mapping) {
+		if p, ok := w.pipelines[key]; ok && !p.restarting && !reflect.DeepEqual(p.Mapping(), r.mapping) {
 			w.restartPipeline(key, p)
 		}
 		if _, ok := w.pipelines[key]; !ok {
-			p := newPipeline(w, r.spec, r.mapping)
-			pctx, cancel := context.WithCancel(ctx)
-			p.cancel, p.done = cancel, make(chan struct{})
-			// Resumes before the pipeline started concern no suspension of
-			// its own; their skips still apply.
-			p.resumeGen, p.skips = w.state.Resume(key)
-			// Likewise rewinds made before it started: it starts from the
-			// ledger anyway.
-			ctl := w.state.Control(key)
-			p.rewindGen, p.paused = ctl.RewindGen, ctl.Paused
-			w.pipelines[key] = p
-			w.wg.Add(1)
-			go func() {
-				defer w.wg.Done()
-				defer close(p.done)
-				p.run(pctx)
-			}()
+			w.startPipeline(ctx, r)
 		}
 		if !w.commits[key] {
 			w.commits[key] = true
 			w.wg.Add(1)
 			go func() {
 				defer w.wg.Done()
-				w.commitLoop(ctx, key)
+				w.committer.Run(ctx, key)
 			}()
 		}
 	}
 	for key, p := range w.pipelines {
-		p.setAssignment(perTable[key])
-		gen, skips := w.state.Resume(key)
-		p.setResume(resumeState{gen: gen, skips: skips})
-		p.setControl(w.state.Control(key))
+		p.SetAssignment(perTable[key])
+		p.SetResume(w.state.Resume(key))
+		p.SetControl(w.state.Control(key))
 	}
+}
+
+// startPipeline starts the pipeline of a route's table. Called with w.mu
+// held.
+func (w *Worker) startPipeline(ctx context.Context, r route) {
+	key := r.spec.Key
+	// Resumes and rewinds made before the pipeline started concern no
+	// suspension of its own; their skips still apply.
+	gen, skips := w.state.Resume(key)
+	ctl := w.state.Control(key)
+	p := &running{
+		Pipeline: ingest.NewPipeline(w.ingest, r.spec, r.mapping, ingest.Start{ResumeGen: gen, Skips: skips, RewindGen: ctl.RewindGen, Paused: ctl.Paused}),
+		done:     make(chan struct{}),
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	p.cancel = cancel
+	w.pipelines[key] = p
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer close(p.done)
+		p.Run(pctx)
+	}()
 }
 
 // restartPipeline stops a pipeline whose mapping changed (an update through
 // the admin API) and forgets it once it has stopped, so the next reconcile
 // starts one with the new mapping from the ledger's end. Records it buffered
 // but did not record are fetched again. Called with w.mu held.
-func (w *Worker) restartPipeline(key string, p *pipeline) {
+func (w *Worker) restartPipeline(key string, p *running) {
 	p.restarting = true
 	p.cancel()
-	p.log.Info("mapping changed: restarting the table's pipeline")
+	w.log.Info("mapping changed: restarting the table's pipeline", "table", ledger.DisplayName(key))
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
@@ -246,257 +264,18 @@ func (w *Worker) restartPipeline(key string, p *pipeline) {
 	}()
 }
 
-// mappingOf returns the mapping that routes into a table.
-func (w *Worker) mappingOf(table string) (config.Table, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, r := range w.routes {
-		if r.spec.Key == table {
-			return r.mapping, true
-		}
-	}
-	return config.Table{}, false
-}
+// SetDeadLetterProducer gives the worker the producer of dead-letter topics.
+// Call it before Run; tables with a dead_letter_topic need it.
+func (w *Worker) SetDeadLetterProducer(p ingest.DeadLetterProducer) { w.ingest.DeadLetters = p }
 
-// mappingRef is a mapping with its compiled topic regex (nil for a topic).
-type mappingRef struct {
-	t  config.Table
-	re *regexp.Regexp
-}
+// SetSchemaDecoder gives the worker the decoder of the Schema Registry
+// formats. Call it before Run; without it those tables wait with a
+// CONFIG_ISSUE.
+func (w *Worker) SetSchemaDecoder(d ingest.SchemaDecoder) { w.ingest.Schemas = d }
 
-// mappingList returns the configuration's mappings followed by those made
-// through the admin API (replicated), in routing order: the first mapping
-// that matches a topic routes it. API mappings were validated when made; a
-// regex that does not compile here is skipped.
-func (w *Worker) mappingList() []mappingRef {
-	out := make([]mappingRef, 0, len(w.cfg.Tables))
-	for i, t := range w.cfg.Tables {
-		out = append(out, mappingRef{t: t, re: w.regexes[i]})
-	}
-	for _, t := range w.state.Mappings() {
-		ref := mappingRef{t: t}
-		if t.TopicRegex != "" {
-			re, err := w.compiled(t.TopicRegex)
-			if err != nil {
-				continue
-			}
-			ref.re = re
-		}
-		out = append(out, ref)
-	}
-	return out
-}
-
-// compiled caches the regexes of API mappings.
-func (w *Worker) compiled(expr string) (*regexp.Regexp, error) {
-	w.reMu.Lock()
-	defer w.reMu.Unlock()
-	if re, ok := w.reCache[expr]; ok {
-		return re, nil
-	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return nil, err
-	}
-	if w.reCache == nil {
-		w.reCache = map[string]*regexp.Regexp{}
-	}
-	w.reCache[expr] = re
-	return re, nil
-}
-
-// mappingIndex identifies a mapping by its position in mappingList.
-func (w *Worker) mappingIndex(m config.Table) int {
-	for i, ref := range w.mappingList() {
-		t := ref.t
-		if t.Topic == m.Topic && t.TopicRegex == m.TopicRegex && t.Namespace == m.Namespace && t.Name == m.Name {
-			return i
-		}
-	}
-	return -1
-}
-
-// resolve maps a topic to its table through the first matching mapping.
-func (w *Worker) resolve(topic string) (route, bool) {
-	for _, ref := range w.mappingList() {
-		t := ref.t
-		var re *regexp.Regexp
-		switch {
-		case t.Topic != "" && t.Topic == topic:
-		case ref.re != nil && ref.re.MatchString(topic):
-			re = ref.re
-		default:
-			continue
-		}
-		ns, name, err := t.Target(topic, re)
-		if err != nil {
-			continue // validated at start; cannot happen for a matching topic
-		}
-		ident := []string{ns, name}
-		return route{spec: TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format, PartitionBy: t.PartitionBy}, mapping: t}, true
-	}
-	return route{}, false
-}
-
-// collisions finds tables that several topics would share although their
-// mapping names a table per topic (or that several mappings target), keeps
-// the first topic of each and reports the others as a configuration issue.
-func (w *Worker) collisions(routes map[string]route) {
-	byTable := map[string][]string{}
-	for _, topic := range slices.Sorted(maps.Keys(routes)) {
-		byTable[routes[topic].spec.Key] = append(byTable[routes[topic].spec.Key], topic)
-	}
-	for key, topics := range byTable {
-		msg := ""
-		if len(topics) > 1 {
-			first := w.mappingIndex(routes[topics[0]].mapping)
-			var clash []string
-			for _, tp := range topics[1:] {
-				m := routes[tp].mapping
-				if m.UsesTopic() || w.mappingIndex(m) != first {
-					clash = append(clash, tp)
-					delete(routes, tp)
-				}
-			}
-			if len(clash) > 0 {
-				msg = fmt.Sprintf("topics %s and %s both map to table %s; %s not ingested: change the name template",
-					topics[0], strings.Join(clash, ", "), ledger.DisplayName(key), strings.Join(clash, ", "))
-			}
-		}
-		w.status.update(key, ledger.DisplayName(key), func(t *TableStatus) { t.problem("config naming", msg) })
-	}
-}
-
-// discover lists topics periodically, routes them to tables and registers
-// the sources so the assignment controller can place their partitions.
-func (w *Worker) discover(ctx context.Context) {
-	b := newBackoff()
-	var registered []Source
-	for {
-		wait := w.cfg.DiscoveryInterval
-		if err := w.discoverOnce(ctx, &registered); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			w.log.Warn("discovering topics", "err", err)
-			wait = b.next()
-		} else {
-			b.reset()
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		case <-w.rediscover: // a mapping was created, changed or deleted
-			t.Stop()
-		}
-	}
-}
-
-func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
-	topics, err := w.kafka.Topics(ctx)
-	if err != nil {
-		w.status.SetGlobal("kafka", err.Error())
-		w.forEachMapped(func(t *TableStatus) { t.problem("kafka", err.Error()) })
-		return err
-	}
-	w.status.SetGlobal("kafka", "")
-	var sources []Source
-	routes := map[string]route{}
-	for _, topic := range slices.Sorted(maps.Keys(topics)) {
-		r, ok := w.resolve(topic)
-		if !ok {
-			continue
-		}
-		routes[topic] = r
-	}
-	w.collisions(routes)
-	for _, topic := range slices.Sorted(maps.Keys(routes)) {
-		sources = append(sources, Source{Topic: topic, Table: routes[topic].spec.Key, Partitions: topics[topic]})
-	}
-	// A mapping that names a topic that does not exist is shown, not fatal:
-	// the topic may be created later.
-	for _, ref := range w.mappingList() {
-		t := ref.t
-		if t.Topic == "" {
-			continue
-		}
-		r, _ := w.resolve(t.Topic)
-		msg := ""
-		if _, ok := topics[t.Topic]; !ok {
-			msg = fmt.Sprintf("topic %s not found", t.Topic)
-		}
-		w.status.update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(ts *TableStatus) { ts.problem("kafka", msg) })
-	}
-	for _, r := range routes {
-		if _, ok := topics[r.mapping.Topic]; r.mapping.Topic == "" || ok {
-			w.status.update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(ts *TableStatus) { ts.problem("kafka", "") })
-		}
-	}
-	w.mu.Lock()
-	w.routes = routes
-	w.mu.Unlock()
-	if !slices.Equal(sources, *registered) {
-		if err := w.prop.RegisterSources(ctx, sources); err != nil {
-			return fmt.Errorf("registering sources: %w", err)
-		}
-		*registered = sources
-	}
-	w.refreshWatermarks(ctx, routes)
-	return nil
-}
-
-func (w *Worker) forEachMapped(fn func(*TableStatus)) {
-	w.mu.Lock()
-	keys := map[string]bool{}
-	for _, r := range w.routes {
-		keys[r.spec.Key] = true
-	}
-	w.mu.Unlock()
-	for _, ref := range w.mappingList() {
-		if t := ref.t; t.Topic != "" {
-			r, _ := w.resolve(t.Topic)
-			keys[r.spec.Key] = true
-		}
-	}
-	for k := range keys {
-		w.status.update(k, ledger.DisplayName(k), fn)
-	}
-}
-
-// refreshWatermarks updates the high watermarks of assigned partitions so
-// lag shows even when a partition is idle or its fetcher is stuck.
-func (w *Worker) refreshWatermarks(ctx context.Context, routes map[string]route) {
-	byTopic := map[string][]int32{}
-	for tp := range w.state.Assigned(w.cfg.NodeID) {
-		byTopic[tp.Topic] = append(byTopic[tp.Topic], tp.Partition)
-	}
-	for topic, parts := range byTopic {
-		r, ok := routes[topic]
-		if !ok {
-			continue
-		}
-		start := time.Now()
-		hw, err := w.kafka.Offsets(ctx, topic, parts, true)
-		if err != nil {
-			w.log.Debug("reading high watermarks", "topic", topic, "err", err)
-		}
-		w.status.update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(t *TableStatus) {
-			for p, off := range hw {
-				key := ledger.TopicPartition{Topic: topic, Partition: p}.String()
-				if ps, ok := t.Partitions[key]; ok {
-					ps.HighWatermark = max(ps.HighWatermark, off)
-					// The broker answers for this partition and the reader
-					// has not failed again for a whole interval: its last
-					// error was transient (kafka-go retried it).
-					if ps.LastError != "" && ps.LastErrorAt.Before(start.Add(-w.cfg.DiscoveryInterval)) {
-						ps.LastError, ps.ErrorSince = "", time.Time{}
-						t.problem("kafka "+key, "")
-					}
-				}
-			}
-		})
-	}
-}
+// Rates returns the bytes per second (key and value) fetched from each
+// partition this node currently fetches, as a moving average with a 30 s
+// half-life. A partition that stops receiving decays toward zero. The
+// assignment leader uses it to balance partitions by throughput rather
+// than by count.
+func (w *Worker) Rates() map[ledger.TopicPartition]float64 { return w.ingest.Rates() }

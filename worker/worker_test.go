@@ -12,6 +12,7 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -41,7 +42,7 @@ func start(t *testing.T, mode string, prep func(*harness)) *harness {
 	if h.cfg != nil {
 		h.cfg(&cfg)
 	}
-	w, err := New(cfg, h.k, h.c, h.c, h.c, NewStatus(), nil)
+	w, err := New(cfg, h.k, h.c, h.c, h.c, status.NewTracker(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,14 +150,16 @@ func TestSuspendMode(t *testing.T) {
 	h := start(t, "suspend", func(h *harness) { h.k.produce("orders", 1, values(20, func(i int) bool { return i == 12 })...) })
 	eventually(t, "suspended", func() bool {
 		ts, _ := h.w.Status().Snapshot()
-		return ts[key].State == StateSuspended
+		return ts[key].State == status.StateSuspended
 	})
 	ts, _ := h.w.Status().Snapshot()
 	if !strings.Contains(ts[key].Reason, "orders/0 offset 12") || !strings.Contains(ts[key].Reason, "not a JSON object") && !strings.Contains(ts[key].Reason, "invalid JSON") {
 		t.Fatalf("reason %q", ts[key].Reason)
 	}
 	eventually(t, "prefix committed", func() bool { return committedCount(h, key) == 12 })
-	time.Sleep(200 * time.Millisecond)
+	// With every reader closed nothing more can be fetched, so nothing past
+	// the bad record can be recorded: no need to wait and see.
+	eventually(t, "fetchers stopped", func() bool { return h.k.openReaders(nil) == 0 })
 	o, _ := h.c.Position(key, ledger.TopicPartition{Topic: "orders", Partition: 0})
 	if o.End != 12 || committedCount(h, key) != 12 {
 		t.Fatalf("went past the bad record: %+v, %d rows", o, committedCount(h, key))
@@ -170,7 +173,7 @@ func TestStorageFailureIsRetriedAndShown(t *testing.T) {
 	})
 	eventually(t, "degraded", func() bool {
 		ts, _ := h.w.Status().Snapshot()
-		return ts[key].State == StateDegraded && strings.Contains(ts[key].Reason, "bucket unreachable")
+		return ts[key].State == status.StateDegraded && strings.Contains(ts[key].Reason, "bucket unreachable")
 	})
 	h.c.mu.Lock()
 	h.c.failWrite = 0
@@ -178,7 +181,7 @@ func TestStorageFailureIsRetriedAndShown(t *testing.T) {
 	eventually(t, "caught up", func() bool { return committedCount(h, key) == 50 })
 	eventually(t, "running", func() bool {
 		ts, _ := h.w.Status().Snapshot()
-		return ts[key].State == StateRunning
+		return ts[key].State == status.StateRunning
 	})
 	exactlyOnce(t, h, 50, 2, key)
 }
@@ -209,7 +212,11 @@ func TestMovedPartitionStopsFetching(t *testing.T) {
 		o, _ := h.c.Position(key, ledger.TopicPartition{Topic: "orders", Partition: 0})
 		return o.Committed == 20
 	})
-	time.Sleep(200 * time.Millisecond)
+	// One flush carries all of the node's partitions of a table, so the
+	// flushes that recorded partition 0's new records would have carried
+	// partition 1 had n1 still fetched it; and with its reader closed n1
+	// cannot fetch it any more. No need to wait and see.
+	eventually(t, "n1's reader of the moved partition closed", func() bool { return h.k.openReaders(&tp) == 0 })
 	if o, _ := h.c.Position(key, tp); o.End != 10 {
 		t.Fatalf("moved partition still recorded by n1: %+v", o)
 	}
@@ -219,7 +226,7 @@ func TestUnreachableKafkaShown(t *testing.T) {
 	h := start(t, "dlq", func(h *harness) { h.k.down = true })
 	eventually(t, "degraded", func() bool {
 		ts, global := h.w.Status().Snapshot()
-		return strings.Contains(global["kafka"], "connection refused") && ts[key].State == StateDegraded
+		return strings.Contains(global["kafka"], "connection refused") && ts[key].State == status.StateDegraded
 	})
 	h.k.mu.Lock()
 	h.k.down = false
@@ -232,7 +239,7 @@ func TestMissingTopicShown(t *testing.T) {
 	h := start(t, "dlq", func(h *harness) { h.k.produce("other", 1, "{}") })
 	eventually(t, "topic missing shown", func() bool {
 		ts, _ := h.w.Status().Snapshot()
-		return ts[key].State == StateDegraded && strings.Contains(ts[key].Reason, "topic orders not found")
+		return ts[key].State == status.StateDegraded && strings.Contains(ts[key].Reason, "topic orders not found")
 	})
 	h.k.produce("orders", 1, values(3, nil)...)
 	eventually(t, "recovered", func() bool { return committedCount(h, key) == 3 })
@@ -251,7 +258,7 @@ func TestReaderErrorsNeedToPersist(t *testing.T) {
 	}
 	h.k.readerError(tp, errors.New("read tcp: i/o timeout"))
 	time.Sleep(100 * time.Millisecond)
-	if s := state(); s != StateRunning {
+	if s := state(); s != status.StateRunning {
 		t.Fatalf("one transient reader error made the table %s", s)
 	}
 	// Errors more often than the discovery interval (50 ms here), for
@@ -260,7 +267,7 @@ func TestReaderErrorsNeedToPersist(t *testing.T) {
 		h.k.readerError(tp, errors.New("dial tcp: connection refused"))
 		time.Sleep(20 * time.Millisecond)
 	}
-	eventually(t, "degraded", func() bool { return state() == StateDegraded })
+	eventually(t, "degraded", func() bool { return state() == status.StateDegraded })
 	h.k.produce("orders", 1, values(1, nil)...)
-	eventually(t, "recovered", func() bool { return state() == StateRunning })
+	eventually(t, "recovered", func() bool { return state() == status.StateRunning })
 }

@@ -21,7 +21,9 @@ import (
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/worker"
+	sinkapi "github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/worker/ingest"
+	"github.com/floe-io/floe/worker/source"
 )
 
 // benchCmd is `floe bench`, run by `make bench`: end-to-end throughput
@@ -186,10 +188,10 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 	}
 	defer n.Stop()
 	sink := icebergsink.New(n.Catalog(), 128<<20, log, nil)
-	spec := worker.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "json"}
+	spec := sinkapi.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "json"}
 	shape := &records.Shape{Kind: records.Struct}
 	// Create the table with its columns first, outside the timing.
-	if _, err := worker.DecodeJSON(shape, values[0]); err != nil {
+	if _, err := ingest.DecodeJSON(shape, values[0]); err != nil {
 		return 0, err
 	}
 	if err := sink.Prepare(ctx, spec, shape); err != nil {
@@ -201,7 +203,7 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 	for i := 0; i < len(values); i += batch {
 		recs := make([]*records.Record, 0, batch)
 		for j := i; j < min(i+batch, len(values)); j++ {
-			v, err := worker.DecodeJSON(shape, values[j])
+			v, err := ingest.DecodeJSON(shape, values[j])
 			if err != nil {
 				return 0, err
 			}
@@ -253,7 +255,7 @@ func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][
 // benchFetch reads every record once with the same kafka-go readers Floe
 // uses, and nothing else: the cost of the Kafka side alone.
 func benchFetch(ctx context.Context, brokers []string, n, partitions int) (time.Duration, error) {
-	kc, err := worker.NewKafkaClient(config.Kafka{BootstrapServers: brokers, ClientID: "floe-bench"})
+	kc, err := source.NewKafkaClient(config.Kafka{BootstrapServers: brokers, ClientID: "floe-bench"})
 	if err != nil {
 		return 0, err
 	}

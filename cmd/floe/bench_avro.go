@@ -17,7 +17,7 @@ import (
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/schemas"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/worker"
+	sinkapi "github.com/floe-io/floe/sinks/sink"
 )
 
 // runAvroBench is `floe bench --format avro`: the JSON bench's order record
@@ -66,7 +66,7 @@ func benchAvroRaw(ctx context.Context, dir string, log *slog.Logger, url string,
 	defer n.Stop()
 	sink := icebergsink.New(n.Catalog(), 128<<20, log, nil)
 	dec := schemas.NewDecoder(schemas.NewRegistry(schemas.RegistryConfig{URL: url}))
-	spec := worker.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "avro"}
+	spec := sinkapi.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "avro"}
 	first, err := dec.Value(ctx, "avro", "", values[0])
 	if err != nil {
 		return 0, err

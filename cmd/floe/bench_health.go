@@ -17,7 +17,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/worker"
+	sinkapi "github.com/floe-io/floe/sinks/sink"
 )
 
 // runHealthBench measures what table health costs and buys:
@@ -61,7 +61,7 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds i
 
 // benchCommitLatency measures commit latency against history length.
 func benchCommitLatency(ctx context.Context, out io.Writer, cat *catalog.Catalog, sink *icebergsink.Sink, snapshots int) error {
-	spec := worker.TableSpec{Key: ledger.TableKey([]string{"bench", "latency"}), Ident: []string{"bench", "latency"}, Format: "raw"}
+	spec := sinkapi.TableSpec{Key: ledger.TableKey([]string{"bench", "latency"}), Ident: []string{"bench", "latency"}, Format: "raw"}
 	if err := sink.Prepare(ctx, spec, nil); err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func benchHour(ctx context.Context, out io.Writer, cat *catalog.Catalog, sink *i
 	if compact {
 		name = "compact"
 	}
-	spec := worker.TableSpec{Key: ledger.TableKey([]string{"bench", name}), Ident: []string{"bench", name}, Format: "raw"}
+	spec := sinkapi.TableSpec{Key: ledger.TableKey([]string{"bench", name}), Ident: []string{"bench", name}, Format: "raw"}
 	if err := sink.Prepare(ctx, spec, nil); err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func benchHour(ctx context.Context, out io.Writer, cat *catalog.Catalog, sink *i
 		}
 		if compact && sec%60 == 59 {
 			start := time.Now()
-			rw, err := sink.PlanRewrite(ctx, spec.Key, worker.CompactionPolicy{TargetFileSize: 128 << 20, MinInputFiles: 5, HotMinInputFiles: 16, Hot: true, MaxBytes: 10 << 30})
+			rw, err := sink.PlanRewrite(ctx, spec.Key, sinkapi.CompactionPolicy{TargetFileSize: 128 << 20, MinInputFiles: 5, HotMinInputFiles: 16, Hot: true, MaxBytes: 10 << 30})
 			if err != nil {
 				return err
 			}
@@ -163,7 +163,7 @@ func benchHour(ctx context.Context, out io.Writer, cat *catalog.Catalog, sink *i
 
 // benchSecond writes one second's small file of 200 records and commits
 // it, as one flush of a busy table does.
-func benchSecond(ctx context.Context, cat *catalog.Catalog, sink *icebergsink.Sink, spec worker.TableSpec, sec int) error {
+func benchSecond(ctx context.Context, cat *catalog.Catalog, sink *icebergsink.Sink, spec sinkapi.TableSpec, sec int) error {
 	recs := make([]*records.Record, 200)
 	for j := range recs {
 		recs[j] = &records.Record{Topic: "t", Partition: int32(j % 4), Offset: int64(sec*200 + j), Raw: []byte(fmt.Sprintf(`{"sec":%d,"j":%d,"pad":"%0100d"}`, sec, j, j))}

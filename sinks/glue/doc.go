@@ -4,5 +4,5 @@
 // columns for engines that read them), so that Athena, EMR and PyIceberg's
 // Glue catalog find them. Floe's replicated state stays the catalog of
 // record: whatever anyone changes in Glue is overwritten at the next sync.
-// A Syncer is driven by worker.CatalogSync on the table's committer.
+// A Syncer is driven by catalogsync.Sync on the table's committer.
 package glue

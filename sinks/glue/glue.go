@@ -16,7 +16,7 @@ import (
 	gluetypes "github.com/aws/aws-sdk-go-v2/service/glue/types"
 
 	"github.com/floe-io/floe/internal/metaloc"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // Config says which Glue catalog to mirror into.
@@ -30,14 +30,12 @@ type Config struct {
 	IOProps iceberg.Properties
 }
 
-// Syncer implements worker.CatalogSyncer for AWS Glue.
+// Syncer implements catalogsync.Catalog for AWS Glue.
 type Syncer struct {
 	cfg    Config
 	client *glue.Client
 	log    *slog.Logger
 }
-
-var _ worker.CatalogSyncer = (*Syncer)(nil)
 
 // New returns a Glue syncer. Credentials come from the standard AWS chain
 // (environment, shared config, ECS task role, instance profile).
@@ -64,7 +62,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Syncer, error) {
 	return &Syncer{cfg: cfg, client: client, log: log}, nil
 }
 
-// Name implements worker.CatalogSyncer.
+// Name implements catalogsync.Catalog.
 func (s *Syncer) Name() string { return "glue" }
 
 // Database returns the Glue database a namespace maps to: Glue and Athena
@@ -73,9 +71,9 @@ func (s *Syncer) Database(ns []string) string {
 	return strings.ToLower(s.cfg.DatabasePrefix + strings.Join(ns, "_"))
 }
 
-// Sync implements worker.CatalogSyncer: create or overwrite the table's
+// Sync implements catalogsync.Catalog: create or overwrite the table's
 // Glue entry so that it points at t.MetadataLocation.
-func (s *Syncer) Sync(ctx context.Context, t worker.SyncTable) error {
+func (s *Syncer) Sync(ctx context.Context, t sink.SyncTable) error {
 	name := strings.Join(t.Ident, ".")
 	tbl, err := table.NewFromLocation(ctx, t.Ident, t.MetadataLocation, icebergio.LoadFSFunc(s.cfg.IOProps, t.MetadataLocation), nil)
 	if err != nil {
@@ -156,7 +154,7 @@ func (s *Syncer) ensureDatabase(ctx context.Context, db string, ns []string) err
 	return nil
 }
 
-func (s *Syncer) tableInput(name string, tbl *table.Table, t worker.SyncTable) *gluetypes.TableInput {
+func (s *Syncer) tableInput(name string, tbl *table.Table, t sink.SyncTable) *gluetypes.TableInput {
 	params := map[string]string{
 		"table_type":        "ICEBERG",
 		"metadata_location": t.MetadataLocation,

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/floe-io/floe/sinks/glue/gluetest"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 func TestMain(m *testing.M) {
@@ -71,7 +71,7 @@ func TestSync(t *testing.T) {
 	dir := t.TempDir()
 	m0, m1 := writeMetadata(t, dir, "00000"), writeMetadata(t, dir, "00001")
 	ctx := context.Background()
-	st := worker.SyncTable{Key: "Sales\x1fOrders", Ident: []string{"Sales", "Orders"}, MetadataLocation: m0}
+	st := sink.SyncTable{Key: "Sales\x1fOrders", Ident: []string{"Sales", "Orders"}, MetadataLocation: m0}
 
 	// First sync: database and table created.
 	if err := s.Sync(ctx, st); err != nil {

@@ -127,6 +127,34 @@ func appendValue(b array.Builder, t iceberg.Type, v any) error {
 			return typeErr(t, v)
 		}
 		b.(*array.BooleanBuilder).Append(x)
+	case iceberg.Int64Type, iceberg.Int32Type, iceberg.Float64Type, iceberg.Float32Type:
+		return appendNumber(b, t, v)
+	case iceberg.StringType:
+		x, ok := v.(string)
+		if !ok {
+			return typeErr(t, v)
+		}
+		b.(*array.StringBuilder).Append(x)
+	case iceberg.TimestampTzType, iceberg.TimestampType:
+		x, ok := v.(time.Time)
+		if !ok {
+			return typeErr(t, v)
+		}
+		b.(*array.TimestampBuilder).Append(arrow.Timestamp(x.UnixMicro()))
+	case *iceberg.ListType:
+		return appendList(b, t, v)
+	case *iceberg.StructType:
+		return appendStruct(b, t, v)
+	default:
+		return appendSchemaValue(b, t, v)
+	}
+	return nil
+}
+
+// appendNumber appends an integer or floating-point value, widening one
+// decoded before its column was promoted.
+func appendNumber(b array.Builder, t iceberg.Type, v any) error {
+	switch t.(type) {
 	case iceberg.Int64Type:
 		switch x := v.(type) {
 		case int64:
@@ -170,44 +198,38 @@ func appendValue(b array.Builder, t iceberg.Type, v any) error {
 		default:
 			return typeErr(t, v)
 		}
-	case iceberg.StringType:
-		x, ok := v.(string)
-		if !ok {
-			return typeErr(t, v)
-		}
-		b.(*array.StringBuilder).Append(x)
-	case iceberg.TimestampTzType, iceberg.TimestampType:
-		x, ok := v.(time.Time)
-		if !ok {
-			return typeErr(t, v)
-		}
-		b.(*array.TimestampBuilder).Append(arrow.Timestamp(x.UnixMicro()))
-	case *iceberg.ListType:
-		xs, ok := v.([]any)
-		if !ok {
-			return typeErr(t, v)
-		}
-		lb := b.(*array.ListBuilder)
-		lb.Append(true)
-		for _, e := range xs {
-			if err := appendValue(lb.ValueBuilder(), t.Element, e); err != nil {
-				return fmt.Errorf("[]%w", err)
-			}
-		}
-	case *iceberg.StructType:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return typeErr(t, v)
-		}
-		sb := b.(*array.StructBuilder)
-		sb.Append(true)
-		for i, f := range t.FieldList {
-			if err := appendValue(sb.FieldBuilder(i), f.Type, m[f.Name]); err != nil {
-				return fmt.Errorf(".%s%w", f.Name, err)
-			}
-		}
 	default:
-		return appendSchemaValue(b, t, v)
+		return typeErr(t, v)
+	}
+	return nil
+}
+
+func appendList(b array.Builder, t *iceberg.ListType, v any) error {
+	xs, ok := v.([]any)
+	if !ok {
+		return typeErr(t, v)
+	}
+	lb := b.(*array.ListBuilder)
+	lb.Append(true)
+	for _, e := range xs {
+		if err := appendValue(lb.ValueBuilder(), t.Element, e); err != nil {
+			return fmt.Errorf("[]%w", err)
+		}
+	}
+	return nil
+}
+
+func appendStruct(b array.Builder, t *iceberg.StructType, v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return typeErr(t, v)
+	}
+	sb := b.(*array.StructBuilder)
+	sb.Append(true)
+	for i, f := range t.FieldList {
+		if err := appendValue(sb.FieldBuilder(i), f.Type, m[f.Name]); err != nil {
+			return fmt.Errorf(".%s%w", f.Name, err)
+		}
 	}
 	return nil
 }

@@ -51,30 +51,11 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
-	var (
-		ids             []string
-		files, dlqFiles []iceberg.DataFile
-		dlqDescriptors  []ledger.FileDescriptor
-	)
-	offsets, err := Offsets(tbl.CurrentSnapshot())
+	g, err := gather(tbl, entries)
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
-	for _, e := range entries {
-		ids = append(ids, e.ID)
-		for _, d := range e.Files {
-			df, err := rebuild(tbl.Metadata(), d)
-			if err != nil {
-				return fmt.Errorf("committing table %s: %w", name, err)
-			}
-			files = append(files, df)
-		}
-		dlqDescriptors = append(dlqDescriptors, e.DLQFiles...)
-		for _, r := range e.Ranges {
-			offsets[r.TopicPartition.String()] = r.To
-		}
-	}
-	offJSON, err := json.Marshal(offsets)
+	offJSON, err := json.Marshal(g.offsets)
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
@@ -82,37 +63,20 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	props := iceberg.Properties{
 		PropOffsets:   string(offJSON),
 		PropCommitID:  commitID,
-		PropEntries:   strings.Join(ids, ","),
+		PropEntries:   strings.Join(g.ids, ","),
 		PropCommitter: committer.Node + "@" + strconv.FormatUint(committer.Epoch, 10),
 	}
-	intent := &ledger.CommitIntent{Table: key, Entries: ids, Committer: &committer, CommitID: commitID, At: at.UnixMilli()}
+	intent := &ledger.CommitIntent{Table: key, Entries: g.ids, Committer: &committer, CommitID: commitID, At: at.UnixMilli()}
 
-	if len(dlqDescriptors) > 0 {
-		dlqTbl, err := s.cat.LoadTable(ctx, DLQIdent(ident))
-		if err != nil {
-			return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
+	if len(g.dlq) > 0 {
+		if err := s.stageDLQ(ctx, ident, g.dlq, props, intent); err != nil {
+			return err
 		}
-		for _, d := range dlqDescriptors {
-			df, err := rebuild(dlqTbl.Metadata(), d)
-			if err != nil {
-				return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
-			}
-			dlqFiles = append(dlqFiles, df)
-		}
-		tx := dlqTbl.NewTransaction()
-		if err := tx.AddDataFiles(ctx, dlqFiles, props, table.WithoutDuplicateCheck()); err != nil {
-			return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
-		}
-		intent.Stage = true
-		if _, err := tx.Commit(ledger.WithCommitIntent(ctx, intent)); err != nil {
-			return fmt.Errorf("staging dead-letter commit of %s: %w", name, err)
-		}
-		intent.Stage = false
 	}
 
 	tx := tbl.NewTransaction()
-	if len(files) > 0 {
-		err = tx.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck())
+	if len(g.files) > 0 {
+		err = tx.AddDataFiles(ctx, g.files, props, table.WithoutDuplicateCheck())
 	} else {
 		// Nothing for the table itself (every record skipped or dead-
 		// lettered): an empty append still records the offsets, so the
@@ -125,5 +89,68 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	if _, err := tx.Commit(ledger.WithCommitIntent(ctx, intent)); err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
+	return nil
+}
+
+// gathered is what a commit adds: the entries' ids, the table's data files,
+// the dead-letter files' descriptors and the offsets after the commit.
+type gathered struct {
+	ids     []string
+	files   []iceberg.DataFile
+	dlq     []ledger.FileDescriptor
+	offsets map[string]int64
+}
+
+// gather collects what entries add to tbl, the offsets from its current
+// snapshot on.
+func gather(tbl *table.Table, entries []ledger.Entry) (gathered, error) {
+	var g gathered
+	offsets, err := Offsets(tbl.CurrentSnapshot())
+	if err != nil {
+		return g, err
+	}
+	g.offsets = offsets
+	for _, e := range entries {
+		g.ids = append(g.ids, e.ID)
+		for _, d := range e.Files {
+			df, err := rebuild(tbl.Metadata(), d)
+			if err != nil {
+				return g, err
+			}
+			g.files = append(g.files, df)
+		}
+		g.dlq = append(g.dlq, e.DLQFiles...)
+		for _, r := range e.Ranges {
+			g.offsets[r.TopicPartition.String()] = r.To
+		}
+	}
+	return g, nil
+}
+
+// stageDLQ stages the append of the dead-letter files: the catalog of
+// record keeps the staged swap in intent and makes it with the table's.
+func (s *Sink) stageDLQ(ctx context.Context, ident table.Identifier, descriptors []ledger.FileDescriptor, props iceberg.Properties, intent *ledger.CommitIntent) error {
+	name := ledger.DisplayName(intent.Table)
+	dlqTbl, err := s.cat.LoadTable(ctx, DLQIdent(ident))
+	if err != nil {
+		return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
+	}
+	var dlqFiles []iceberg.DataFile
+	for _, d := range descriptors {
+		df, err := rebuild(dlqTbl.Metadata(), d)
+		if err != nil {
+			return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
+		}
+		dlqFiles = append(dlqFiles, df)
+	}
+	tx := dlqTbl.NewTransaction()
+	if err := tx.AddDataFiles(ctx, dlqFiles, props, table.WithoutDuplicateCheck()); err != nil {
+		return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
+	}
+	intent.Stage = true
+	if _, err := tx.Commit(ledger.WithCommitIntent(ctx, intent)); err != nil {
+		return fmt.Errorf("staging dead-letter commit of %s: %w", name, err)
+	}
+	intent.Stage = false
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // ErrCompactionConflict: files a rewrite replaces are no longer live (a
@@ -23,21 +23,21 @@ import (
 var ErrCompactionConflict = errors.New("compaction conflicts with the table's current files")
 
 // Rewrite is a compaction computed in the background: new files written,
-// nothing committed. It implements worker.Rewrite.
+// nothing committed. It implements sink.Rewrite.
 type Rewrite struct {
 	Groups []table.CompactionGroupResult
-	stats  worker.RewriteStats
+	stats  sink.RewriteStats
 }
 
-// Stats implements worker.Rewrite.
-func (r *Rewrite) Stats() worker.RewriteStats { return r.stats }
+// Stats implements sink.Rewrite.
+func (r *Rewrite) Stats() sink.RewriteStats { return r.stats }
 
 // compactionConfig turns a policy into iceberg-go's planner config. A small
 // file is one below 75% of the target; a partition's small files are
 // rewritten once there are MinInputFiles of them (HotMinInputFiles while
 // the table is being written, so the newest data is not rewritten again and
 // again while it is still arriving).
-func compactionConfig(p worker.CompactionPolicy) compaction.Config {
+func compactionConfig(p sink.CompactionPolicy) compaction.Config {
 	cfg := compaction.DefaultConfig()
 	cfg.TargetFileSizeBytes = p.TargetFileSize
 	cfg.MinFileSizeBytes = p.TargetFileSize * 3 / 4
@@ -69,7 +69,7 @@ func partitionKey(df iceberg.DataFile) string {
 // HotMinInputFiles small files, so data still arriving is not rewritten over
 // and over. A cold partition qualifies at MinInputFiles small files, or when
 // small files are at least SmallRatio of its files (and at least two).
-func eligible(tasks []table.FileScanTask, p worker.CompactionPolicy) []table.FileScanTask {
+func eligible(tasks []table.FileScanTask, p sink.CompactionPolicy) []table.FileScanTask {
 	type stats struct {
 		files, small int
 		hot          bool
@@ -107,7 +107,7 @@ func eligible(tasks []table.FileScanTask, p worker.CompactionPolicy) []table.Fil
 // PlanRewrite plans bin-packing compaction of a table's small files per
 // partition and writes the compacted files. It commits nothing: the
 // committer commits the result with CommitRewrite, in order with appends.
-func (s *Sink) PlanRewrite(ctx context.Context, key string, p worker.CompactionPolicy) (worker.Rewrite, error) {
+func (s *Sink) PlanRewrite(ctx context.Context, key string, p sink.CompactionPolicy) (sink.Rewrite, error) {
 	name := ledger.DisplayName(key)
 	tbl, err := s.cat.LoadTable(ctx, ledger.TableIdent(key))
 	if errors.Is(err, catalog.ErrNoSuchTable) {
@@ -169,7 +169,7 @@ func (s *Sink) PlanRewrite(ctx context.Context, key string, p worker.CompactionP
 // rewrite rebases over them; if any file it replaces is gone, it is
 // abandoned with ErrCompactionConflict. The snapshot carries the current
 // floe.offsets, so the table still says where it stands.
-func (s *Sink) CommitRewrite(ctx context.Context, key string, w worker.Rewrite) error {
+func (s *Sink) CommitRewrite(ctx context.Context, key string, w sink.Rewrite) error {
 	rw, ok := w.(*Rewrite)
 	if !ok || rw == nil || len(rw.Groups) == 0 {
 		return nil

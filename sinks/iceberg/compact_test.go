@@ -7,7 +7,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 func task(t *testing.T, spec iceberg.PartitionSpec, part int32, name string, size int64) table.FileScanTask {
@@ -40,14 +40,14 @@ func TestEligiblePartitions(t *testing.T) {
 	// partition 3: 1 small + 3 big: under count and ratio
 	tasks = append(tasks, task(t, spec, 3, "p3-a", 1<<20), task(t, spec, 3, "p3-b", target), task(t, spec, 3, "p3-c", target), task(t, spec, 3, "p3-d", target))
 
-	count := func(p worker.CompactionPolicy) map[int32]int {
+	count := func(p sink.CompactionPolicy) map[int32]int {
 		out := map[int32]int{}
 		for _, tk := range eligible(tasks, p) {
 			out[tk.File.Partition()[1000].(int32)]++
 		}
 		return out
 	}
-	base := worker.CompactionPolicy{TargetFileSize: target, MinInputFiles: 5, HotMinInputFiles: 8, SmallRatio: 0.5}
+	base := sink.CompactionPolicy{TargetFileSize: target, MinInputFiles: 5, HotMinInputFiles: 8, SmallRatio: 0.5}
 
 	cold := count(base)
 	if cold[0] != 6 || cold[1] != 6 || cold[2] != 3 || cold[3] != 0 {

@@ -7,7 +7,6 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/floe-io/floe/records"
-	"github.com/floe-io/floe/worker"
 )
 
 // Metadata column names. They are documented in docs/tables.md.
@@ -23,7 +22,7 @@ const (
 	// ColKeyDecoded is the key decoded with its own registry schema; it is
 	// a payload field of the shape (so it evolves like one) that the worker
 	// fills only when keys carry a schema id.
-	ColKeyDecoded = worker.KeyDecodedColumn
+	ColKeyDecoded = records.KeyDecodedColumn
 )
 
 // schemaFormat reports whether a table's columns come from a registry

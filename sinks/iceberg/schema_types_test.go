@@ -8,7 +8,7 @@ import (
 
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 func sh(k records.Kind) *records.Shape { return &records.Shape{Kind: k} }
@@ -21,7 +21,7 @@ func field(name string, s *records.Shape) *records.Field { return &records.Field
 func TestSchemaKindsRoundTripAndEvolve(t *testing.T) {
 	ctx := context.Background()
 	s, cat := newSink(t)
-	spec := worker.TableSpec{Key: ledger.TableKey([]string{"db", "typed"}), Ident: []string{"db", "typed"}, Format: "avro"}
+	spec := sink.TableSpec{Key: ledger.TableKey([]string{"db", "typed"}), Ident: []string{"db", "typed"}, Format: "avro"}
 	shape := &records.Shape{Kind: records.Struct, Fields: []*records.Field{
 		field("i", sh(records.Int)),
 		field("f", sh(records.Float)),

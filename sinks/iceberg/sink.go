@@ -19,7 +19,7 @@ import (
 
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // Catalog is what the sink needs from the catalog of record.
@@ -39,8 +39,6 @@ type Sink struct {
 
 	nsLocations map[string]string // namespace -> location of its tables
 }
-
-var _ worker.Sink = (*Sink)(nil)
 
 // New returns a sink writing data files of about targetSize bytes.
 // nsLocations optionally places namespaces' tables (namespace -> location).
@@ -71,7 +69,7 @@ func DLQIdent(ident []string) []string {
 }
 
 // Shape implements worker.Sink.
-func (s *Sink) Shape(ctx context.Context, t worker.TableSpec) (*records.Shape, error) {
+func (s *Sink) Shape(ctx context.Context, t sink.TableSpec) (*records.Shape, error) {
 	tbl, err := s.cat.LoadTable(ctx, t.Ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return nil, nil
@@ -96,7 +94,7 @@ const PropSchemaID = "floe.schema-id"
 // Prepare implements worker.Sink: it creates the table on first data, adds
 // the shape's new columns (nested ones included) as optional columns, and
 // evolves the partition spec to the mapping's.
-func (s *Sink) Prepare(ctx context.Context, t worker.TableSpec, shape *records.Shape) error {
+func (s *Sink) Prepare(ctx context.Context, t sink.TableSpec, shape *records.Shape) error {
 	defer s.lock(t.Key)()
 	tbl, err := s.ensureTable(ctx, t.Ident, func() (*iceberg.Schema, error) { return tableSchema(t.Format, shape) })
 	if err != nil {
@@ -130,7 +128,7 @@ func (s *Sink) Prepare(ctx context.Context, t worker.TableSpec, shape *records.S
 // evolveSpec makes the table's partition spec the mapping's. Fields on
 // columns the table does not have yet wait until the column appears; new
 // data takes the new spec while old files keep theirs.
-func (s *Sink) evolveSpec(ctx context.Context, tbl *table.Table, t worker.TableSpec) error {
+func (s *Sink) evolveSpec(ctx context.Context, tbl *table.Table, t sink.TableSpec) error {
 	name := ledger.DisplayName(t.Key)
 	sc := tbl.Schema()
 	type pf struct {
@@ -145,11 +143,11 @@ func (s *Sink) evolveSpec(ctx context.Context, tbl *table.Table, t worker.TableS
 		}
 		tr, err := iceberg.ParseTransform(f.Transform)
 		if err != nil {
-			return fmt.Errorf("%w: partition_by %s(%s) of %s: %v", worker.ErrConfig, f.Transform, f.Column, name, err)
+			return fmt.Errorf("%w: partition_by %s(%s) of %s: %v", sink.ErrConfig, f.Transform, f.Column, name, err)
 		}
 		if !tr.CanTransform(col.Type) {
 			return fmt.Errorf("%w: partition_by %s(%s) of %s: column %s is %s, which %s cannot partition",
-				worker.ErrConfig, f.Transform, f.Column, name, f.Column, col.Type, tr)
+				sink.ErrConfig, f.Transform, f.Column, name, f.Column, col.Type, tr)
 		}
 		want = append(want, pf{col: f.Column, tr: tr})
 	}
@@ -185,7 +183,7 @@ func (s *Sink) evolveSpec(ctx context.Context, tbl *table.Table, t worker.TableS
 		}
 	}
 	if err := us.Commit(); err != nil {
-		return fmt.Errorf("%w: evolving the partition spec of %s: %v", worker.ErrConfig, name, err)
+		return fmt.Errorf("%w: evolving the partition spec of %s: %v", sink.ErrConfig, name, err)
 	}
 	if _, err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("committing the partition spec of %s: %w", name, err)
@@ -233,7 +231,7 @@ func (s *Sink) ensureTable(ctx context.Context, ident []string, schema func() (*
 }
 
 // Write implements worker.Sink.
-func (s *Sink) Write(ctx context.Context, t worker.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+func (s *Sink) Write(ctx context.Context, t sink.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
 	tbl, err := s.ensureTable(ctx, t.Ident, func() (*iceberg.Schema, error) { return tableSchema(t.Format, nil) })
 	if err != nil {
 		return nil, err
@@ -242,7 +240,7 @@ func (s *Sink) Write(ctx context.Context, t worker.TableSpec, id string, recs []
 }
 
 // WriteDLQ implements worker.Sink.
-func (s *Sink) WriteDLQ(ctx context.Context, t worker.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+func (s *Sink) WriteDLQ(ctx context.Context, t sink.TableSpec, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
 	tbl, err := s.ensureTable(ctx, DLQIdent(t.Ident), func() (*iceberg.Schema, error) { return dlqSchema(), nil })
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ import (
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 func newSink(t *testing.T) (*Sink, *catalog.Catalog) {
@@ -44,7 +44,7 @@ func newSink(t *testing.T) (*Sink, *catalog.Catalog) {
 func TestRawRoundTripAndDescriptor(t *testing.T) {
 	ctx := context.Background()
 	s, cat := newSink(t)
-	spec := worker.TableSpec{Key: ledger.TableKey([]string{"db", "raw"}), Ident: []string{"db", "raw"}, Format: "raw"}
+	spec := sink.TableSpec{Key: ledger.TableKey([]string{"db", "raw"}), Ident: []string{"db", "raw"}, Format: "raw"}
 	ts := time.UnixMilli(1_700_000_000_123)
 	recs := []*records.Record{
 		{Topic: "t", Partition: 1, Offset: 7, Timestamp: ts, Key: []byte("k"), Raw: []byte("v1"),
@@ -101,7 +101,7 @@ func TestRawRoundTripAndDescriptor(t *testing.T) {
 
 // commitForTest commits files the way the worker does, without a ledger
 // entry (the catalog applies the swap alone when the intent names no table).
-func commitForTest(ctx context.Context, s *Sink, cat *catalog.Catalog, spec worker.TableSpec, files []ledger.FileDescriptor, tp ledger.TopicPartition) error {
+func commitForTest(ctx context.Context, s *Sink, cat *catalog.Catalog, spec sink.TableSpec, files []ledger.FileDescriptor, tp ledger.TopicPartition) error {
 	tbl, err := cat.LoadTable(ctx, spec.Ident)
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func TestShapeSchemaRoundTrip(t *testing.T) {
 func TestExpireAndMetadataFilesBounded(t *testing.T) {
 	ctx := context.Background()
 	s, cat := newSink(t)
-	spec := worker.TableSpec{Key: ledger.TableKey([]string{"db", "x"}), Ident: []string{"db", "x"}, Format: "raw"}
+	spec := sink.TableSpec{Key: ledger.TableKey([]string{"db", "x"}), Ident: []string{"db", "x"}, Format: "raw"}
 	// Before the first data the table does not exist: nothing to do, no error.
 	if n, err := s.Expire(ctx, spec.Key, time.Hour, 1, time.Now()); n != 0 || err != nil {
 		t.Fatalf("expiry of a table not created yet: %d, %v", n, err)
@@ -206,7 +206,7 @@ func TestExpireAndMetadataFilesBounded(t *testing.T) {
 func TestCleanOrphans(t *testing.T) {
 	ctx := context.Background()
 	s, cat := newSink(t)
-	spec := worker.TableSpec{Key: ledger.TableKey([]string{"db", "o"}), Ident: []string{"db", "o"}, Format: "raw"}
+	spec := sink.TableSpec{Key: ledger.TableKey([]string{"db", "o"}), Ident: []string{"db", "o"}, Format: "raw"}
 	rec := func(off int64) []*records.Record {
 		return []*records.Record{{Topic: "t", Partition: 0, Offset: off, Raw: []byte("v")}}
 	}

@@ -3,7 +3,7 @@
 // server): it registers each table at its current metadata file and then
 // points it at each new one. Floe's replicated state stays the catalog of
 // record; the external catalog is a read-only view whose entries are
-// overwritten at the next sync. A Syncer is driven by worker.CatalogSync on
+// overwritten at the next sync. A Syncer is driven by catalogsync.Sync on
 // the table's committer.
 //
 // Pointing an existing entry at a new metadata file uses the spec's

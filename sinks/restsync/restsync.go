@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/internal/metaloc"
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // Config is one external REST catalog.
@@ -28,7 +28,7 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Syncer implements worker.CatalogSyncer for one REST catalog.
+// Syncer implements catalogsync.Catalog for one REST catalog.
 type Syncer struct {
 	c   *client
 	log *slog.Logger
@@ -36,8 +36,6 @@ type Syncer struct {
 	// registerTable's overwrite flag; from then on drop+register is used.
 	noOverwrite atomic.Bool
 }
-
-var _ worker.CatalogSyncer = (*Syncer)(nil)
 
 // New returns a syncer for the catalog; it makes no request until the
 // first sync, so a catalog that is down at start-up delays nothing.
@@ -52,7 +50,7 @@ func New(cfg Config, log *slog.Logger) *Syncer {
 	return &Syncer{c: &client{cfg: cfg, http: hc}, log: log}
 }
 
-// Name implements worker.CatalogSyncer.
+// Name implements catalogsync.Catalog.
 func (s *Syncer) Name() string { return s.c.cfg.Name }
 
 type loadResult struct {
@@ -65,8 +63,8 @@ type registerRequest struct {
 	Overwrite        bool   `json:"overwrite,omitempty"`
 }
 
-// Sync implements worker.CatalogSyncer.
-func (s *Syncer) Sync(ctx context.Context, t worker.SyncTable) error {
+// Sync implements catalogsync.Catalog.
+func (s *Syncer) Sync(ctx context.Context, t sink.SyncTable) error {
 	if err := s.c.init(ctx); err != nil {
 		return fmt.Errorf("syncing %s to %s: %w", strings.Join(t.Ident, "."), s.Name(), err)
 	}

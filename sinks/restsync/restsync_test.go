@@ -17,7 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"go.uber.org/goleak"
 
-	"github.com/floe-io/floe/worker"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 func TestMain(m *testing.M) {
@@ -189,7 +189,7 @@ func TestSync(t *testing.T) {
 			m0, m1, m2 := writeMetadata(t, dir, "00000"), writeMetadata(t, dir, "00001"), writeMetadata(t, dir, "00002")
 			s := New(Config{Name: "polaris", URI: srv.URL, Warehouse: "wh", ClientID: "floe", ClientSecret: "s3cret"}, nil)
 			ctx := context.Background()
-			st := worker.SyncTable{Key: "shop\x1forders", Ident: []string{"shop", "orders"}, MetadataLocation: m0}
+			st := sink.SyncTable{Key: "shop\x1forders", Ident: []string{"shop", "orders"}, MetadataLocation: m0}
 			for i, loc := range []string{m0, m1, m1, m2} {
 				st.MetadataLocation = loc
 				if err := s.Sync(ctx, st); err != nil {
@@ -241,7 +241,7 @@ func TestAuthRefused(t *testing.T) {
 		{Name: "r", URI: srv.URL, ClientID: "floe", ClientSecret: "wrong"},
 		{Name: "r", URI: srv.URL, Token: "wrong"},
 	} {
-		err := New(cfg, nil).Sync(context.Background(), worker.SyncTable{Ident: []string{"a", "b"}, MetadataLocation: "x"})
+		err := New(cfg, nil).Sync(context.Background(), sink.SyncTable{Ident: []string{"a", "b"}, MetadataLocation: "x"})
 		if !errors.Is(err, ErrAuth) {
 			t.Fatalf("%+v: %v", cfg, err)
 		}

@@ -1,0 +1,164 @@
+package status
+
+import "time"
+
+// Report is a node's view of every table.
+type Report struct {
+	Node   string `json:"node"`
+	Leader string `json:"leader"`
+	// LeaderAddr is the leader's admin address and LeaderSince when this
+	// node saw the leader change last; both may be empty.
+	LeaderAddr  string            `json:"leader_admin_addr,omitempty"`
+	LeaderSince time.Time         `json:"leader_since,omitzero"`
+	RaftState   string            `json:"raft_state"`
+	GeneratedAt time.Time         `json:"generated_at"`
+	Problems    map[string]string `json:"problems,omitempty"`
+	Members     []MemberReport    `json:"members,omitempty"`
+	// AppliedIndex is the last Raft entry this node applied; SkippedCommands
+	// counts entries of command types this build does not know (written by
+	// newer nodes during a rolling upgrade) that it skipped.
+	AppliedIndex    uint64 `json:"applied_index"`
+	SkippedCommands uint64 `json:"skipped_commands"`
+	// Backup is the newest state backup in the warehouse (for recovery from
+	// the loss of every node); nil before the first.
+	Backup *BackupReport `json:"backup,omitempty"`
+	Tables []TableReport `json:"tables"`
+}
+
+// BackupReport describes the newest state backup.
+type BackupReport struct {
+	Location     string    `json:"location"`
+	At           time.Time `json:"at"`
+	AgeSec       float64   `json:"age_sec"`
+	AppliedIndex uint64    `json:"applied_index"`
+}
+
+// MemberReport is one node of the Raft group. Health is judged by the
+// leader; other nodes report every member healthy.
+type MemberReport struct {
+	ID          string  `json:"id"`
+	Role        string  `json:"role"` // leader, voter or nonvoter
+	Zone        string  `json:"zone,omitempty"`
+	Version     string  `json:"version,omitempty"`
+	Healthy     bool    `json:"healthy"`
+	Draining    bool    `json:"draining,omitempty"`
+	Partitions  int     `json:"partitions"`
+	Committers  int     `json:"committers"`
+	Unreachable float64 `json:"unreachable_sec,omitempty"`
+}
+
+// TableReport is one table's status.
+type TableReport struct {
+	Table            string            `json:"table"`
+	State            string            `json:"state"`
+	Reason           string            `json:"reason,omitempty"`
+	Rows             int64             `json:"rows"`
+	DataFiles        int64             `json:"data_files"`
+	DeadLetterRows   int64             `json:"dead_letter_rows"`
+	Snapshots        int               `json:"snapshots"`
+	Commits          int64             `json:"commits"` // catalog commits: appends, compactions, expiry, schema and spec changes
+	MetadataLocation string            `json:"metadata_location"`
+	LastCommit       time.Time         `json:"last_commit,omitzero"`
+	LastCommitAgeSec float64           `json:"last_commit_age_seconds"`
+	FreshnessSec     float64           `json:"freshness_seconds"` // now minus newest committed record timestamp
+	PendingEntries   int               `json:"pending_ledger_entries"`
+	Consumed         int64             `json:"records_consumed"`
+	DeadLettered     int64             `json:"records_dead_lettered"`
+	Skipped          int64             `json:"records_skipped"`
+	CommitFailures   int64             `json:"commit_failures"`
+	Committer        string            `json:"committer,omitempty"`
+	SnapshotsExpired int64             `json:"snapshots_expired"`
+	LastExpiry       time.Time         `json:"last_expiry,omitzero"`
+	OrphansDeleted   int64             `json:"orphan_files_deleted"`
+	LastOrphanClean  time.Time         `json:"last_orphan_cleanup,omitzero"`
+	DataBytes        int64             `json:"data_bytes"`
+	AvgFileBytes     int64             `json:"avg_file_bytes"`
+	SmallFiles       int               `json:"small_files"` // as of the last compaction check
+	Compactions      int64             `json:"compactions"`
+	FilesRewritten   int64             `json:"files_rewritten"`
+	BytesRewritten   int64             `json:"bytes_rewritten"`
+	LastCompaction   time.Time         `json:"last_compaction,omitzero"`
+	Partitions       []PartitionReport `json:"partitions"`
+	Tombstones       int64             `json:"records_tombstones"`     // null values in decoded formats
+	SuspendedAt      *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
+	// Catalogs is the table's one-way sync to each external catalog.
+	Catalogs []CatalogReport `json:"catalogs,omitempty"`
+	// Paused: an operator paused the table (PauseTable) and it has not
+	// been resumed.
+	Paused bool `json:"paused,omitempty"`
+	// Rewind is the table's last rewind, nil if never rewound.
+	Rewind *RewindReport `json:"rewind,omitempty"`
+	// BytesConsumed, FilesWritten, BytesWritten and NodeCommits are this
+	// node's counters since it started (Commits above is the table's
+	// total); PendingBytes is the data recorded but not yet committed.
+	BytesConsumed int64 `json:"bytes_consumed"`
+	FilesWritten  int64 `json:"files_written"`
+	BytesWritten  int64 `json:"bytes_written"`
+	NodeCommits   int64 `json:"node_commits"`
+	PendingBytes  int64 `json:"pending_ledger_bytes"`
+}
+
+// CatalogReport is one table's sync to one external catalog (Glue, a REST
+// catalog). The synced location and time are replicated, so every node
+// shows them; errors and failure counts are known only on the table's
+// committer, which runs the sync.
+type CatalogReport struct {
+	Catalog string `json:"catalog"`
+	// MetadataLocation is what the catalog was last pointed at.
+	MetadataLocation string    `json:"metadata_location,omitempty"`
+	LastSync         time.Time `json:"last_sync,omitzero"`
+	// InSync: the catalog points at the table's current metadata.
+	InSync bool `json:"in_sync"`
+	// LagSec is how long the catalog has been behind the table (0 when in
+	// sync): on the committer since it first saw the table ahead, on other
+	// nodes since the table's last commit.
+	LagSec      float64   `json:"lag_seconds"`
+	LastError   string    `json:"last_error,omitempty"`
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+	Syncs       int64     `json:"syncs"`
+	Failures    int64     `json:"failures"`
+}
+
+// SuspendedRecord is where and why a table suspended (error mode suspend).
+type SuspendedRecord struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+	Error     string `json:"error"`
+}
+
+// PartitionReport is one partition of a table.
+type PartitionReport struct {
+	Topic         string `json:"topic"`
+	Partition     int32  `json:"partition"`
+	Start         int64  `json:"start"`
+	Committed     int64  `json:"committed"` // next offset after the committed ones
+	Recorded      int64  `json:"recorded"`  // ledger end
+	HighWatermark int64  `json:"high_watermark"`
+	Lag           int64  `json:"lag"` // records in Kafka not yet committed
+	// LagSec is how far behind in time the committed position is: 0 when
+	// caught up, else now minus the newest committed record's timestamp.
+	LagSec    float64 `json:"lag_seconds"`
+	Node      string  `json:"node,omitempty"`
+	Epoch     uint64  `json:"epoch,omitempty"`
+	LastError string  `json:"last_error,omitempty"`
+}
+
+// RewindReport describes a table's last rewind.
+type RewindReport struct {
+	Generation  uint64            `json:"generation"`
+	Policy      string            `json:"policy"`
+	At          time.Time         `json:"at"`
+	From        []PartitionOffset `json:"from"` // committed offsets before
+	To          []PartitionOffset `json:"to"`
+	ReplaceDone bool              `json:"replace_done,omitempty"`
+	// Describe says what the rewind means for the table's rows.
+	Describe string `json:"describe"`
+}
+
+// PartitionOffset is an offset of one topic-partition.
+type PartitionOffset struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
+}

@@ -1,0 +1,216 @@
+package status
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Table states shown to operators.
+const (
+	StatePending   = "PENDING"   // mapped, nothing written yet
+	StateRunning   = "RUNNING"   // ingesting and committing
+	StateDegraded  = "DEGRADED"  // retrying a failing dependency
+	StateSuspended = "SUSPENDED" // stopped at a bad record (error mode suspend)
+	// StateConfigIssue: the configuration keeps part of the table from
+	// working (for example two topics named into one table); fix the config.
+	StateConfigIssue = "CONFIG_ISSUE"
+	// StateFailed: the table has been DEGRADED without a break for longer
+	// than FailAfter; retries go on, but it needs an operator.
+	StateFailed = "FAILED"
+)
+
+// FailAfter is how long a table stays DEGRADED before it shows FAILED.
+var FailAfter = 10 * time.Minute
+
+// PartitionStatus is the runtime view of one assigned partition.
+type PartitionStatus struct {
+	Topic         string `json:"topic"`
+	Partition     int32  `json:"partition"`
+	Epoch         uint64 `json:"epoch"`
+	Fetched       int64  `json:"fetched"` // next offset to fetch
+	HighWatermark int64  `json:"high_watermark"`
+	LastError     string `json:"last_error,omitempty"`
+	// LastErrorAt is when LastError was seen; a reader error that does not
+	// recur while the broker answers is cleared (kafka-go retries them).
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+	// ErrorSince is when the current run of reader errors began.
+	ErrorSince time.Time `json:"error_since,omitzero"`
+}
+
+// TableStatus is the runtime view of one table on this node.
+type TableStatus struct {
+	Table             string    `json:"table"`
+	State             string    `json:"state"`
+	Reason            string    `json:"reason,omitempty"`
+	Consumed          int64     `json:"records_consumed"`
+	BytesConsumed     int64     `json:"bytes_consumed"`
+	DeadLettered      int64     `json:"records_dead_lettered"`
+	Skipped           int64     `json:"records_skipped"`
+	FilesWritten      int64     `json:"files_written"`
+	BytesWritten      int64     `json:"bytes_written"`
+	Flushes           int64     `json:"flushes"`
+	Commits           int64     `json:"commits"`
+	CommitFailures    int64     `json:"commit_failures"`
+	LastFlush         time.Time `json:"last_flush,omitzero"`
+	SnapshotsExpired  int64     `json:"snapshots_expired"`
+	LastExpiry        time.Time `json:"last_expiry,omitzero"`
+	OrphansDeleted    int64     `json:"orphan_files_deleted"`
+	LastOrphanCleanup time.Time `json:"last_orphan_cleanup,omitzero"`
+	// Layout as of the last compaction check, and compaction totals.
+	DataFiles      int                         `json:"data_files"`
+	SmallFiles     int                         `json:"small_files"`
+	DataBytes      int64                       `json:"data_bytes"`
+	Compactions    int64                       `json:"compactions"`
+	FilesRewritten int64                       `json:"files_rewritten"`
+	BytesRewritten int64                       `json:"bytes_rewritten"`
+	LastCompaction time.Time                   `json:"last_compaction,omitzero"`
+	Partitions     map[string]*PartitionStatus `json:"partitions,omitempty"`
+
+	// Tombstones counts records with a null value in decoded formats
+	// (ignored, or also dead-lettered with tombstones: dlq).
+	Tombstones int64 `json:"records_tombstones"`
+	// SuspendedAt is the bad record a suspended table stopped at.
+	SuspendedAt *SuspendedRecord `json:"suspended_at,omitempty"`
+
+	// The reasons of each failing component, so one recovering does not hide
+	// another still failing.
+	problems map[string]string
+	// degradedSince is when the current run of problems began.
+	degradedSince time.Time
+}
+
+// Problem sets (or with msg "" clears) a component's problem on a table and
+// recomputes its state.
+func (t *TableStatus) Problem(component, msg string) {
+	if msg == "" {
+		delete(t.problems, component)
+	} else {
+		t.problems[component] = msg
+	}
+	t.Recompute()
+}
+
+// Recompute derives the table's state and reason from its problems and
+// counters; Problem calls it, callers that only change counters may.
+func (t *TableStatus) Recompute() {
+	if t.State == StateSuspended {
+		return
+	}
+	if len(t.problems) > 0 {
+		if t.State != StateDegraded && t.State != StateConfigIssue {
+			t.degradedSince = time.Now()
+		}
+		t.State = StateDegraded
+		for k := range t.problems {
+			if strings.HasPrefix(k, "config") {
+				t.State = StateConfigIssue
+			}
+		}
+		var reasons []string
+		for _, k := range slices.Sorted(maps.Keys(t.problems)) {
+			reasons = append(reasons, k+": "+t.problems[k])
+		}
+		t.Reason = strings.Join(reasons, "; ")
+		return
+	}
+	t.Reason = ""
+	if t.Flushes > 0 || t.Commits > 0 {
+		t.State = StateRunning
+	} else {
+		t.State = StatePending
+	}
+}
+
+// Table is one table's entry in a Tracker. Its own lock guards it, so the
+// per-record updates of one table's pipeline never contend with other
+// tables or take a node-wide lock. Entries are never removed, so a handle
+// stays valid for the Tracker's life.
+type Table struct {
+	mu sync.Mutex
+	st TableStatus
+}
+
+// Update runs fn on the table's status under the table's lock.
+func (t *Table) Update(fn func(*TableStatus)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fn(&t.st)
+}
+
+// Tracker collects the node's runtime status. Safe for concurrent use.
+//
+// Lock order: Tracker.mu, then Table.mu.
+type Tracker struct {
+	mu     sync.Mutex
+	tables map[string]*Table // table key
+	global map[string]string // component -> problem (kafka discovery...)
+}
+
+// NewTracker returns an empty status.
+func NewTracker() *Tracker {
+	return &Tracker{tables: map[string]*Table{}, global: map[string]string{}}
+}
+
+// Table returns a table's entry, creating it PENDING with display as its
+// name.
+func (s *Tracker) Table(key, display string) *Table {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tables[key]
+	if !ok {
+		t = &Table{st: TableStatus{Table: display, State: StatePending, Partitions: map[string]*PartitionStatus{}, problems: map[string]string{}}}
+		s.tables[key] = t
+	}
+	return t
+}
+
+// Update runs fn on a table's status under the table's lock.
+func (s *Tracker) Update(key, display string, fn func(*TableStatus)) {
+	s.Table(key, display).Update(fn)
+}
+
+// SetGlobal sets (or clears with "") a node-wide problem.
+func (s *Tracker) SetGlobal(component, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if msg == "" {
+		delete(s.global, component)
+	} else {
+		s.global[component] = msg
+	}
+}
+
+// Snapshot returns a deep copy of the status: per table key, and the
+// node-wide problems.
+func (s *Tracker) Snapshot() (map[string]TableStatus, map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]TableStatus, len(s.tables))
+	for k, t := range s.tables {
+		t.mu.Lock()
+		out[k] = t.st.snapshot()
+		t.mu.Unlock()
+	}
+	return out, maps.Clone(s.global)
+}
+
+// snapshot copies t deeply, showing FAILED for a table degraded longer
+// than FailAfter.
+func (t *TableStatus) snapshot() TableStatus {
+	c := *t
+	c.Partitions = make(map[string]*PartitionStatus, len(t.Partitions))
+	for pk, p := range t.Partitions {
+		pc := *p
+		c.Partitions[pk] = &pc
+	}
+	c.problems = nil
+	if c.State == StateDegraded && !c.degradedSince.IsZero() && time.Since(c.degradedSince) > FailAfter {
+		c.State = StateFailed
+		c.Reason = fmt.Sprintf("failing for %s: %s", time.Since(c.degradedSince).Round(time.Second), c.Reason)
+	}
+	return c
+}

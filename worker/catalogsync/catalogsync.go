@@ -1,0 +1,324 @@
+package catalogsync
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/worker/internal/retry"
+)
+
+// Catalog mirrors tables one way to one external catalog (AWS Glue,
+// an Iceberg REST catalog). Sync must be idempotent: after a crash or a
+// committer move the same location may be synced again.
+type Catalog interface {
+	// Name identifies the catalog in status and in the replicated record
+	// of what was last synced.
+	Name() string
+	// Sync makes the catalog's entry for t point at t.MetadataLocation,
+	// creating it (and its database or namespace) when missing, and
+	// overwriting whatever anyone else changed in it.
+	Sync(ctx context.Context, t sink.SyncTable) error
+}
+
+// Table is one table of the replicated state as catalog sync sees it.
+type Table struct {
+	Key                      string
+	Ident                    []string
+	MetadataLocation         string
+	PreviousMetadataLocation string
+	// Synced is the replicated record of the last sync, per catalog name.
+	Synced map[string]SyncedAt
+}
+
+// SyncedAt is one replicated sync record.
+type SyncedAt struct {
+	MetadataLocation string
+	At               time.Time
+}
+
+// State is the replicated state catalog sync reads.
+type State interface {
+	// Tables returns every table that has a metadata location.
+	Tables() []Table
+	// Table returns one of them; each sync loop reads only its own table
+	// on every state change.
+	Table(key string) (Table, bool)
+	Committer(table string) (ledger.Assignment, bool)
+	Watch() <-chan struct{}
+}
+
+// Recorder records a successful sync in the replicated state, fenced by
+// the committer role the sync ran under (cluster command CatalogSynced).
+type Recorder interface {
+	CatalogSynced(ctx context.Context, table, catalog, location string, committer ledger.Assignment, at time.Time) error
+}
+
+// Config configures catalog sync.
+type Config struct {
+	NodeID string
+	// Interval is the least time between two syncs of one table to one
+	// catalog: the commits in between coalesce into one update.
+	Interval time.Duration
+	// Timeout bounds one sync.
+	Timeout time.Duration
+	// IsFenced reports a refusal because the committer role moved.
+	IsFenced func(error) bool
+}
+
+// Status is this node's view of one table's sync to one catalog.
+type Status struct {
+	Catalog          string
+	MetadataLocation string    // last synced by this node
+	LastSync         time.Time // last success on this node
+	// BehindSince is when this node first saw the table ahead of the
+	// catalog; zero when the catalog is current.
+	BehindSince time.Time
+	LastError   string
+	LastErrorAt time.Time
+	Syncs       int64
+	Failures    int64
+}
+
+// Sync mirrors every table this node commits to every configured
+// catalog. It runs beside the commit loops, never in them: a slow or
+// unreachable catalog delays only its own mirror, never a commit. One
+// goroutine per table and catalog waits for the table's metadata pointer to
+// move past the replicated sync record, waits out the interval (so bursts
+// of commits become one update), syncs the newest pointer and records it.
+// Because only the committer syncs, and it always syncs the current
+// pointer, a catalog never moves backwards, and a new committer resumes
+// from the replicated record.
+type Sync struct {
+	cfg     Config
+	state   State
+	rec     Recorder
+	syncers []Catalog
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	status map[string]map[string]*Status // table key -> catalog -> status
+}
+
+// New returns catalog sync over syncers; Run starts it.
+func New(cfg Config, state State, rec Recorder, syncers []Catalog, log *slog.Logger) *Sync {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 5 * time.Second
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Sync{cfg: cfg, state: state, rec: rec, syncers: syncers, log: log, status: map[string]map[string]*Status{}}
+}
+
+// Run supervises the per-table loops until ctx ends.
+func (s *Sync) Run(ctx context.Context) {
+	if len(s.syncers) == 0 {
+		return
+	}
+	type loopKey struct{ table, catalog string }
+	running := map[loopKey]context.CancelFunc{}
+	var wg sync.WaitGroup
+	defer func() {
+		for _, cancel := range running {
+			cancel()
+		}
+		wg.Wait()
+	}()
+	for {
+		changed := s.state.Watch()
+		want := map[loopKey]bool{}
+		for _, t := range s.state.Tables() {
+			if a, ok := s.committerOf(t.Key); ok && a.Node == s.cfg.NodeID {
+				for _, c := range s.syncers {
+					want[loopKey{t.Key, c.Name()}] = true
+				}
+			}
+		}
+		for k, cancel := range running {
+			if !want[k] {
+				cancel() // the role moved or the table went: its loop ends
+				delete(running, k)
+			}
+		}
+		for _, c := range s.syncers {
+			for k := range want {
+				if _, ok := running[k]; ok || k.catalog != c.Name() {
+					continue
+				}
+				lctx, cancel := context.WithCancel(ctx)
+				running[k] = cancel
+				wg.Add(1)
+				go func(table string, c Catalog) {
+					defer wg.Done()
+					s.loop(lctx, table, c)
+				}(k.table, c)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// committerOf returns a table's committer; a dead-letter table is synced
+// by its table's committer, as the FSM's fencing of CatalogSynced expects.
+func (s *Sync) committerOf(key string) (ledger.Assignment, bool) {
+	if a, ok := s.state.Committer(key); ok {
+		return a, true
+	}
+	if base, ok := strings.CutSuffix(key, "_dlq"); ok {
+		return s.state.Committer(base)
+	}
+	return ledger.Assignment{}, false
+}
+
+// loop keeps one table mirrored to one catalog while this node commits it.
+func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
+	log := s.log.With("table", ledger.DisplayName(key), "catalog", c.Name())
+	b := retry.New()
+	var (
+		lastTry time.Time
+		retryAt time.Time // after a failure: not before this
+	)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		changed := s.state.Watch()
+		a, mine := s.committerOf(key)
+		t, ok := s.state.Table(key)
+		if !ok || !mine || a.Node != s.cfg.NodeID {
+			return
+		}
+		synced := t.Synced[c.Name()]
+		wait := time.Duration(-1)
+		if t.MetadataLocation == synced.MetadataLocation {
+			s.update(key, c.Name(), func(st *Status) { st.BehindSince = time.Time{} })
+		} else {
+			s.update(key, c.Name(), func(st *Status) {
+				if st.BehindSince.IsZero() {
+					st.BehindSince = time.Now()
+				}
+			})
+			next := lastTry.Add(s.cfg.Interval)
+			if retryAt.After(next) {
+				next = retryAt
+			}
+			if wait = time.Until(next); wait <= 0 {
+				lastTry = time.Now()
+				if err := s.syncOnce(ctx, t, synced, c, a); err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					if s.cfg.IsFenced != nil && s.cfg.IsFenced(err) {
+						log.Info("committer role moved; leaving the sync to the new committer", "err", err)
+						return
+					}
+					d := b.Next()
+					retryAt = time.Now().Add(d)
+					log.Warn("catalog sync failed, retrying", "retry_in", d, "err", err)
+					s.update(key, c.Name(), func(st *Status) {
+						st.LastError, st.LastErrorAt = err.Error(), time.Now()
+						st.Failures++
+					})
+				} else {
+					b.Reset()
+					retryAt = time.Time{}
+				}
+				continue // re-read: more commits may have come meanwhile
+			}
+		}
+		if wait > 0 {
+			timer.Reset(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		case <-timer.C:
+		}
+		if wait > 0 && !timer.Stop() {
+			select { // drain a fired timer so Reset starts clean
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// syncOnce mirrors the table's current pointer and records it.
+func (s *Sync) syncOnce(ctx context.Context, t Table, synced SyncedAt, c Catalog, a ledger.Assignment) error {
+	prev := synced.MetadataLocation
+	if prev == "" {
+		prev = t.PreviousMetadataLocation
+	}
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	err := c.Sync(sctx, sink.SyncTable{Key: t.Key, Ident: t.Ident, MetadataLocation: t.MetadataLocation, PreviousMetadataLocation: prev})
+	cancel()
+	if err != nil {
+		return err
+	}
+	// The catalog is current now; recording it lets the next committer
+	// skip this location. If recording fails the location is synced
+	// again, which Sync tolerates.
+	if err := s.rec.CatalogSynced(ctx, t.Key, c.Name(), t.MetadataLocation, a, time.Now()); err != nil {
+		return errors.Join(errors.New("recording the sync"), err)
+	}
+	s.log.Debug("synced table to catalog", "table", ledger.DisplayName(t.Key), "catalog", c.Name(), "metadata", t.MetadataLocation, "took", time.Since(start))
+	s.update(t.Key, c.Name(), func(st *Status) {
+		st.MetadataLocation, st.LastSync = t.MetadataLocation, time.Now()
+		st.LastError, st.LastErrorAt = "", time.Time{}
+		st.Syncs++
+	})
+	return nil
+}
+
+func (s *Sync) update(table, catalog string, fn func(*Status)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.status[table]
+	if m == nil {
+		m = map[string]*Status{}
+		s.status[table] = m
+	}
+	st := m[catalog]
+	if st == nil {
+		st = &Status{Catalog: catalog}
+		m[catalog] = st
+	}
+	fn(st)
+}
+
+// Status returns this node's sync status per table key and catalog.
+func (s *Sync) Status() map[string]map[string]Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]map[string]Status, len(s.status))
+	for t, m := range s.status {
+		out[t] = make(map[string]Status, len(m))
+		for c, st := range m {
+			out[t][c] = *st
+		}
+	}
+	return out
+}
+
+// Catalogs returns the names of the configured catalogs.
+func (s *Sync) Catalogs() []string {
+	out := make([]string, len(s.syncers))
+	for i, c := range s.syncers {
+		out[i] = c.Name()
+	}
+	return out
+}

@@ -1,0 +1,142 @@
+package commit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/control"
+)
+
+// State is the replicated state a commit loop reads.
+type State interface {
+	// Committer returns the holder of a table's committer role.
+	Committer(table string) (ledger.Assignment, bool)
+	// Pending returns a table's recorded, uncommitted entries, oldest first.
+	Pending(table string) []ledger.Entry
+	// SchemaRequests returns a table's pending schema requests, oldest first.
+	SchemaRequests(table string) []control.SchemaRequest
+	// Control returns an operator's replicated control of a table.
+	Control(table string) control.TableControl
+	// Watch returns a channel closed at the next state change.
+	Watch() <-chan struct{}
+}
+
+// Proposer answers schema requests: applied (errMsg empty, they go) or
+// failed (they stay, carrying errMsg). Fenced by committer.
+type Proposer interface {
+	SchemaApplied(ctx context.Context, table string, ids []string, errMsg string, committer ledger.Assignment) error
+}
+
+// Sink is what a committer asks of the table format.
+type Sink interface {
+	// Prepare adds a schema request's uncommitted fields as columns.
+	Prepare(ctx context.Context, t sink.TableSpec, shape *records.Shape) error
+	// Commit commits ledger entries (oldest first) into the table and its
+	// dead-letter table as one catalog commit, fenced by committer.
+	Commit(ctx context.Context, table string, entries []ledger.Entry, committer ledger.Assignment, at time.Time) error
+	// Expire removes old snapshots and returns how many went.
+	Expire(ctx context.Context, table string, maxAge time.Duration, maxCount int, now time.Time) (int, error)
+	// CleanOrphans deletes unreferenced files older than minAge, sparing
+	// those keep names.
+	CleanOrphans(ctx context.Context, table string, minAge time.Duration, keep map[string]bool) (int, int64, error)
+	// PlanRewrite plans and writes a compaction, committing nothing.
+	PlanRewrite(ctx context.Context, table string, p sink.CompactionPolicy) (sink.Rewrite, error)
+	// CommitRewrite commits a planned rewrite on top of the latest snapshot.
+	CommitRewrite(ctx context.Context, table string, rw sink.Rewrite) error
+	// DeleteFrom deletes the rows at or after the given offsets, as the
+	// replace delete of rewind gen, fenced by committer.
+	DeleteFrom(ctx context.Context, table string, from map[ledger.TopicPartition]int64, gen uint64, committer ledger.Assignment, at time.Time) (int64, error)
+}
+
+// Lookup returns the spec and mapping of a table some mapping routes into;
+// ok is false when none does (any more).
+type Lookup func(table string) (spec sink.TableSpec, m config.Table, ok bool)
+
+// Config is what the commit loops need of the node's configuration;
+// worker.Config documents each field and sets the defaults.
+type Config struct {
+	NodeID         string
+	CommitInterval time.Duration
+	TargetFileSize config.ByteSize
+	ExpireInterval time.Duration
+	OrphanInterval time.Duration
+	IsFenced       func(error) bool
+	OnCommit       func(table string, d time.Duration)
+}
+
+// ErrNotCommitter: the table's committer role is held by another node.
+var ErrNotCommitter = errors.New("this node does not commit the table")
+
+// ErrUnknownTable: no mapping routes into the table.
+var ErrUnknownTable = errors.New("no mapping writes this table")
+
+// Committer runs the commit loops of one node.
+type Committer struct {
+	cfg    Config
+	state  State
+	prop   Proposer
+	sink   Sink
+	lookup Lookup
+	status *status.Tracker
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	maintain map[string]chan maintainReq // per table: maintenance on demand
+}
+
+// New returns a committer; Run starts a table's loop.
+func New(cfg Config, st State, prop Proposer, s Sink, lookup Lookup, tracker *status.Tracker, log *slog.Logger) *Committer {
+	return &Committer{cfg: cfg, state: st, prop: prop, sink: s, lookup: lookup, status: tracker, log: log,
+		maintain: map[string]chan maintainReq{}}
+}
+
+// maintainChan returns the channel a table's loop takes maintenance
+// requests on, made by whichever asks first.
+func (c *Committer) maintainChan(table string) chan maintainReq {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch, ok := c.maintain[table]
+	if !ok {
+		ch = make(chan maintainReq)
+		c.maintain[table] = ch
+	}
+	return ch
+}
+
+// Maintain runs a table's maintenance now (expiry, orphan cleanup and a
+// compaction that ignores the hot-table bound and the window), in its
+// commit loop so it serializes with appends, and reports what it did. The
+// caller checks that the table has a loop.
+func (c *Committer) Maintain(ctx context.Context, table string) (MaintenanceResult, error) {
+	req := maintainReq{reply: make(chan maintainReply, 1)}
+	select {
+	case c.maintainChan(table) <- req:
+	case <-ctx.Done():
+		return MaintenanceResult{}, ctx.Err()
+	}
+	select {
+	case r := <-req.reply:
+		return r.res, r.err
+	case <-ctx.Done():
+		return MaintenanceResult{}, ctx.Err()
+	}
+}
+
+// update runs fn on a table's status.
+func (c *Committer) update(table string, fn func(*status.TableStatus)) {
+	c.status.Update(table, ledger.DisplayName(table), fn)
+}
+
+// unknown is ErrUnknownTable naming the table.
+func unknown(table string) error {
+	return fmt.Errorf("%w: %s", ErrUnknownTable, ledger.DisplayName(table))
+}

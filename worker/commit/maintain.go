@@ -1,0 +1,186 @@
+package commit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/status"
+)
+
+// MaintenanceResult is what a maintenance run on demand did.
+type MaintenanceResult struct {
+	Table            string `json:"table"`
+	SnapshotsExpired int    `json:"snapshots_expired"`
+	OrphansDeleted   int    `json:"orphan_files_deleted"`
+	FilesRewritten   int    `json:"files_rewritten"`
+	FilesWritten     int    `json:"files_written"`
+	BytesRewritten   int64  `json:"bytes_rewritten"`
+}
+
+type maintainReq struct {
+	reply chan maintainReply
+}
+
+type maintainReply struct {
+	res MaintenanceResult
+	err error
+}
+
+// rewriteOutcome is a background compaction's result.
+type rewriteOutcome struct {
+	rw  sink.Rewrite
+	err error
+}
+
+// maintainNow runs maintenance on demand; its commits are fenced by a, the
+// role the loop read.
+func (c *Committer) maintainNow(ctx context.Context, table string, mine bool, a ledger.Assignment, budget *hourlyBudget, log *slog.Logger) maintainReply {
+	res := MaintenanceResult{Table: ledger.DisplayName(table)}
+	if !mine {
+		return maintainReply{res: res, err: ErrNotCommitter}
+	}
+	_, m, ok := c.lookup(table)
+	if !ok {
+		return maintainReply{res: res, err: ErrUnknownTable}
+	}
+	before, _ := c.status.Snapshot()
+	c.expire(fenceCtx(ctx, table, a), table, log)
+	if after, _ := c.status.Snapshot(); strings.Contains(after[table].Reason, "expiry:") {
+		return maintainReply{res: res, err: fmt.Errorf("expiring snapshots: %s", after[table].Reason)}
+	}
+	keep := c.keepFiles(table)
+	n, _, err := c.sink.CleanOrphans(fenceCtx(ctx, table, a), table, m.OrphanMinAge.D(), keep)
+	if err != nil {
+		return maintainReply{res: res, err: err}
+	}
+	res.OrphansDeleted = n
+	target := int64(m.Compaction.TargetFileSize)
+	if target == 0 {
+		target = int64(c.cfg.TargetFileSize)
+	}
+	rw, err := c.sink.PlanRewrite(ctx, table, sink.CompactionPolicy{TargetFileSize: target, MinInputFiles: m.Compaction.MinInputFiles,
+		HotMinInputFiles: m.Compaction.MinInputFiles, MaxBytes: 1 << 62})
+	if err := c.commitRewrite(fenceCtx(ctx, table, a), table, rewriteOutcome{rw: rw, err: err}, budget, log); err != nil {
+		return maintainReply{res: res, err: err}
+	}
+	after, _ := c.status.Snapshot()
+	res.SnapshotsExpired = int(after[table].SnapshotsExpired - before[table].SnapshotsExpired)
+	if d := after[table].Compactions - before[table].Compactions; d > 0 && rw != nil {
+		st := rw.Stats()
+		res.FilesRewritten, res.FilesWritten, res.BytesRewritten = st.FilesBefore, st.FilesAfter, st.BytesBefore
+	}
+	return maintainReply{res: res}
+}
+
+// commitRewrite commits a background rewrite, or abandons it on a conflict
+// (the next run plans again). Never blocks appends for long: the expensive
+// part already ran.
+func (c *Committer) commitRewrite(ctx context.Context, table string, out rewriteOutcome, budget *hourlyBudget, log *slog.Logger) error {
+	err := out.err
+	var st sink.RewriteStats
+	if out.rw != nil {
+		st = out.rw.Stats()
+	}
+	if err == nil && st.FilesBefore > 0 {
+		err = c.sink.CommitRewrite(ctx, table, out.rw)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	msg := ""
+	if err != nil {
+		log.Warn("compaction abandoned; planning again next run", "err", err)
+		msg = err.Error()
+	} else if st.FilesBefore > 0 {
+		budget.used += st.BytesBefore
+		log.Info("compacted", "files_before", st.FilesBefore, "files_after", st.FilesAfter, "bytes_before", st.BytesBefore, "bytes_after", st.BytesAfter)
+	}
+	c.update(table, func(t *status.TableStatus) {
+		t.Problem("compaction", msg)
+		if out.rw != nil {
+			t.DataFiles, t.SmallFiles, t.DataBytes = st.DataFiles, st.SmallFiles, st.Bytes
+		}
+		if err == nil && st.FilesBefore > 0 {
+			t.Compactions++
+			t.FilesRewritten += int64(st.FilesBefore)
+			t.BytesRewritten += st.BytesBefore
+			t.LastCompaction = time.Now()
+			t.DataFiles += st.FilesAfter - st.FilesBefore
+			t.SmallFiles = max(0, t.SmallFiles-st.FilesBefore) + st.SmallAfter
+		}
+	})
+	return err
+}
+
+// expire trims a table's snapshot history per its mapping. A failure is
+// shown in status and retried at the next interval; it never blocks commits.
+func (c *Committer) expire(ctx context.Context, table string, log *slog.Logger) {
+	_, m, ok := c.lookup(table)
+	if !ok {
+		return
+	}
+	n, err := c.sink.Expire(ctx, table, m.SnapshotMaxAge.D(), m.SnapshotMaxCount, time.Now())
+	if ctx.Err() != nil {
+		return
+	}
+	msg := ""
+	if err != nil {
+		log.Warn("expiring snapshots", "err", err)
+		msg = err.Error()
+	} else if n > 0 {
+		log.Info("expired snapshots", "count", n)
+	}
+	c.update(table, func(t *status.TableStatus) {
+		t.Problem("expiry", msg)
+		if n > 0 {
+			t.SnapshotsExpired += int64(n)
+			t.LastExpiry = time.Now()
+		}
+	})
+}
+
+// keepFiles names every file a pending ledger entry of the table names.
+func (c *Committer) keepFiles(table string) map[string]bool {
+	keep := map[string]bool{}
+	for _, e := range c.state.Pending(table) {
+		for _, f := range e.Files {
+			keep[f.Path] = true
+		}
+		for _, f := range e.DLQFiles {
+			keep[f.Path] = true
+		}
+	}
+	return keep
+}
+
+// cleanOrphans deletes a table's orphan files, sparing every file the ledger
+// has recorded. Like expiry it never blocks commits.
+func (c *Committer) cleanOrphans(ctx context.Context, table string, log *slog.Logger) {
+	_, m, ok := c.lookup(table)
+	if !ok {
+		return
+	}
+	n, bytes, err := c.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), c.keepFiles(table))
+	if ctx.Err() != nil {
+		return
+	}
+	msg := ""
+	if err != nil {
+		log.Warn("cleaning orphan files", "err", err)
+		msg = err.Error()
+	} else if n > 0 {
+		log.Info("deleted orphan files", "files", n, "bytes", bytes)
+	}
+	c.update(table, func(t *status.TableStatus) {
+		t.Problem("orphan cleanup", msg)
+		t.OrphansDeleted += int64(n)
+		if err == nil {
+			t.LastOrphanCleanup = time.Now()
+		}
+	})
+}

@@ -1,0 +1,26 @@
+// Package ingest runs one pipeline per table on each node: it fetches the
+// node's assigned partitions of the table (one fetcher goroutine each,
+// through worker/source's readers), decodes every record (JSON inference,
+// raw, or Schema Registry formats through a SchemaDecoder), buffers them,
+// and flushes one data file per table per flush for all of the node's
+// partitions together, then records the files and offset ranges in the
+// ledger. It also evolves the table's shape (evolve.go) and asks the
+// committer to apply it (schemareq.go), suspends or pauses on bad records
+// and incompatible schemas, obeys operator resumes, pauses and rewinds, and
+// drains on shutdown.
+//
+// Files: pipeline.go (the Pipeline and its goroutine), fetch.go (the
+// partition fetchers and start offsets), handle.go (one record: decode,
+// route, count), decode.go and jsonparse.go (JSON), schemadecode.go
+// (registry formats), evolve.go, flush.go (flush jobs), schemareq.go,
+// operate.go, resume.go, drain.go, rates.go (measured throughput), node.go
+// (what the node's pipelines share, and the contracts they declare).
+//
+// It imports config, ledger, records, sinks/sink, status, worker/control,
+// worker/source and worker/internal/retry; never worker, cluster or Raft.
+// Only worker builds pipelines; cmd/floe uses DecodeJSON for benchmarks.
+//
+// Locks: a Pipeline has none (its goroutine owns it); counting a record
+// takes only its table's status lock (status.Table). The rates lock is a
+// leaf.
+package ingest

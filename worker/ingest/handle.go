@@ -1,0 +1,158 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/status"
+)
+
+// verdict is what decoding made of a fetched record.
+type verdict struct {
+	err          error // the record is bad
+	tombstone    bool  // a null value in a decoded format
+	operatorSkip bool  // an operator resumed the table past it
+	// stopped: the record is held (registry unavailable) or its topic
+	// paused (incompatible schema); it is neither consumed nor buffered.
+	stopped bool
+}
+
+// handle decodes one fetched record into the buffer.
+func (p *Pipeline) handle(ctx context.Context, f fetched) {
+	ps, ok := p.parts[f.tp]
+	if !ok || ps.gen != f.gen || p.suspended || f.msg.Offset < ps.next {
+		return // from a stopped fetcher, or already consumed
+	}
+	m := f.msg
+	rec := &records.Record{Topic: f.tp.Topic, Partition: f.tp.Partition, Offset: m.Offset, Timestamp: m.Time, Key: m.Key, Headers: m.Headers}
+	v := p.decode(ctx, f, rec)
+	if v.stopped {
+		return
+	}
+	size := rec.Size() + int64(len(m.Value))
+	rec, suspended := p.route(ctx, f, rec, v)
+	if suspended {
+		return
+	}
+	if rec != nil {
+		rec.Mem = size
+		p.bytes += size
+		p.n.mem.Add(size)
+	}
+	p.consumed(f, ps)
+	if p.bytes >= int64(p.n.Config.TargetFileSize) || p.n.mem.Load() > int64(p.n.Config.MemoryBudget) {
+		p.flush(ctx, false)
+	}
+}
+
+// decode decodes a fetched record's value into rec per the table's format.
+func (p *Pipeline) decode(ctx context.Context, f fetched, rec *records.Record) verdict {
+	m := f.msg
+	switch {
+	case p.operatorSkip(f.tp, m.Offset):
+		// A record an operator resumed the table past (replicated, so
+		// whichever node fetches it skips it until the table commits past).
+		return verdict{operatorSkip: true}
+	case p.spec.Format == "raw":
+		rec.Raw = m.Value
+	case len(m.Value) == 0:
+		return verdict{tombstone: true}
+	case p.spec.Format == "json":
+		v, err := decodeJSON(p.shape, m.Value)
+		if err != nil {
+			return verdict{err: err}
+		}
+		rec.Value = v
+	default:
+		switch out, err := p.decodeSchema(ctx, f.tp, m, rec); out {
+		case held:
+			p.hold(f, err)
+			return verdict{stopped: true}
+		case paused:
+			p.pauseTopic(ctx, f.tp, m.Offset, err)
+			return verdict{stopped: true}
+		default:
+			return verdict{err: err}
+		}
+	}
+	return verdict{}
+}
+
+// route puts a decoded record where the mapping says: the buffer, the
+// dead letters, or nowhere (skipped, ignored tombstone; rec comes back
+// nil). suspended: the record suspended the table.
+func (p *Pipeline) route(ctx context.Context, f fetched, rec *records.Record, v verdict) (_ *records.Record, suspended bool) {
+	m := f.msg
+	switch {
+	case v.tombstone && p.mapping.Tombstones == "dlq":
+		rec.Err = "tombstone: the record's value is null"
+		p.dlq = append(p.dlq, rec)
+		p.status(func(t *status.TableStatus) { t.Tombstones++; t.DeadLettered++ })
+	case v.tombstone:
+		p.status(func(t *status.TableStatus) { t.Tombstones++ })
+		return nil, false
+	case v.operatorSkip:
+		p.log.Info("skipping a record the table was resumed past", "partition", f.tp.String(), "offset", m.Offset)
+		p.status(func(t *status.TableStatus) { t.Skipped++ })
+		return nil, false
+	case v.err != nil:
+		switch p.mapping.ErrorMode {
+		case "skip":
+			p.log.Debug("skipping bad record", "partition", f.tp.String(), "offset", m.Offset, "err", v.err)
+			p.status(func(t *status.TableStatus) { t.Skipped++ })
+			return nil, false
+		case "suspend":
+			p.suspend(ctx, f.tp, m.Offset, v.err)
+			return nil, true
+		default: // log (dlq)
+			rec.Raw, rec.Err, rec.Value = m.Value, v.err.Error(), nil
+			p.dlq = append(p.dlq, rec)
+			p.status(func(t *status.TableStatus) { t.DeadLettered++ })
+		}
+	default:
+		p.buf = append(p.buf, rec)
+	}
+	return rec, false
+}
+
+// consumed advances the partition past a handled record and counts it.
+// It takes only the table's status lock: this runs for every record.
+func (p *Pipeline) consumed(f fetched, ps *partState) {
+	m := f.msg
+	ps.next = m.Offset + 1
+	ps.meter.add(int64(len(m.Key) + len(m.Value)))
+	if ms := m.Time.UnixMilli(); ms > p.maxTS {
+		p.maxTS = ms
+	}
+	ps.maxTS = max(ps.maxTS, m.Time.UnixMilli())
+	p.status(func(t *status.TableStatus) {
+		t.Consumed++
+		t.BytesConsumed += int64(len(m.Key) + len(m.Value))
+		if s, ok := t.Partitions[f.tp.String()]; ok {
+			s.Fetched = ps.next
+			s.HighWatermark = max(s.HighWatermark, m.HighWatermark)
+			if s.LastError != "" {
+				s.LastError, s.ErrorSince = "", time.Time{}
+				t.Problem("kafka "+f.tp.String(), "")
+			}
+		}
+	})
+}
+
+// suspend stops the table at a bad record: what came before it is flushed,
+// nothing after it is consumed until an operator intervenes.
+func (p *Pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset int64, err error) {
+	p.flush(ctx, true)
+	p.suspended = true
+	p.suspendedAt = &ledger.Range{TopicPartition: tp, From: offset, To: offset + 1}
+	p.stopAll()
+	reason := fmt.Sprintf("bad record at %s offset %d: %v", tp, offset, err)
+	p.log.Error("table suspended", "reason", reason)
+	p.status(func(t *status.TableStatus) {
+		t.State, t.Reason = status.StateSuspended, reason
+		t.SuspendedAt = &status.SuspendedRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: offset, Error: err.Error()}
+	})
+}

@@ -1,0 +1,226 @@
+package ingest
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/control"
+	"github.com/floe-io/floe/worker/internal/retry"
+)
+
+// Pipeline buffers the records of one table fetched by this node and flushes
+// them as one data file per flush, for all of the node's partitions of the
+// table together. One goroutine (Run) owns all of its fields; the Set
+// methods hand it news without blocking.
+type Pipeline struct {
+	n       *Node
+	spec    sink.TableSpec
+	mapping config.Table
+	log     *slog.Logger
+
+	in     chan fetched
+	assign chan map[ledger.TopicPartition]uint64 // latest desired partitions; cap 1
+
+	want     map[ledger.TopicPartition]uint64
+	parts    map[ledger.TopicPartition]*partState
+	gen      uint64
+	shape    *records.Shape
+	buf, dlq []*records.Record
+	bytes    int64
+	maxTS    int64
+
+	suspended bool
+	// paused by an operator, and the rewind generation last applied; see
+	// operate.go.
+	paused    bool
+	rewindGen uint64
+	control   chan control.TableControl // latest control; cap 1
+	// suspendedAt is the record a suspend stopped at.
+	suspendedAt *ledger.Range
+	// resumeGen is the table's replicated resume generation last seen: a
+	// larger one resumes a suspended or paused table. skips are the records
+	// an operator resumed the table past (offset by partition); see resume.go.
+	resumeGen uint64
+	skips     map[ledger.TopicPartition]int64
+	resumed   chan resumeState // latest resume state; cap 1
+	// Registry formats: schema ids already merged into shape (keys' ids
+	// negated), the record held while the registry is unavailable, and the
+	// topics paused by an incompatible schema (topic -> reason).
+	schemas      map[int]bool
+	held         *fetched
+	heldUntil    time.Time
+	holdBackoff  *retry.Backoff
+	registryDown bool
+	pausedTopics map[string]string
+	inflight     chan flushResult // the flush in flight, nil when none
+	// prepared: the table has been created and its spec checked against
+	// the mapping since the pipeline started.
+	prepared bool
+	// drained is closed once the pipeline has stopped fetching for good and
+	// its buffer is flushed and recorded (or refused); see drain.go.
+	drained     chan struct{}
+	drainClosed bool
+	// table is the pipeline's status entry, made on first use (a table
+	// shows in status only once something happened to it). Updating it
+	// takes only the table's lock, never a node-wide one: handle counts
+	// every record through it.
+	table func() *status.Table
+}
+
+// Start is where a new pipeline begins: the table's resume generation and
+// skips, and its rewind generation and pause, as the replicated state
+// shows them when it starts. Resumes and rewinds made before it started
+// concern no suspension of its own (it starts from the ledger anyway);
+// their skips still apply.
+type Start struct {
+	ResumeGen uint64
+	Skips     map[ledger.TopicPartition]int64
+	RewindGen uint64
+	Paused    bool
+}
+
+// NewPipeline returns the pipeline of one table; Run runs it.
+func NewPipeline(n *Node, spec sink.TableSpec, m config.Table, start Start) *Pipeline {
+	return &Pipeline{
+		n: n, spec: spec, mapping: m,
+		resumeGen: start.ResumeGen, skips: start.Skips, rewindGen: start.RewindGen, paused: start.Paused,
+		log:     n.Log.With("table", ledger.DisplayName(spec.Key)),
+		in:      make(chan fetched, 4096),
+		assign:  make(chan map[ledger.TopicPartition]uint64, 1),
+		resumed: make(chan resumeState, 1),
+		control: make(chan control.TableControl, 1),
+		parts:   map[ledger.TopicPartition]*partState{},
+		drained: make(chan struct{}),
+		table: sync.OnceValue(func() *status.Table {
+			return n.Status.Table(spec.Key, ledger.DisplayName(spec.Key))
+		}),
+	}
+}
+
+// Spec returns the table the pipeline writes.
+func (p *Pipeline) Spec() sink.TableSpec { return p.spec }
+
+// Mapping returns the mapping the pipeline was started with.
+func (p *Pipeline) Mapping() config.Table { return p.mapping }
+
+// Drained is closed once the pipeline has stopped fetching for good and
+// its buffer is flushed and recorded (or refused), after Node.Drain.
+func (p *Pipeline) Drained() <-chan struct{} { return p.drained }
+
+// SetAssignment hands the pipeline its latest desired partitions without
+// blocking: an older undelivered assignment is replaced.
+func (p *Pipeline) SetAssignment(want map[ledger.TopicPartition]uint64) {
+	for {
+		select {
+		case p.assign <- want:
+			return
+		default:
+		}
+		select {
+		case <-p.assign:
+		default:
+		}
+	}
+}
+
+// SetControl hands the pipeline the table's latest control without
+// blocking: an older undelivered one is replaced.
+func (p *Pipeline) SetControl(c control.TableControl) {
+	for {
+		select {
+		case p.control <- c:
+			return
+		default:
+		}
+		select {
+		case <-p.control:
+		default:
+		}
+	}
+}
+
+func (p *Pipeline) status(fn func(*status.TableStatus)) {
+	p.table().Update(fn)
+}
+
+func (p *Pipeline) Run(ctx context.Context) {
+	defer func() {
+		if p.inflight != nil {
+			<-p.inflight // ctx is done: the flush goroutine returns promptly
+			p.inflight = nil
+		}
+		p.stopAll()
+	}()
+	if !p.loadShape(ctx) {
+		return
+	}
+	tick := time.NewTicker(p.n.Config.CommitInterval)
+	defer tick.Stop()
+	retry := time.NewTicker(time.Second)
+	defer retry.Stop()
+	drain := p.n.drainCh // nil once handled: a closed channel is always ready
+	for {
+		in := p.in
+		if p.held != nil {
+			in = nil // nothing more until the held record decodes
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-drain:
+			drain = nil
+			p.drain(ctx)
+		case want := <-p.assign:
+			p.want = want
+			p.reconcile(ctx)
+		case rs := <-p.resumed:
+			p.applyResume(ctx, rs)
+		case c := <-p.control:
+			p.applyControl(ctx, c)
+		case f := <-in:
+			p.handle(ctx, f)
+		case res := <-p.inflight:
+			p.finish(ctx, res)
+		case <-tick.C:
+			p.flush(ctx, false)
+		case <-retry.C:
+			p.retryHeld(ctx)
+			// Partitions whose start offset could not be resolved yet.
+			if len(p.parts) != len(p.want) {
+				p.reconcile(ctx)
+			}
+		}
+	}
+}
+
+// loadShape reads the table's current columns, retrying while storage or
+// the catalog is unavailable.
+func (p *Pipeline) loadShape(ctx context.Context) bool {
+	if p.spec.Format == "raw" {
+		return true
+	}
+	b := retry.New()
+	for {
+		s, err := p.n.Sink.Shape(ctx, p.spec)
+		if err == nil {
+			if s == nil {
+				s = &records.Shape{Kind: records.Struct}
+			}
+			p.shape = s
+			p.status(func(t *status.TableStatus) { t.Problem("catalog", "") })
+			return true
+		}
+		p.log.Warn("loading table schema", "err", err)
+		p.status(func(t *status.TableStatus) { t.Problem("catalog", err.Error()) })
+		if !p.sleepUndrained(ctx, b.Next()) {
+			return false
+		}
+	}
+}

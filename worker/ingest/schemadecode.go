@@ -1,0 +1,133 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/internal/retry"
+	"github.com/floe-io/floe/worker/source"
+)
+
+// outcome is what became of a fetched record.
+type outcome uint8
+
+const (
+	decoded outcome = iota // decoded, or a bad record (with its error)
+	held                   // a transient failure: retry the same record later
+	paused                 // the schema is incompatible: the topic pauses
+)
+
+// Status components of registry problems.
+const (
+	problemRegistry = "schema registry"
+	problemSchema   = "config schema " // + topic: CONFIG_ISSUE
+)
+
+// decodeSchema decodes a record of a registry format into rec. A bad
+// record returns its error with outcome decoded; a registry failure
+// returns held; an incompatible schema returns paused.
+func (p *Pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m source.Message, rec *records.Record) (outcome, error) {
+	dec := p.n.Schemas
+	if dec == nil {
+		return held, errors.New("no schema registry is configured (schema_registry.url)")
+	}
+	subject := ""
+	if p.spec.Format == "latest" { // the only format that looks a subject up
+		subject = config.SubjectFor(p.mapping.Subject, tp.Topic)
+	}
+	d, err := dec.Value(ctx, p.spec.Format, subject, m.Value)
+	if errors.Is(err, records.ErrBadRecord) {
+		return decoded, err
+	}
+	if err != nil {
+		return held, err
+	}
+	var kd records.Decoded
+	keyOK := false
+	if len(m.Key) > 0 {
+		if kd, keyOK, err = dec.Key(ctx, m.Key); err != nil {
+			return held, err
+		}
+	}
+	if p.schemas == nil {
+		p.schemas = map[int]bool{}
+	}
+	if !p.schemas[d.SchemaID] {
+		if err := evolve(p.shape, d.Shape, d.SchemaID); err != nil {
+			return paused, err
+		}
+		p.schemas[d.SchemaID] = true
+	}
+	if keyOK && !p.schemas[-kd.SchemaID] {
+		key := &records.Shape{Kind: records.Struct, Fields: []*records.Field{{Name: records.KeyDecodedColumn, Shape: kd.Shape}}}
+		if err := evolve(p.shape, key, kd.SchemaID); err != nil {
+			return paused, fmt.Errorf("key: %w", err)
+		}
+		p.schemas[-kd.SchemaID] = true // keys' ids kept apart from values'
+	}
+	rec.Value = d.Value
+	if keyOK {
+		rec.Value[records.KeyDecodedColumn] = kd.Value
+	}
+	if p.registryDown {
+		p.registryDown = false
+		p.status(func(t *status.TableStatus) { t.Problem(problemRegistry, "") })
+	}
+	return decoded, nil
+}
+
+// hold keeps a record whose decoding failed for a reason outside it (the
+// registry down or slow): nothing more is consumed until it decodes, which
+// is retried with backoff, and the table shows DEGRADED meanwhile.
+func (p *Pipeline) hold(f fetched, err error) {
+	if p.holdBackoff == nil {
+		p.holdBackoff = retry.New()
+	}
+	p.held = &f
+	p.heldUntil = time.Now().Add(p.holdBackoff.Next())
+	p.registryDown = true
+	p.log.Warn("record held: schema registry unavailable", "partition", f.tp.String(), "offset", f.msg.Offset, "err", err)
+	p.status(func(t *status.TableStatus) { t.Problem(problemRegistry, err.Error()) })
+}
+
+// retryHeld handles the held record again once its backoff has passed.
+func (p *Pipeline) retryHeld(ctx context.Context) {
+	if p.held == nil || time.Now().Before(p.heldUntil) {
+		return
+	}
+	f := *p.held
+	p.held = nil
+	p.handle(ctx, f)
+	if p.held == nil {
+		p.holdBackoff = nil
+	}
+}
+
+// pauseTopic stops a topic whose latest schema the table cannot follow:
+// what was consumed before the record is flushed and recorded, the topic's
+// partitions stop, and the table shows CONFIG_ISSUE with the reason until
+// an operator resumes it (after evolving the table by hand or resetting
+// the topic). Other topics of the table go on.
+func (p *Pipeline) pauseTopic(ctx context.Context, tp ledger.TopicPartition, offset int64, err error) {
+	reason := fmt.Sprintf("%s partition %d offset %d: %v", tp.Topic, tp.Partition, offset, err)
+	if p.pausedTopics == nil {
+		p.pausedTopics = map[string]string{}
+	}
+	p.pausedTopics[tp.Topic] = reason
+	p.flush(ctx, true)
+	for k, ps := range p.parts {
+		if k.Topic == tp.Topic {
+			p.stopPartition(ps)
+			p.dropBuffered(k)
+			delete(p.parts, k)
+		}
+	}
+	p.log.Error("topic paused: incompatible schema", "topic", tp.Topic, "reason", reason)
+	p.status(func(t *status.TableStatus) { t.Problem(problemSchema+tp.Topic, reason) })
+}

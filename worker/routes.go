@@ -1,0 +1,135 @@
+package worker
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/status"
+)
+
+// lookup returns the spec and mapping of a table some mapping routes into.
+func (w *Worker) lookup(table string) (sink.TableSpec, config.Table, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.routes {
+		if r.spec.Key == table {
+			return r.spec, r.mapping, true
+		}
+	}
+	return sink.TableSpec{}, config.Table{}, false
+}
+
+// mappingRef is a mapping with its compiled topic regex (nil for a topic).
+type mappingRef struct {
+	t  config.Table
+	re *regexp.Regexp
+}
+
+// mappingList returns the configuration's mappings followed by those made
+// through the admin API (replicated), in routing order: the first mapping
+// that matches a topic routes it. API mappings were validated when made; a
+// regex that does not compile here is skipped.
+func (w *Worker) mappingList() []mappingRef {
+	out := make([]mappingRef, 0, len(w.cfg.Tables))
+	for i, t := range w.cfg.Tables {
+		out = append(out, mappingRef{t: t, re: w.regexes[i]})
+	}
+	for _, t := range w.state.Mappings() {
+		ref := mappingRef{t: t}
+		if t.TopicRegex != "" {
+			re, err := w.compiled(t.TopicRegex)
+			if err != nil {
+				continue
+			}
+			ref.re = re
+		}
+		out = append(out, ref)
+	}
+	return out
+}
+
+// compiled caches the regexes of API mappings.
+func (w *Worker) compiled(expr string) (*regexp.Regexp, error) {
+	w.reMu.Lock()
+	defer w.reMu.Unlock()
+	if re, ok := w.reCache[expr]; ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	if w.reCache == nil {
+		w.reCache = map[string]*regexp.Regexp{}
+	}
+	w.reCache[expr] = re
+	return re, nil
+}
+
+// mappingIndex identifies a mapping by its position in mappingList.
+func (w *Worker) mappingIndex(m config.Table) int {
+	for i, ref := range w.mappingList() {
+		t := ref.t
+		if t.Topic == m.Topic && t.TopicRegex == m.TopicRegex && t.Namespace == m.Namespace && t.Name == m.Name {
+			return i
+		}
+	}
+	return -1
+}
+
+// resolve maps a topic to its table through the first matching mapping.
+func (w *Worker) resolve(topic string) (route, bool) {
+	for _, ref := range w.mappingList() {
+		t := ref.t
+		var re *regexp.Regexp
+		switch {
+		case t.Topic != "" && t.Topic == topic:
+		case ref.re != nil && ref.re.MatchString(topic):
+			re = ref.re
+		default:
+			continue
+		}
+		ns, name, err := t.Target(topic, re)
+		if err != nil {
+			continue // validated at start; cannot happen for a matching topic
+		}
+		ident := []string{ns, name}
+		return route{spec: sink.TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format, PartitionBy: t.PartitionBy}, mapping: t}, true
+	}
+	return route{}, false
+}
+
+// collisions finds tables that several topics would share although their
+// mapping names a table per topic (or that several mappings target), keeps
+// the first topic of each and reports the others as a configuration issue.
+func (w *Worker) collisions(routes map[string]route) {
+	byTable := map[string][]string{}
+	for _, topic := range slices.Sorted(maps.Keys(routes)) {
+		byTable[routes[topic].spec.Key] = append(byTable[routes[topic].spec.Key], topic)
+	}
+	for key, topics := range byTable {
+		msg := ""
+		if len(topics) > 1 {
+			first := w.mappingIndex(routes[topics[0]].mapping)
+			var clash []string
+			for _, tp := range topics[1:] {
+				m := routes[tp].mapping
+				if m.UsesTopic() || w.mappingIndex(m) != first {
+					clash = append(clash, tp)
+					delete(routes, tp)
+				}
+			}
+			if len(clash) > 0 {
+				msg = fmt.Sprintf("topics %s and %s both map to table %s; %s not ingested: change the name template",
+					topics[0], strings.Join(clash, ", "), ledger.DisplayName(key), strings.Join(clash, ", "))
+			}
+		}
+		w.status.Update(key, ledger.DisplayName(key), func(t *status.TableStatus) { t.Problem("config naming", msg) })
+	}
+}

@@ -1,0 +1,225 @@
+package source
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+)
+
+// KafkaClient reads Kafka with segmentio/kafka-go; it implements the
+// worker's Kafka.
+type KafkaClient struct {
+	brokers []string
+	client  *kafka.Client
+	dialer  *kafka.Dialer
+}
+
+// NewKafkaClient builds a client from the kafka section of the config.
+func NewKafkaClient(cfg config.Kafka) (*KafkaClient, error) {
+	tlsCfg, err := tlsConfig(cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	mech, err := saslMechanism(cfg.SASL)
+	if err != nil {
+		return nil, err
+	}
+	dialer := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: cfg.ClientID, TLS: tlsCfg, SASLMechanism: mech}
+	transport := &kafka.Transport{Dial: (&net.Dialer{Timeout: 10 * time.Second}).DialContext, ClientID: cfg.ClientID, TLS: tlsCfg, SASL: mech, MetadataTTL: 5 * time.Second}
+	return &KafkaClient{
+		brokers: cfg.BootstrapServers,
+		client:  &kafka.Client{Addr: kafka.TCP(cfg.BootstrapServers...), Timeout: 10 * time.Second, Transport: transport},
+		dialer:  dialer,
+	}, nil
+}
+
+func tlsConfig(c config.TLS) (*tls.Config, error) {
+	if !c.Enabled {
+		return nil, nil
+	}
+	t := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.InsecureSkipVerify} //nolint:gosec // operator's explicit choice
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("kafka.tls.ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("kafka.tls.ca_file: %s holds no PEM certificate", c.CAFile)
+		}
+		t.RootCAs = pool
+	}
+	if c.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("kafka.tls.cert_file: %w", err)
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	return t, nil
+}
+
+func saslMechanism(c config.SASL) (sasl.Mechanism, error) {
+	switch strings.ToUpper(c.Mechanism) {
+	case "":
+		return nil, nil
+	case "PLAIN":
+		return plain.Mechanism{Username: c.Username, Password: c.Password}, nil
+	case "SCRAM-SHA-256":
+		m, err := scram.Mechanism(scram.SHA256, c.Username, c.Password)
+		if err != nil {
+			return nil, fmt.Errorf("kafka.sasl: %w", err)
+		}
+		return m, nil
+	case "SCRAM-SHA-512":
+		m, err := scram.Mechanism(scram.SHA512, c.Username, c.Password)
+		if err != nil {
+			return nil, fmt.Errorf("kafka.sasl: %w", err)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("kafka.sasl.mechanism: unsupported %q", c.Mechanism)
+}
+
+// Topics returns every topic and its partition count.
+func (k *KafkaClient) Topics(ctx context.Context) (map[string]int32, error) {
+	resp, err := k.client.Metadata(ctx, &kafka.MetadataRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("listing topics on %s: %w", strings.Join(k.brokers, ","), err)
+	}
+	out := map[string]int32{}
+	for _, t := range resp.Topics {
+		if t.Error != nil || t.Internal {
+			continue
+		}
+		out[t.Name] = int32(len(t.Partitions))
+	}
+	return out, nil
+}
+
+// Offsets returns the earliest or latest offset of partitions of a topic.
+func (k *KafkaClient) Offsets(ctx context.Context, topic string, partitions []int32, latest bool) (map[int32]int64, error) {
+	reqs := make([]kafka.OffsetRequest, 0, len(partitions))
+	for _, p := range partitions {
+		if latest {
+			reqs = append(reqs, kafka.LastOffsetOf(int(p)))
+		} else {
+			reqs = append(reqs, kafka.FirstOffsetOf(int(p)))
+		}
+	}
+	resp, err := k.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		return nil, fmt.Errorf("listing offsets of %s: %w", topic, err)
+	}
+	out := map[int32]int64{}
+	var errs []error
+	for _, po := range resp.Topics[topic] {
+		if po.Error != nil {
+			errs = append(errs, fmt.Errorf("listing offsets of %s/%d: %w", topic, po.Partition, po.Error))
+			continue
+		}
+		if latest {
+			out[int32(po.Partition)] = po.LastOffset
+		} else {
+			out[int32(po.Partition)] = po.FirstOffset
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// NewReader starts reading one partition at offset, reporting the reader
+// errors kafka-go retries to onError.
+func (k *KafkaClient) NewReader(tp ledger.TopicPartition, offset int64, onError func(error)) PartitionReader {
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers:        k.brokers,
+		Topic:          tp.Topic,
+		Partition:      int(tp.Partition),
+		Dialer:         k.dialer,
+		MinBytes:       1,
+		MaxBytes:       16 << 20,
+		MaxWait:        250 * time.Millisecond,
+		ReadBackoffMin: 100 * time.Millisecond,
+		ReadBackoffMax: 5 * time.Second,
+		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
+			if onError != nil {
+				onError(fmt.Errorf(msg, args...))
+			}
+		}),
+	})
+	// SetOffset only fails on a consumer-group reader, which this is not.
+	_ = r.SetOffset(offset)
+	return &kafkaReader{r: r}
+}
+
+type kafkaReader struct{ r *kafka.Reader }
+
+func (k *kafkaReader) Read(ctx context.Context) (Message, error) {
+	m, err := k.r.FetchMessage(ctx)
+	if err != nil {
+		return Message{}, err
+	}
+	hs := make([]records.Header, len(m.Headers))
+	for i, h := range m.Headers {
+		hs[i] = records.Header{Key: h.Key, Value: h.Value}
+	}
+	return Message{Offset: m.Offset, Key: m.Key, Value: m.Value, Headers: hs, Time: m.Time, HighWatermark: m.HighWaterMark}, nil
+}
+
+func (k *kafkaReader) Close() error { return k.r.Close() }
+
+// OffsetsAt returns, per partition, the first offset whose record time is
+// at or after t; a partition with no such record answers its end (the next
+// offset to be written), as Kafka's ListOffsets does with -1.
+func (k *KafkaClient) OffsetsAt(ctx context.Context, topic string, partitions []int32, t time.Time) (map[int32]int64, error) {
+	reqs := make([]kafka.OffsetRequest, 0, len(partitions))
+	for _, p := range partitions {
+		reqs = append(reqs, kafka.TimeOffsetOf(int(p), t))
+	}
+	resp, err := k.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		return nil, fmt.Errorf("listing offsets of %s at %s: %w", topic, t.Format(time.RFC3339), err)
+	}
+	out := map[int32]int64{}
+	var errs []error
+	var missing []int32
+	for _, po := range resp.Topics[topic] {
+		if po.Error != nil {
+			errs = append(errs, fmt.Errorf("listing offsets of %s/%d: %w", topic, po.Partition, po.Error))
+			continue
+		}
+		found := false
+		for off := range po.Offsets {
+			if off >= 0 && (!found || off < out[int32(po.Partition)]) {
+				out[int32(po.Partition)], found = off, true
+			}
+		}
+		if !found {
+			missing = append(missing, int32(po.Partition))
+		}
+	}
+	if len(missing) > 0 {
+		ends, err := k.Offsets(ctx, topic, missing, true)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for p, off := range ends {
+			out[p] = off
+		}
+	}
+	return out, errors.Join(errs...)
+}
