@@ -24,7 +24,7 @@ const (
 )
 
 // FailAfter is how long a table stays DEGRADED before it shows FAILED.
-var FailAfter = 10 * time.Minute
+const FailAfter = 10 * time.Minute
 
 // PartitionStatus is the runtime view of one assigned partition.
 type PartitionStatus struct {
@@ -81,6 +81,8 @@ type TableStatus struct {
 	problems map[string]string
 	// degradedSince is when the current run of problems began.
 	degradedSince time.Time
+	// now is the tracker's clock (time.Now; a test's fake).
+	now func() time.Time
 }
 
 // Problem sets (or with msg "" clears) a component's problem on a table and
@@ -102,7 +104,7 @@ func (t *TableStatus) Recompute() {
 	}
 	if len(t.problems) > 0 {
 		if t.State != StateDegraded && t.State != StateConfigIssue {
-			t.degradedSince = time.Now()
+			t.degradedSince = t.now()
 		}
 		t.State = StateDegraded
 		for k := range t.problems {
@@ -148,11 +150,12 @@ type Tracker struct {
 	mu     sync.Mutex
 	tables map[string]*Table // table key
 	global map[string]string // component -> problem (kafka discovery...)
+	now    func() time.Time  // the clock of FAILED's threshold
 }
 
 // NewTracker returns an empty status.
 func NewTracker() *Tracker {
-	return &Tracker{tables: map[string]*Table{}, global: map[string]string{}}
+	return &Tracker{tables: map[string]*Table{}, global: map[string]string{}, now: time.Now}
 }
 
 // Table returns a table's entry, creating it PENDING with display as its
@@ -162,7 +165,7 @@ func (s *Tracker) Table(key, display string) *Table {
 	defer s.mu.Unlock()
 	t, ok := s.tables[key]
 	if !ok {
-		t = &Table{st: TableStatus{Table: display, State: StatePending, Partitions: map[string]*PartitionStatus{}, problems: map[string]string{}}}
+		t = &Table{st: TableStatus{Table: display, State: StatePending, Partitions: map[string]*PartitionStatus{}, problems: map[string]string{}, now: s.now}}
 		s.tables[key] = t
 	}
 	return t
@@ -208,9 +211,9 @@ func (t *TableStatus) snapshot() TableStatus {
 		c.Partitions[pk] = &pc
 	}
 	c.problems = nil
-	if c.State == StateDegraded && !c.degradedSince.IsZero() && time.Since(c.degradedSince) > FailAfter {
+	if failing := t.now().Sub(c.degradedSince); c.State == StateDegraded && !c.degradedSince.IsZero() && failing > FailAfter {
 		c.State = StateFailed
-		c.Reason = fmt.Sprintf("failing for %s: %s", time.Since(c.degradedSince).Round(time.Second), c.Reason)
+		c.Reason = fmt.Sprintf("failing for %s: %s", failing.Round(time.Second), c.Reason)
 	}
 	return c
 }
