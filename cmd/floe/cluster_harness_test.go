@@ -47,7 +47,9 @@ import (
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/recovery"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/status"
 )
 
 // Short timeouts so that failures are detected and work moves within a
@@ -563,39 +565,40 @@ func (f *fleet) healthProblem() string {
 // is a finding.
 func (f *fleet) settle(timeout time.Duration) {
 	f.t.Helper()
-	start, last := time.Now(), ""
-	for {
+	err := wait.Poll(timeout, func() error {
 		f.checkCrashes()
-		p := f.healthProblem()
-		if p == "" {
-			return
+		if p := f.healthProblem(); p != "" {
+			return errors.New(p)
 		}
-		last = p
-		if time.Since(start) > timeout {
-			rep, _, _ := f.status()
-			f.t.Fatalf("fleet not settled after %s: %s\nstatus: %s", timeout, last, reportSummary(rep))
-		}
-		time.Sleep(250 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		rep, _, _ := f.status()
+		f.t.Fatalf("fleet not settled after %s: %v\nstatus: %s", timeout, err, reportSummary(rep))
 	}
 }
 
 // waitCommitted waits until every table committed at least once.
 func (f *fleet) waitCommitted(timeout time.Duration) {
 	f.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		rep, _, err := f.status()
-		done := err == nil && len(rep.Tables) >= len(f.topics)
+	var rep status.Report
+	err := wait.Poll(timeout, func() error {
+		var err error
+		if rep, _, err = f.status(); err != nil {
+			return err
+		}
+		if len(rep.Tables) < len(f.topics) {
+			return fmt.Errorf("%d tables of %d", len(rep.Tables), len(f.topics))
+		}
 		for _, tr := range rep.Tables {
-			done = done && tr.Rows > 0
+			if tr.Rows == 0 {
+				return fmt.Errorf("%s has no rows", tr.Table)
+			}
 		}
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("tables never committed within %s (err %v): %s", timeout, err, reportSummary(rep))
-		}
-		time.Sleep(250 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		f.t.Fatalf("tables never committed within %s (%v): %s", timeout, err, reportSummary(rep))
 	}
 }
 

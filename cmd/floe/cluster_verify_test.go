@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
@@ -29,22 +31,23 @@ func (f *fleet) verify(produced map[string]int64, timeout time.Duration) {
 	f.t.Helper()
 	start, lastLog := time.Now(), time.Now()
 	var rep admin.Report
-	for {
+	err := wait.Poll(timeout, func() error {
 		f.checkCrashes()
 		var err error
-		rep, _, err = f.status()
-		behind := f.behind(rep, produced)
-		if err == nil && behind == "" {
-			break
+		if rep, _, err = f.status(); err != nil {
+			return err
 		}
-		if time.Since(start) > timeout {
-			f.t.Fatalf("not caught up after %s: %v %s\nstatus: %s", timeout, err, behind, reportSummary(rep))
+		if behind := f.behind(rep, produced); behind != "" {
+			if time.Since(lastLog) > 15*time.Second {
+				lastLog = time.Now()
+				f.event("catching up: %s", behind)
+			}
+			return errors.New(behind)
 		}
-		if time.Since(lastLog) > 15*time.Second {
-			lastLog = time.Now()
-			f.event("catching up: %v %s", err, behind)
-		}
-		time.Sleep(500 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		f.t.Fatalf("not caught up after %s: %v\nstatus: %s", timeout, err, reportSummary(rep))
 	}
 	f.event("caught up after %.1fs", time.Since(start).Seconds())
 	var total int64

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/worker"
 )
@@ -109,20 +110,16 @@ func TestResumeSkipFleet(t *testing.T) {
 
 	want := int64(fleetPartitions*per - len(poison))
 	var tr admin.TableReport
-	deadline = time.Now().Add(2 * time.Minute)
-	for {
+	wait.Until(t, 2*time.Minute, fmt.Sprintf("%s to hold %d rows", name, want), func() error {
 		rep, _, err := f.status()
-		if err == nil {
-			tr, _ = tableReport(rep, name)
-			if tr.Rows == want && tr.State != "SUSPENDED" {
-				break
-			}
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("table %s: %+v, want %d rows", name, tr, want)
+		if tr, _ = tableReport(rep, name); tr.Rows != want || tr.State == "SUSPENDED" {
+			return fmt.Errorf("%+v", tr)
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return nil
+	})
 	ctx := context.Background()
 	tbl, err := table.NewFromLocation(ctx, table.Identifier{fleetNamespace, topic}, tr.MetadataLocation,
 		icebergio.LoadFSFunc(node.IOProps(f.wh), tr.MetadataLocation), nil)

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/recovery"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -36,17 +38,18 @@ func TestTotalLoss(t *testing.T) {
 	// once the tables committed past it: recovery then needs the summaries.
 	var backup *fsm.State
 	waitBackup := func(changedFrom uint64) *fsm.State {
-		deadline := time.Now().Add(4 * fleetBackupInterval)
-		for {
-			b, err := f.readBackup()
-			if err == nil && b.Applied != changedFrom {
-				return b
+		var b *fsm.State
+		wait.Until(t, 4*fleetBackupInterval, "a new state backup at "+recovery.BackupLocation(f.wh.Location), func() error {
+			var err error
+			if b, err = f.readBackup(); err != nil {
+				return err
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no new state backup at %s within %s (last error %v)", recovery.BackupLocation(f.wh.Location), 4*fleetBackupInterval, err)
+			if b.Applied == changedFrom {
+				return fmt.Errorf("still the backup of applied index %d", changedFrom)
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
+		return b
 	}
 	backup = waitBackup(0)
 	f.event("state backup found (applied index %d)", backup.Applied)
@@ -133,21 +136,20 @@ func TestTotalLoss(t *testing.T) {
 // the restored tables, as early as possible: before new commits move the
 // offsets, it shows what recovery installed.
 func firstRecoveredReport(t *testing.T, f *fleet, ns []*fleetNode) admin.Report {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	var rep admin.Report
+	wait.Until(t, 2*time.Minute, "a recovered node serving the tables", func() error {
 		f.checkCrashes()
 		for _, n := range ns {
-			rep, err := f.fetch(n, time.Second)
-			if err == nil && len(rep.Tables) >= len(f.topics) && rep.Problems["cluster"] == "" {
+			r, err := f.fetch(n, time.Second)
+			if err == nil && len(r.Tables) >= len(f.topics) && r.Problems["cluster"] == "" {
 				f.event("%s serves the recovered state", n.id)
-				return rep
+				rep = r
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no recovered node served the tables within 2 minutes")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return errors.New("none yet")
+	})
+	return rep
 }
 
 // aheadOf counts the partitions whose committed offset in rep is past the
