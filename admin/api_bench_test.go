@@ -12,29 +12,30 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
+	"github.com/floe-io/floe/status"
 )
 
 // bigBackend answers a status report the size of a busy node: 50 tables of
 // 8 partitions and 2 catalogs each.
 type bigBackend struct {
 	fakeBackend
-	rep Report
+	rep status.Report
 }
 
 func newBigBackend() *bigBackend {
-	b := &bigBackend{rep: Report{Node: "n1", Leader: "n1", RaftState: "Leader"}}
+	b := &bigBackend{rep: status.Report{Node: "n1", Leader: "n1", RaftState: "Leader"}}
 	for i := range 50 {
-		t := TableReport{Table: fmt.Sprintf("db.t%02d", i), State: "RUNNING", Rows: 1e6, LastCommit: time.Unix(1700000000, 0),
-			Catalogs: []CatalogReport{{Catalog: "glue", InSync: true}, {Catalog: "polaris", InSync: true}}}
+		t := status.TableReport{Table: fmt.Sprintf("db.t%02d", i), State: "RUNNING", Rows: 1e6, LastCommit: time.Unix(1700000000, 0),
+			Catalogs: []status.CatalogReport{{Catalog: "glue", InSync: true}, {Catalog: "polaris", InSync: true}}}
 		for p := range 8 {
-			t.Partitions = append(t.Partitions, PartitionReport{Topic: t.Table, Partition: int32(p), Committed: 1e5, HighWatermark: 1e5 + 10, Lag: 10})
+			t.Partitions = append(t.Partitions, status.PartitionReport{Topic: t.Table, Partition: int32(p), Committed: 1e5, HighWatermark: 1e5 + 10, Lag: 10})
 		}
 		b.rep.Tables = append(b.rep.Tables, t)
 	}
 	return b
 }
 
-func (b *bigBackend) Report(context.Context) (Report, error) { return b.rep, nil }
+func (b *bigBackend) Report(context.Context) (status.Report, error) { return b.rep, nil }
 
 // BenchmarkListTables: the admin API's ListTables over gRPC and over the
 // HTTP gateway, against "backend": the backend building the same answer with

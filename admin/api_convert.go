@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/floe-io/floe/config"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
+	"github.com/floe-io/floe/status"
 )
 
 // This file converts between the API's protobuf messages and the package's
@@ -26,7 +27,7 @@ func apiError(err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, ok := status.FromError(err); ok {
+	if _, ok := grpcstatus.FromError(err); ok {
 		return err // already a status (e.g. from a request check)
 	}
 	code := codes.Internal
@@ -46,12 +47,12 @@ func apiError(err error) error {
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	}
-	return status.Error(code, err.Error())
+	return grpcstatus.Error(code, err.Error())
 }
 
 // invalid is an InvalidArgument answer naming field.
 func invalid(field, format string, args ...any) error {
-	return status.Error(codes.InvalidArgument, field+": "+fmt.Sprintf(format, args...))
+	return grpcstatus.Error(codes.InvalidArgument, field+": "+fmt.Sprintf(format, args...))
 }
 
 // required checks that a request field is set.
@@ -156,7 +157,7 @@ func mappingToProto(m Mapping) *adminv1.Mapping {
 	return pm
 }
 
-func memberToProto(m MemberReport) *adminv1.Member {
+func memberToProto(m status.MemberReport) *adminv1.Member {
 	return &adminv1.Member{
 		Id: m.ID, Role: m.Role, Zone: m.Zone, Version: m.Version,
 		Healthy: m.Healthy, Draining: m.Draining,
@@ -165,7 +166,7 @@ func memberToProto(m MemberReport) *adminv1.Member {
 	}
 }
 
-func tableToProto(t TableReport) *adminv1.TableStatus {
+func tableToProto(t status.TableReport) *adminv1.TableStatus {
 	out := &adminv1.TableStatus{
 		Table:               t.Table,
 		State:               t.State,
@@ -213,7 +214,7 @@ func policyToProto(p string) adminv1.ReplayPolicy {
 	return adminv1.ReplayPolicy_REPLAY_POLICY_UNSPECIFIED
 }
 
-func rewindToProto(r *RewindReport) *adminv1.Rewind {
+func rewindToProto(r *status.RewindReport) *adminv1.Rewind {
 	if r == nil {
 		return nil
 	}
@@ -228,7 +229,7 @@ func rewindToProto(r *RewindReport) *adminv1.Rewind {
 	}
 }
 
-func offsetsToProto(os []PartitionOffset) []*adminv1.PartitionOffset {
+func offsetsToProto(os []status.PartitionOffset) []*adminv1.PartitionOffset {
 	var out []*adminv1.PartitionOffset
 	for _, o := range os {
 		out = append(out, &adminv1.PartitionOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset})
@@ -275,7 +276,7 @@ func rewindFromProto(req *adminv1.RewindTableRequest) (RewindRequest, error) {
 			if o == nil || o.Topic == "" {
 				return RewindRequest{}, invalid(fmt.Sprintf("offsets[%d].topic", i), "required")
 			}
-			rr.Offsets = append(rr.Offsets, PartitionOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset})
+			rr.Offsets = append(rr.Offsets, status.PartitionOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset})
 		}
 	default:
 		return RewindRequest{}, invalid("target", "exactly one of earliest, latest, timestamp or offsets is required")

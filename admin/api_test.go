@@ -18,13 +18,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
+	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/floe-io/floe/auth"
 	"github.com/floe-io/floe/config"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
+	"github.com/floe-io/floe/status"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -59,14 +60,14 @@ func (f *fakeBackend) lastCall() string {
 	return f.calls[len(f.calls)-1]
 }
 
-func (f *fakeBackend) Report(context.Context) (Report, error) {
-	return Report{Node: "n1", Leader: "n1", RaftState: "Leader",
-		Members: []MemberReport{{ID: "n1", Role: "leader", Zone: "a", Healthy: true, Partitions: 3, Committers: 1}},
-		Tables: []TableReport{{Table: "db.orders", State: "RUNNING", Rows: 42, Paused: true,
+func (f *fakeBackend) Report(context.Context) (status.Report, error) {
+	return status.Report{Node: "n1", Leader: "n1", RaftState: "Leader",
+		Members: []status.MemberReport{{ID: "n1", Role: "leader", Zone: "a", Healthy: true, Partitions: 3, Committers: 1}},
+		Tables: []status.TableReport{{Table: "db.orders", State: "RUNNING", Rows: 42, Paused: true,
 			LastCommit: time.Unix(1700000000, 0),
-			Partitions: []PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Lag: 19, LagSec: 2.5}},
-			Catalogs:   []CatalogReport{{Catalog: "glue", InSync: true}},
-			Rewind:     &RewindReport{Generation: 1, Policy: ReplayReplace, Describe: "replaced"}}},
+			Partitions: []status.PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Lag: 19, LagSec: 2.5}},
+			Catalogs:   []status.CatalogReport{{Catalog: "glue", InSync: true}},
+			Rewind:     &status.RewindReport{Generation: 1, Policy: ReplayReplace, Describe: "replaced"}}},
 	}, nil
 }
 
@@ -122,7 +123,7 @@ func (f *fakeBackend) RewindTable(_ context.Context, req RewindRequest) (RewindR
 	f.rewind = req
 	f.mu.Unlock()
 	r, err := f.record("RewindTable %s %s", req.Table, req.Policy)
-	return RewindResult{Index: r.Index, Rewind: RewindReport{Generation: 2, Policy: req.Policy}}, err
+	return RewindResult{Index: r.Index, Rewind: status.RewindReport{Generation: 2, Policy: req.Policy}}, err
 }
 func (f *fakeBackend) Snapshots(_ context.Context, table string) ([]SnapshotInfo, error) {
 	if f.err != nil {
@@ -460,7 +461,7 @@ func TestErrorMapping(t *testing.T) {
 		f.err = c.err
 		f.mu.Unlock()
 		_, err := adminv1.NewClusterServiceClient(cc).DrainNode(context.Background(), &adminv1.DrainNodeRequest{Id: "n2"})
-		if st := status.Convert(err); st.Code() != c.code || st.Message() != c.err.Error() {
+		if st := grpcstatus.Convert(err); st.Code() != c.code || st.Message() != c.err.Error() {
 			t.Errorf("gRPC for %v: %v %q", c.err, st.Code(), st.Message())
 		}
 		code, _, body := do(t, hc, "POST", "http://"+s.Addr()+"/v1/cluster/members/n2:drain", "", "")
@@ -519,7 +520,7 @@ func TestErrorMapping(t *testing.T) {
 			return err
 		}, codes.InvalidArgument, "table: required"},
 	} {
-		st := status.Convert(c.call())
+		st := grpcstatus.Convert(c.call())
 		if st.Code() != c.code || !strings.Contains(st.Message(), c.want) {
 			t.Errorf("%s: %v %q, want %v containing %q", c.name, st.Code(), st.Message(), c.code, c.want)
 		}

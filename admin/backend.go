@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/status"
 )
 
 // Sentinel errors a Backend returns (wrapped with context); the API maps
@@ -95,14 +96,14 @@ type RewindRequest struct {
 	Earliest  bool
 	Latest    bool
 	Timestamp time.Time
-	Offsets   []PartitionOffset // partitions not named stay
-	Policy    string            // ReplayAppend or ReplayReplace
+	Offsets   []status.PartitionOffset // partitions not named stay
+	Policy    string                   // ReplayAppend or ReplayReplace
 }
 
 // RewindResult answers a rewind.
 type RewindResult struct {
-	Index  uint64       `json:"raft_index"`
-	Rewind RewindReport `json:"rewind"`
+	Index  uint64              `json:"raft_index"`
+	Rewind status.RewindReport `json:"rewind"`
 }
 
 // SnapshotInfo is one Iceberg snapshot of a table.

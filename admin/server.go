@@ -14,11 +14,12 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/floe-io/floe/auth"
+	"github.com/floe-io/floe/status"
 )
 
 // Source produces the status report and readiness, and runs maintenance.
 type Source interface {
-	Report(ctx context.Context) (Report, error)
+	Report(ctx context.Context) (status.Report, error)
 	// Ready returns nil when the node can serve (joined, leader known).
 	Ready() error
 	// Maintain runs a table's maintenance now; table is namespace.name.
@@ -157,32 +158,32 @@ func PostWith(ctx context.Context, client *http.Client, base, path, token, what 
 }
 
 // Fetch gets the status report from a node's admin address.
-func Fetch(ctx context.Context, addr string) (Report, error) {
+func Fetch(ctx context.Context, addr string) (status.Report, error) {
 	return FetchWith(ctx, http.DefaultClient, "http://"+addr, "")
 }
 
 // FetchWith gets the status report from base (http://host:port or
 // https://...) with client, sending token as a bearer token when set.
-func FetchWith(ctx context.Context, client *http.Client, base, token string) (Report, error) {
+func FetchWith(ctx context.Context, client *http.Client, base, token string) (status.Report, error) {
 	addr := base
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/status", nil)
 	if err != nil {
-		return Report{}, err
+		return status.Report{}, err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return Report{}, fmt.Errorf("reaching floe at %s: %w", addr, err)
+		return status.Report{}, fmt.Errorf("reaching floe at %s: %w", addr, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return Report{}, fmt.Errorf("floe at %s answered %s", addr, resp.Status)
+		return status.Report{}, fmt.Errorf("floe at %s answered %s", addr, resp.Status)
 	}
-	var rep Report
+	var rep status.Report
 	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
-		return Report{}, fmt.Errorf("decoding status from %s: %w", addr, err)
+		return status.Report{}, fmt.Errorf("decoding status from %s: %w", addr, err)
 	}
 	return rep, nil
 }

@@ -38,7 +38,7 @@
 // Reads print tables for people; writes print "ok (raft index N)", or "unchanged" when
 // the state already was as asked. -o json prints the API's response messages as
 // indented JSON with proto field names and every field present. floe status -o json
-// (and --json) prints the admin.Report JSON of GET /v1/status instead, as it always has.
+// (and --json) prints the status.Report JSON of GET /v1/status instead, as it always has.
 //
 // # Exit codes
 //

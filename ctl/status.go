@@ -18,7 +18,7 @@ import (
 
 // StatusCommand returns "floe status": the node, its leader, the members and every
 // table. Text output comes from the gRPC admin API; -o json (or --json) prints the
-// admin.Report JSON the node serves at GET /v1/status, unchanged for compatibility.
+// status.Report JSON the node serves at GET /v1/status, unchanged for compatibility.
 func StatusCommand() *cobra.Command {
 	o := &options{}
 	var adminAddr string
@@ -118,8 +118,8 @@ func writeStatus(e *env) error {
 }
 
 // fetchReport GETs /v1/status (http, or https with the TLS flags) with the bearer token
-// and returns the node's admin.Report JSON indented by two spaces, as floe status always
-// printed it. The document passes through as served (not decoded into admin.Report), so
+// and returns the node's status.Report JSON indented by two spaces, as floe status always
+// printed it. The document passes through as served (not decoded into status.Report), so
 // fields of newer nodes are kept.
 func (o *options) fetchReport(ctx context.Context) ([]byte, error) {
 	scheme := "http"

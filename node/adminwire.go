@@ -15,6 +15,7 @@ import (
 	"github.com/floe-io/floe/auth"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/metrics"
+	"github.com/floe-io/floe/status"
 )
 
 // adminOptions builds the admin API's options: bearer tokens (the auth
@@ -74,7 +75,7 @@ func newPeerClient(cfg config.Config, opts admin.Options) peerClient {
 }
 
 // fetch reads a peer's status report.
-func (p peerClient) fetch(ctx context.Context, addr string) (admin.Report, error) {
+func (p peerClient) fetch(ctx context.Context, addr string) (status.Report, error) {
 	return admin.FetchWith(ctx, p.client, p.scheme+"://"+addr, p.token)
 }
 

@@ -231,17 +231,17 @@ func (n *Node) resolveRewind(ctx context.Context, req admin.RewindRequest, parts
 }
 
 // rewindReport describes a table's last rewind for people.
-func rewindReport(table string, rw *fsm.TableRewind) admin.RewindReport {
-	r := admin.RewindReport{Generation: rw.Gen, Policy: admin.ReplayAppend, At: time.UnixMilli(rw.At), ReplaceDone: rw.ReplaceDone}
+func rewindReport(table string, rw *fsm.TableRewind) status.RewindReport {
+	r := status.RewindReport{Generation: rw.Gen, Policy: admin.ReplayAppend, At: time.UnixMilli(rw.At), ReplaceDone: rw.ReplaceDone}
 	if rw.Replace {
 		r.Policy = admin.ReplayReplace
 	}
 	var replayed []string
 	for _, p := range rw.To {
-		r.To = append(r.To, admin.PartitionOffset{Topic: p.Topic, Partition: p.Partition, Offset: p.Offset})
+		r.To = append(r.To, status.PartitionOffset{Topic: p.Topic, Partition: p.Partition, Offset: p.Offset})
 	}
 	for _, p := range rw.From {
-		r.From = append(r.From, admin.PartitionOffset{Topic: p.Topic, Partition: p.Partition, Offset: p.Offset})
+		r.From = append(r.From, status.PartitionOffset{Topic: p.Topic, Partition: p.Partition, Offset: p.Offset})
 		i := slices.IndexFunc(rw.To, func(t fsm.RewindPosition) bool { return t.TopicPartition == p.TopicPartition })
 		if i >= 0 && p.Offset > rw.To[i].Offset {
 			replayed = append(replayed, fmt.Sprintf("%s [%d, %d)", p.TopicPartition, rw.To[i].Offset, p.Offset))

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/auth"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
@@ -20,6 +19,7 @@ import (
 	"github.com/floe-io/floe/restcatalog"
 	"github.com/floe-io/floe/sinks/glue"
 	"github.com/floe-io/floe/sinks/restsync"
+	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/catalogsync"
 )
 
@@ -152,7 +152,7 @@ func tableConfig(w config.Warehouse, vend bool) iceberg.Properties {
 
 // catalogReports fills a table's catalog sync status: the replicated record
 // (every node) joined with this node's runtime status (the committer's).
-func (n *Node) catalogReports(key string, now time.Time) []admin.CatalogReport {
+func (n *Node) catalogReports(key string, now time.Time) []status.CatalogReport {
 	if n.catalogs == nil || n.catalogs.sync == nil {
 		return nil
 	}
@@ -171,11 +171,11 @@ func (n *Node) catalogReports(key string, now time.Time) []admin.CatalogReport {
 		return nil
 	}
 	runtime := n.catalogs.sync.Status()[key]
-	var out []admin.CatalogReport
+	var out []status.CatalogReport
 	for _, name := range n.catalogs.sync.Catalogs() {
 		rec := synced[name]
 		st, local := runtime[name]
-		cr := admin.CatalogReport{Catalog: name, MetadataLocation: rec.MetadataLocation, InSync: rec.MetadataLocation == cur}
+		cr := status.CatalogReport{Catalog: name, MetadataLocation: rec.MetadataLocation, InSync: rec.MetadataLocation == cur}
 		if rec.At > 0 {
 			cr.LastSync = time.UnixMilli(rec.At)
 		}

@@ -1,13 +1,13 @@
 package node
 
 import (
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/status"
 )
 
 // Members joins the Raft configuration with the replicated assignments for
 // status.
-func (n *Node) Members() []admin.MemberReport {
+func (n *Node) Members() []status.MemberReport {
 	parts, commits := map[string]int{}, map[string]int{}
 	n.raft.FSM().Read(func(s *fsm.State) {
 		for _, a := range s.Ledger.Assignments {
@@ -17,7 +17,7 @@ func (n *Node) Members() []admin.MemberReport {
 			commits[a.Node]++
 		}
 	})
-	var out []admin.MemberReport
+	var out []status.MemberReport
 	for _, m := range n.raft.Members() {
 		role := "nonvoter"
 		switch {
@@ -26,7 +26,7 @@ func (n *Node) Members() []admin.MemberReport {
 		case m.Voter:
 			role = "voter"
 		}
-		out = append(out, admin.MemberReport{
+		out = append(out, status.MemberReport{
 			ID: m.ID, Role: role, Zone: m.Zone, Version: m.Version, Healthy: m.Healthy, Draining: m.Draining,
 			Partitions: parts[m.ID], Committers: commits[m.ID], Unreachable: m.Unreachable.Seconds(),
 		})

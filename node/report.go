@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/status"
@@ -42,7 +41,7 @@ func (ti *tableInfo) control(s *fsm.State) {
 // operatorState shows a pause and the last rewind: a paused table is
 // SUSPENDED on every node (the pause is replicated), and the rewind says
 // what it did to the table's rows when nothing else needs saying.
-func operatorState(tr *admin.TableReport, paused bool, rw *fsm.TableRewind) {
+func operatorState(tr *status.TableReport, paused bool, rw *fsm.TableRewind) {
 	if paused {
 		tr.Paused = true
 		tr.State = status.StateSuspended
@@ -60,17 +59,17 @@ func operatorState(tr *admin.TableReport, paused bool, rw *fsm.TableRewind) {
 
 // Report implements admin.Source: the replicated state joined with this
 // node's runtime status.
-func (n *Node) Report(ctx context.Context) (admin.Report, error) {
+func (n *Node) Report(ctx context.Context) (status.Report, error) {
 	now := time.Now()
 	_, leader := n.raft.Leader()
 	select {
 	case <-n.started:
 	default:
-		return admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now,
+		return status.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now,
 			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.Members()}, nil
 	}
 	runtime, problems := n.worker.Status().Snapshot()
-	rep := admin.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.Members(),
+	rep := status.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.Members(),
 		LeaderSince: n.raft.LeaderChangedAt()}
 	n.raft.FSM().Read(func(s *fsm.State) {
 		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
@@ -78,7 +77,7 @@ func (n *Node) Report(ctx context.Context) (admin.Report, error) {
 			rep.LeaderAddr = m.Admin
 		}
 		if b := s.LastBackup; b != nil {
-			rep.Backup = &admin.BackupReport{Location: b.Location, At: time.UnixMilli(b.At), AgeSec: now.Sub(time.UnixMilli(b.At)).Seconds(), AppliedIndex: b.Applied}
+			rep.Backup = &status.BackupReport{Location: b.Location, At: time.UnixMilli(b.At), AgeSec: now.Sub(time.UnixMilli(b.At)).Seconds(), AppliedIndex: b.Applied}
 		}
 	})
 	for _, ti := range n.tableInfos(runtime) {

@@ -8,15 +8,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/status"
 )
 
 // tableReport joins one table's replicated state with this node's runtime
 // status of it.
-func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableStatus, now time.Time) admin.TableReport {
-	tr := admin.TableReport{
+func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableStatus, now time.Time) status.TableReport {
+	tr := status.TableReport{
 		Table: ledger.DisplayName(ti.key), State: rt.State, Reason: rt.Reason,
 		Rows: ti.t.Rows, DataFiles: ti.t.Files, DeadLetterRows: ti.dlqRows, Commits: ti.t.Commits,
 		MetadataLocation: ti.t.MetadataLocation, PendingEntries: ti.pending,
@@ -33,7 +32,7 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 	}
 	tr.Tombstones = rt.Tombstones
 	if at := rt.SuspendedAt; at != nil {
-		tr.SuspendedAt = &admin.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error}
+		tr.SuspendedAt = &status.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error}
 	}
 	if ti.t.LastCommitAt > 0 {
 		tr.LastCommit = time.UnixMilli(ti.t.LastCommitAt)
@@ -54,7 +53,7 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 // snapshotTotals reads the table's snapshot count and its current
 // snapshot's totals, which reflect compaction, unlike the count of files
 // ever appended. A table that does not load keeps the state's numbers.
-func (n *Node) snapshotTotals(ctx context.Context, tr *admin.TableReport, ident []string) {
+func (n *Node) snapshotTotals(ctx context.Context, tr *status.TableReport, ident []string) {
 	tbl, err := n.catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return
@@ -78,7 +77,7 @@ func (n *Node) snapshotTotals(ctx context.Context, tr *admin.TableReport, ident 
 
 // partitionReports joins the ledger's offsets of every partition of the
 // table with this node's fetchers of them.
-func partitionReports(ti tableInfo, rt status.TableStatus, now time.Time) []admin.PartitionReport {
+func partitionReports(ti tableInfo, rt status.TableStatus, now time.Time) []status.PartitionReport {
 	tps := map[string]bool{}
 	for tp := range ti.offsets {
 		tps[tp] = true
@@ -86,10 +85,10 @@ func partitionReports(ti tableInfo, rt status.TableStatus, now time.Time) []admi
 	for tp := range rt.Partitions {
 		tps[tp] = true
 	}
-	var out []admin.PartitionReport
+	var out []status.PartitionReport
 	for _, tp := range sortedKeys(tps) {
 		o, a := ti.offsets[tp], ti.assign[tp]
-		pr := admin.PartitionReport{Start: o.Start, Committed: o.Committed, Recorded: o.End, Node: a.Node, Epoch: a.Epoch}
+		pr := status.PartitionReport{Start: o.Start, Committed: o.Committed, Recorded: o.End, Node: a.Node, Epoch: a.Epoch}
 		if ps, ok := rt.Partitions[tp]; ok {
 			pr.Topic, pr.Partition, pr.HighWatermark, pr.LastError = ps.Topic, ps.Partition, ps.HighWatermark, ps.LastError
 			if _, known := ti.offsets[tp]; !known {

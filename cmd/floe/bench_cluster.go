@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/status"
 )
 
 // clusterBench is `floe bench --cluster`: many partitions over a few real
@@ -118,7 +119,7 @@ func (b *clusterBench) measureBacklog(ctx context.Context, names []string, total
 		return err
 	}
 	go b.sampleMemory(ctx)
-	var rep admin.Report
+	var rep status.Report
 	var err error
 	for {
 		rep, err = b.status(ctx)
@@ -318,7 +319,7 @@ func (b *clusterBench) stopAll() {
 }
 
 // status asks the first live node that answers.
-func (b *clusterBench) status(ctx context.Context) (admin.Report, error) {
+func (b *clusterBench) status(ctx context.Context) (status.Report, error) {
 	var lastErr error
 	for _, p := range b.procs {
 		if !p.alive.Load() {
@@ -332,7 +333,7 @@ func (b *clusterBench) status(ctx context.Context) (admin.Report, error) {
 		}
 		lastErr = err
 	}
-	return admin.Report{}, fmt.Errorf("no node answered: %v", lastErr)
+	return status.Report{}, fmt.Errorf("no node answered: %v", lastErr)
 }
 
 // consumedPerNode sums each node's own consumed counters.
@@ -386,7 +387,7 @@ func readRSS(pid int) int64 {
 	return 0
 }
 
-func sumRows(rep admin.Report) int64 {
+func sumRows(rep status.Report) int64 {
 	var n int64
 	for _, t := range rep.Tables {
 		n += t.Rows
@@ -394,8 +395,8 @@ func sumRows(rep admin.Report) int64 {
 	return n
 }
 
-func partitionsOf(rep admin.Report, node string) int {
-	i := slices.IndexFunc(rep.Members, func(m admin.MemberReport) bool { return m.ID == node })
+func partitionsOf(rep status.Report, node string) int {
+	i := slices.IndexFunc(rep.Members, func(m status.MemberReport) bool { return m.ID == node })
 	if i < 0 {
 		return 0
 	}

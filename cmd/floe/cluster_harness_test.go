@@ -454,14 +454,14 @@ func (f *fleet) checkCrashes() {
 	}
 }
 
-func (f *fleet) fetch(n *fleetNode, timeout time.Duration) (admin.Report, error) {
+func (f *fleet) fetch(n *fleetNode, timeout time.Duration) (status.Report, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	return admin.FetchWith(ctx, http.DefaultClient, "http://"+n.adminAddr, f.adminToken)
 }
 
 // status returns the report of the first running node that answers.
-func (f *fleet) status() (admin.Report, *fleetNode, error) {
+func (f *fleet) status() (status.Report, *fleetNode, error) {
 	var errs []error
 	ns := f.running()
 	rand.Shuffle(len(ns), func(i, j int) { ns[i], ns[j] = ns[j], ns[i] })
@@ -472,11 +472,11 @@ func (f *fleet) status() (admin.Report, *fleetNode, error) {
 		}
 		errs = append(errs, err)
 	}
-	return admin.Report{}, nil, fmt.Errorf("no node answers: %w", errors.Join(errs...))
+	return status.Report{}, nil, fmt.Errorf("no node answers: %w", errors.Join(errs...))
 }
 
 // leaderStatus returns the leader's report: only the leader judges health.
-func (f *fleet) leaderStatus() (admin.Report, *fleetNode, error) {
+func (f *fleet) leaderStatus() (status.Report, *fleetNode, error) {
 	rep, _, err := f.status()
 	if err != nil {
 		return rep, nil, err

@@ -18,7 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/status"
 )
 
 // producer writes JSON records to every partition of the fleet's topics
@@ -191,7 +191,7 @@ func (f *fleet) watch(interval time.Duration) *watcher {
 	return w
 }
 
-func (w *watcher) observe(node string, inc int, rep admin.Report) {
+func (w *watcher) observe(node string, inc int, rep status.Report) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.polls++

@@ -17,10 +17,10 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/status"
 )
 
 // verify is the final check: wait until every table's committed offsets
@@ -30,7 +30,7 @@ import (
 func (f *fleet) verify(produced map[string]int64, timeout time.Duration) {
 	f.t.Helper()
 	start, lastLog := time.Now(), time.Now()
-	var rep admin.Report
+	var rep status.Report
 	err := wait.Poll(timeout, func() error {
 		f.checkCrashes()
 		var err error
@@ -94,7 +94,7 @@ func (f *fleet) verify(produced map[string]int64, timeout time.Duration) {
 }
 
 // behind says which partitions have not committed what was produced.
-func (f *fleet) behind(rep admin.Report, produced map[string]int64) string {
+func (f *fleet) behind(rep status.Report, produced map[string]int64) string {
 	var out []string
 	for _, topic := range f.topics {
 		tr, ok := tableReport(rep, tableOf(topic))
@@ -119,7 +119,7 @@ func (f *fleet) behind(rep admin.Report, produced map[string]int64) string {
 }
 
 // reportSummary renders a report compactly for failure messages.
-func reportSummary(rep admin.Report) string {
+func reportSummary(rep status.Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "node %s (%s) leader %s problems %v\n", rep.Node, rep.RaftState, rep.Leader, rep.Problems)
 	for _, m := range rep.Members {

@@ -11,9 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/status"
 )
 
 // TestCompactionWithConcurrentAppends: 100 ms commits on 4 partitions make
@@ -70,7 +70,7 @@ func TestCompactionWithConcurrentAppends(t *testing.T) {
 		total += per[int32(p)]
 	}
 	waitRows(t, n, "e2e.c", total, time.Minute)
-	rep := waitReport(t, n, "compacted and cooled", func(r admin.Report) bool {
+	rep := waitReport(t, n, "compacted and cooled", func(r status.Report) bool {
 		tr, _ := tableReport(r, "e2e.c")
 		return tr.Compactions >= 2 && tr.DataFiles <= 5
 	})

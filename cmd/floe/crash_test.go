@@ -22,12 +22,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"gopkg.in/yaml.v3"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/status"
 )
 
 // TestCrashRecovery runs the real floe binary against a Kafka that lives in
@@ -141,11 +141,11 @@ func TestCrashRecovery(t *testing.T) {
 	// the CLI, then stop gracefully.
 	cmd := startProc()
 	deadline := time.Now().Add(3 * time.Minute)
-	var rep admin.Report
+	var rep status.Report
 	for {
 		out, err := execCommand(bin, "status", "--admin-addr", cfg.Node.AdminAddr, "-o", "json").Output()
 		if err == nil {
-			rep = admin.Report{}
+			rep = status.Report{}
 			if err := json.Unmarshal(out, &rep); err != nil {
 				t.Fatalf("status output: %v\n%s", err, out)
 			}

@@ -18,10 +18,10 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/status"
 )
 
 func demoCmd() *cobra.Command {
@@ -231,7 +231,7 @@ func demoSummary(ctx context.Context, out io.Writer, n *node.Node, produced, bad
 	if err != nil {
 		return err
 	}
-	if err := admin.WriteText(out, rep); err != nil {
+	if err := status.WriteText(out, rep); err != nil {
 		return err
 	}
 	fmt.Fprintln(out)

@@ -18,10 +18,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/status"
 )
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -239,7 +239,7 @@ func TestPipeline(t *testing.T) {
 		}
 		// A transient reader error (kafka-go retries it) may show for up
 		// to two discovery intervals; the table must come back RUNNING.
-		rep := waitReport(t, n, "events RUNNING", func(r admin.Report) bool {
+		rep := waitReport(t, n, "events RUNNING", func(r status.Report) bool {
 			tr, _ := tableReport(r, "e2e.events")
 			return tr.State == "RUNNING"
 		})

@@ -14,14 +14,14 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/testing/wait"
+	"github.com/floe-io/floe/status"
 )
 
-func waitReport(t *testing.T, n *floeNode, what string, cond func(admin.Report) bool) admin.Report {
+func waitReport(t *testing.T, n *floeNode, what string, cond func(status.Report) bool) status.Report {
 	t.Helper()
-	var rep admin.Report
+	var rep status.Report
 	wait.Until(t, time.Minute, what, func() error {
 		var err error
 		if rep, err = n.Report(context.Background()); err != nil {
@@ -35,13 +35,13 @@ func waitReport(t *testing.T, n *floeNode, what string, cond func(admin.Report) 
 	return rep
 }
 
-func tableReport(rep admin.Report, name string) (admin.TableReport, bool) {
+func tableReport(rep status.Report, name string) (status.TableReport, bool) {
 	for _, t := range rep.Tables {
 		if t.Table == name {
 			return t, true
 		}
 	}
-	return admin.TableReport{}, false
+	return status.TableReport{}, false
 }
 
 // TestUnreachableBrokerShown: a node whose broker is down keeps running,
@@ -61,7 +61,7 @@ func TestUnreachableBrokerShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Stop()
-	waitReport(t, n, "kafka problem in status", func(r admin.Report) bool {
+	waitReport(t, n, "kafka problem in status", func(r status.Report) bool {
 		tr, ok := tableReport(r, "e2e.orders")
 		return strings.Contains(r.Problems["kafka"], dead) && ok && tr.State == "DEGRADED" && strings.Contains(tr.Reason, "kafka")
 	})
@@ -94,7 +94,7 @@ func TestUnwritableWarehouseShownAndRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Stop()
-	waitReport(t, n, "storage problem in status", func(r admin.Report) bool {
+	waitReport(t, n, "storage problem in status", func(r status.Report) bool {
 		tr, ok := tableReport(r, "e2e.orders")
 		return ok && tr.State == "DEGRADED" && strings.Contains(tr.Reason, "not a directory")
 	})
@@ -107,7 +107,7 @@ func TestUnwritableWarehouseShownAndRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkExactlyOnce(t, []*table.Table{tbl}, "orders", map[int32]int64{0: 200, 1: 200})
-	waitReport(t, n, "running again", func(r admin.Report) bool {
+	waitReport(t, n, "running again", func(r status.Report) bool {
 		tr, _ := tableReport(r, "e2e.orders")
 		return tr.State == "RUNNING" && tr.Reason == ""
 	})

@@ -10,12 +10,12 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/glue/gluetest"
+	"github.com/floe-io/floe/status"
 )
 
 // TestGlueSync mirrors a live table into a fake Glue: created with its
@@ -50,9 +50,9 @@ func TestGlueSync(t *testing.T) {
 	}
 	// inGlue waits until Glue points at the table's current metadata and
 	// the status says so.
-	inGlue := func(what string) admin.CatalogReport {
+	inGlue := func(what string) status.CatalogReport {
 		t.Helper()
-		var last admin.CatalogReport
+		var last status.CatalogReport
 		wait.Until(t, time.Minute, what+": glue in sync", func() error {
 			cur, _ := n.Catalog().MetadataLocation(ident)
 			tb, ok := fake.Table("shop", "orders")
@@ -125,8 +125,8 @@ func TestGlueSync(t *testing.T) {
 	if took := time.Since(start); took > 30*time.Second {
 		t.Fatalf("ingestion took %s with glue down", took)
 	}
-	var down admin.CatalogReport
-	waitReport(t, n, "glue error in status", func(r admin.Report) bool {
+	var down status.CatalogReport
+	waitReport(t, n, "glue error in status", func(r status.Report) bool {
 		tr, _ := tableReport(r, "shop.orders")
 		if len(tr.Catalogs) == 1 {
 			down = tr.Catalogs[0]

@@ -42,6 +42,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/schemas/registrytest"
+	"github.com/floe-io/floe/status"
 )
 
 // s8 is the scenario's environment.
@@ -164,7 +165,7 @@ func TestInteropRegistry(t *testing.T) {
 	e.waitAll(n, time.Minute, name(badT))
 	b2 := e.register(badT+"-value", "AVRO", badV2)
 	e.produceUnexpected(badT, 0, []byte("bad"), mustAvroT(t, b2, badV2, map[string]any{"id": int64(50), "k": "bad", "n": "x"}))
-	tr := waitTable(t, n, name(badT), "CONFIG_ISSUE", 2*time.Minute, func(tr admin.TableReport) bool { return tr.State == "CONFIG_ISSUE" })
+	tr := waitTable(t, n, name(badT), "CONFIG_ISSUE", 2*time.Minute, func(tr status.TableReport) bool { return tr.State == "CONFIG_ISSUE" })
 	if want := fmt.Sprintf("field n: column is long, schema %d has string", b2); !strings.Contains(tr.Reason, want) {
 		t.Fatalf("%s: reason %q does not say %q", tr.Table, tr.Reason, want)
 	}
@@ -185,7 +186,7 @@ func TestInteropRegistry(t *testing.T) {
 		e.produce(avroT, int32(i%3), s8Key(avroT, i), s8AvroRecord(t, lateID, v7, i, avroT))
 		e.produce(protoT, int32(i%3), s8Key(protoT, i), s8ProtoRecord(t, protoIDs[len(protoIDs)-1], len(protoIDs)-1, i, protoT))
 	}
-	tr = waitTable(t, n, name(avroT), "DEGRADED", outage, func(tr admin.TableReport) bool { return tr.State == "DEGRADED" })
+	tr = waitTable(t, n, name(avroT), "DEGRADED", outage, func(tr status.TableReport) bool { return tr.State == "DEGRADED" })
 	if !strings.Contains(tr.Reason, "schema registry") {
 		t.Fatalf("%s DEGRADED for %q, want the schema registry", tr.Table, tr.Reason)
 	}
@@ -200,19 +201,19 @@ func TestInteropRegistry(t *testing.T) {
 
 	// The modes: counts add up to what was produced.
 	produced := int64(len(stream))
-	lt := waitTable(t, n, name(logT), "log mode done", time.Minute, func(tr admin.TableReport) bool { return tr.Rows+tr.DeadLetterRows == produced-1 })
-	st := waitTable(t, n, name(skipT), "skip mode done", time.Minute, func(tr admin.TableReport) bool { return tr.Rows+tr.Skipped == produced-1 })
+	lt := waitTable(t, n, name(logT), "log mode done", time.Minute, func(tr status.TableReport) bool { return tr.Rows+tr.DeadLetterRows == produced-1 })
+	st := waitTable(t, n, name(skipT), "skip mode done", time.Minute, func(tr status.TableReport) bool { return tr.Rows+tr.Skipped == produced-1 })
 	for i, at := range []int64{10, 16, 22} {
-		waitTable(t, n, name(suspT), fmt.Sprintf("suspended at %d", at), time.Minute, func(tr admin.TableReport) bool {
+		waitTable(t, n, name(suspT), fmt.Sprintf("suspended at %d", at), time.Minute, func(tr status.TableReport) bool {
 			return tr.State == "SUSPENDED" && tr.SuspendedAt != nil && tr.SuspendedAt.Offset == at && tr.Rows == at-int64(i)
 		})
 		if _, err := admin.ResumeTable(context.Background(), cfg.Node.AdminAddr, name(suspT), true); err != nil {
 			t.Fatal(err)
 		}
 	}
-	su := waitTable(t, n, name(suspT), "suspend mode done", time.Minute, func(tr admin.TableReport) bool { return tr.Rows == 30 && tr.State == "RUNNING" })
+	su := waitTable(t, n, name(suspT), "suspend mode done", time.Minute, func(tr status.TableReport) bool { return tr.Rows == 30 && tr.State == "RUNNING" })
 	for _, c := range []struct {
-		tr   admin.TableReport
+		tr   status.TableReport
 		want [4]int64 // rows, dead letters, skipped, tombstones
 	}{{lt, [4]int64{30, 3, 0, 1}}, {st, [4]int64{30, 0, 3, 1}}, {su, [4]int64{30, 0, 3, 1}}} {
 		got := [4]int64{c.tr.Rows, c.tr.DeadLetterRows, c.tr.Skipped, c.tr.Tombstones}
@@ -318,7 +319,7 @@ func (e *s8) produceUnexpected(topic string, partition int32, key, value []byte)
 func (e *s8) waitAll(n *floeNode, timeout time.Duration, tables ...string) {
 	e.t.Helper()
 	for _, tb := range tables {
-		waitTable(e.t, n, tb, "caught up", timeout, func(tr admin.TableReport) bool {
+		waitTable(e.t, n, tb, "caught up", timeout, func(tr status.TableReport) bool {
 			for _, p := range tr.Partitions {
 				r := e.produced[fmt.Sprintf("%s/%d", p.Topic, p.Partition)]
 				if p.Committed != r[1] {

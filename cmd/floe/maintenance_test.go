@@ -14,6 +14,7 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/status"
 )
 
 // TestMaintenanceOnTheCommitter: with short intervals, the committer deletes
@@ -63,7 +64,7 @@ func TestMaintenanceOnTheCommitter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitReport(t, n, "orphans deleted and snapshots expired", func(r admin.Report) bool {
+	waitReport(t, n, "orphans deleted and snapshots expired", func(r status.Report) bool {
 		tr, _ := tableReport(r, "e2e.m")
 		_, e1 := os.Stat(orphanData)
 		_, e2 := os.Stat(orphanMeta)

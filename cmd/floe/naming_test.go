@@ -9,8 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/status"
 )
 
 // TestNameTemplatesAndLocations: a regex mapping names namespaces and tables
@@ -39,7 +39,7 @@ func TestNameTemplatesAndLocations(t *testing.T) {
 	defer n.Stop()
 	waitRows(t, n, "ops.alert_events", 2, time.Minute)
 	waitRows(t, n, "sales.order_created_events", 2, time.Minute)
-	rep := waitReport(t, n, "collision reported", func(r admin.Report) bool {
+	rep := waitReport(t, n, "collision reported", func(r status.Report) bool {
 		tr, _ := tableReport(r, "sales.order_created_events")
 		return tr.State == "CONFIG_ISSUE"
 	})

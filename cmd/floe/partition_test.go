@@ -12,8 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/status"
 )
 
 // TestPartitionedTable: day(_kafka_timestamp), bucket[8](_kafka_key) and
@@ -57,7 +57,7 @@ func TestPartitionedTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRows(t, n, "e2e.p", 600, time.Minute)
-	rep := waitReport(t, n, "config issue for a time transform on a string", func(r admin.Report) bool {
+	rep := waitReport(t, n, "config issue for a time transform on a string", func(r status.Report) bool {
 		tr, _ := tableReport(r, "e2e.bad")
 		return tr.State == "CONFIG_ISSUE"
 	})

@@ -15,8 +15,8 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/restcatalog"
+	"github.com/floe-io/floe/status"
 )
 
 // TestRESTCatalogCluster asks every node of a 3-node fleet of real floe
@@ -146,7 +146,7 @@ func TestRESTCatalogCluster(t *testing.T) {
 // leaderLocation is the leader's current metadata location of a topic's table.
 func leaderLocation(t *testing.T, f *fleet, topic string) string {
 	t.Helper()
-	var rep admin.Report
+	var rep status.Report
 	var err error
 	for range 20 {
 		if rep, _, err = f.leaderStatus(); err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker"
 )
 
@@ -109,7 +110,7 @@ func TestResumeSkipFleet(t *testing.T) {
 	}
 
 	want := int64(fleetPartitions*per - len(poison))
-	var tr admin.TableReport
+	var tr status.TableReport
 	wait.Until(t, 2*time.Minute, fmt.Sprintf("%s to hold %d rows", name, want), func() error {
 		rep, _, err := f.status()
 		if err != nil {

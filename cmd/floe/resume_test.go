@@ -13,6 +13,7 @@ import (
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 )
 
 // TestResumeSkipReplicated: a table in suspend mode stops at each poison
@@ -47,7 +48,7 @@ func TestResumeSkipReplicated(t *testing.T) {
 
 	skipped := map[string]bool{}
 	for range poison {
-		tr := waitTable(t, n, "res.poison", "SUSPENDED at a new record", time.Minute, func(tr admin.TableReport) bool {
+		tr := waitTable(t, n, "res.poison", "SUSPENDED at a new record", time.Minute, func(tr status.TableReport) bool {
 			return tr.State == "SUSPENDED" && tr.SuspendedAt != nil &&
 				!skipped[fmt.Sprintf("%d/%d", tr.SuspendedAt.Partition, tr.SuspendedAt.Offset)]
 		})
@@ -60,7 +61,7 @@ func TestResumeSkipReplicated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tr := waitTable(t, n, "res.poison", "every good record", 2*time.Minute, func(tr admin.TableReport) bool {
+	tr := waitTable(t, n, "res.poison", "every good record", 2*time.Minute, func(tr status.TableReport) bool {
 		return tr.Rows == total-int64(len(poison))
 	})
 	if tr.State != "RUNNING" || tr.Skipped != int64(len(poison)) || tr.DeadLetterRows != 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/testing/wait"
+	"github.com/floe-io/floe/status"
 )
 
 // TestRewind rewinds a table to the earliest offsets through the admin
@@ -78,7 +79,7 @@ func TestRewind(t *testing.T) {
 	}{
 		{admin.RewindRequest{Table: "ops.rw", Policy: admin.ReplayAppend}, "target"},
 		{admin.RewindRequest{Table: "ops.rw", Earliest: true}, "policy"},
-		{admin.RewindRequest{Table: "ops.rw", Policy: admin.ReplayAppend, Offsets: []admin.PartitionOffset{{Topic: "rw", Partition: 7}}}, "offsets[0].partition"},
+		{admin.RewindRequest{Table: "ops.rw", Policy: admin.ReplayAppend, Offsets: []status.PartitionOffset{{Topic: "rw", Partition: 7}}}, "offsets[0].partition"},
 		{admin.RewindRequest{Table: "ops.nope", Earliest: true, Policy: admin.ReplayAppend}, "ops.nope"},
 	} {
 		if _, err := n.RewindTable(ctx, bad.req); err == nil || !strings.Contains(err.Error(), bad.want) {
@@ -120,7 +121,7 @@ func TestRewind(t *testing.T) {
 
 	// Explicit offsets with replace: only partition 1 from 150 on.
 	if _, err := n.RewindTable(ctx, admin.RewindRequest{Table: "ops.rw", Policy: admin.ReplayReplace,
-		Offsets: []admin.PartitionOffset{{Topic: "rw", Partition: 1, Offset: 150}}}); err != nil {
+		Offsets: []status.PartitionOffset{{Topic: "rw", Partition: 1, Offset: 150}}}); err != nil {
 		t.Fatal(err)
 	}
 	waitCommitted(t, n, "ops.rw", map[int32]int64{0: total / 2, 1: total / 2})
@@ -163,7 +164,7 @@ func waitTableRows(t *testing.T, n *floeNode, table string, want int64) {
 	})
 }
 
-func nodeTable(t *testing.T, n *floeNode, table string) admin.TableReport {
+func nodeTable(t *testing.T, n *floeNode, table string) status.TableReport {
 	t.Helper()
 	rep, err := n.Report(context.Background())
 	if err != nil {

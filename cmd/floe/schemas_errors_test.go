@@ -12,6 +12,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/schemas/registrytest"
+	"github.com/floe-io/floe/status"
 )
 
 // poisonStream is 34 records: good ones with a wrong magic byte, an
@@ -76,7 +77,7 @@ func TestRegistryErrorModes(t *testing.T) {
 	produced := int64(len(stream))
 
 	t.Run("log", func(t *testing.T) {
-		tr := waitTable(t, n, "modes.p_log", "all consumed", time.Minute, func(tr admin.TableReport) bool {
+		tr := waitTable(t, n, "modes.p_log", "all consumed", time.Minute, func(tr status.TableReport) bool {
 			return tr.Rows+tr.DeadLetterRows == produced-1
 		})
 		if tr.Rows != 30 || tr.DeadLetterRows != 3 || tr.Tombstones != 1 || tr.Rows+tr.DeadLetterRows+tr.Tombstones != produced {
@@ -97,7 +98,7 @@ func TestRegistryErrorModes(t *testing.T) {
 		}
 	})
 	t.Run("skip", func(t *testing.T) {
-		tr := waitTable(t, n, "modes.p_skip", "all consumed", time.Minute, func(tr admin.TableReport) bool {
+		tr := waitTable(t, n, "modes.p_skip", "all consumed", time.Minute, func(tr status.TableReport) bool {
 			return tr.Rows == 30 && tr.Skipped == 3
 		})
 		if tr.DeadLetterRows != 0 || tr.Tombstones != 1 || tr.Rows+tr.Skipped+tr.Tombstones != produced {
@@ -106,7 +107,7 @@ func TestRegistryErrorModes(t *testing.T) {
 	})
 	t.Run("suspend, then resume past each bad record", func(t *testing.T) {
 		for i, at := range []int64{10, 16, 22} {
-			tr := waitTable(t, n, "modes.p_suspend", "SUSPENDED", time.Minute, func(tr admin.TableReport) bool {
+			tr := waitTable(t, n, "modes.p_suspend", "SUSPENDED", time.Minute, func(tr status.TableReport) bool {
 				return tr.State == "SUSPENDED" && tr.SuspendedAt != nil && tr.SuspendedAt.Offset == at
 			})
 			if tr.Rows != at-int64(i) || tr.SuspendedAt.Topic != "p_suspend" || tr.SuspendedAt.Partition != 0 ||
@@ -117,13 +118,13 @@ func TestRegistryErrorModes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		tr := waitTable(t, n, "modes.p_suspend", "the rest", time.Minute, func(tr admin.TableReport) bool { return tr.Rows == 30 })
+		tr := waitTable(t, n, "modes.p_suspend", "the rest", time.Minute, func(tr status.TableReport) bool { return tr.Rows == 30 })
 		if tr.State != "RUNNING" || tr.Skipped != 3 || tr.Tombstones != 1 || tr.Rows+tr.Skipped+tr.Tombstones != produced {
 			t.Fatalf("after resumes: %+v", tr)
 		}
 	})
 	t.Run("tombstones to the dead-letter table", func(t *testing.T) {
-		tr := waitTable(t, n, "modes.p_tomb", "all consumed", time.Minute, func(tr admin.TableReport) bool {
+		tr := waitTable(t, n, "modes.p_tomb", "all consumed", time.Minute, func(tr status.TableReport) bool {
 			return tr.Rows+tr.DeadLetterRows == produced
 		})
 		if tr.DeadLetterRows != 4 || tr.Tombstones != 1 {
@@ -177,7 +178,7 @@ func TestRegistryDown(t *testing.T) {
 	reg.SetDown(true)
 	id2 := reg.Register("flaky-value", "AVRO", v2) // unknown to Floe, which cannot ask
 	produceN(id2, v2, 100, 100)
-	tr := waitTable(t, n, "down.flaky", "DEGRADED", time.Minute, func(tr admin.TableReport) bool { return tr.State == "DEGRADED" })
+	tr := waitTable(t, n, "down.flaky", "DEGRADED", time.Minute, func(tr status.TableReport) bool { return tr.State == "DEGRADED" })
 	if !strings.Contains(tr.Reason, "schema registry") {
 		t.Fatalf("reason %q", tr.Reason)
 	}
@@ -186,7 +187,7 @@ func TestRegistryDown(t *testing.T) {
 		t.Fatalf("records dead-lettered or skipped while the registry was down: %+v", tr)
 	}
 	reg.SetDown(false)
-	tr = waitTable(t, n, "down.flaky", "all rows, RUNNING", time.Minute, func(tr admin.TableReport) bool {
+	tr = waitTable(t, n, "down.flaky", "all rows, RUNNING", time.Minute, func(tr status.TableReport) bool {
 		return tr.Rows == 200 && tr.State == "RUNNING"
 	})
 	if tr.DeadLetterRows != 0 {
@@ -216,7 +217,7 @@ func TestDeadLetterTopic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Stop()
-	waitTable(t, n, "dl.dl_src", "all consumed", time.Minute, func(tr admin.TableReport) bool { return tr.Rows+tr.DeadLetterRows == int64(len(stream))-1 })
+	waitTable(t, n, "dl.dl_src", "all consumed", time.Minute, func(tr status.TableReport) bool { return tr.Rows+tr.DeadLetterRows == int64(len(stream))-1 })
 
 	consumer, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.ConsumeTopics("dl_out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {

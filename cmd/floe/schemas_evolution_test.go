@@ -13,6 +13,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/schemas/registrytest"
+	"github.com/floe-io/floe/status"
 )
 
 // evolutionSchemas are six compatible versions of one Avro subject: a field
@@ -160,7 +161,7 @@ func TestRegistryEvolution(t *testing.T) {
 	// Incompatible: n becomes a string. Only pay pauses.
 	badID := reg.Register("pay-value", "AVRO", incompatibleSchema)
 	produceRaw(t, cl, "pay", 0, [2][]byte{nil, mustAvro(t, reg, badID, incompatibleSchema, map[string]any{"id": int64(999), "n": "x"})})
-	tr := waitTable(t, n, "evo.pay", "CONFIG_ISSUE", time.Minute, func(tr admin.TableReport) bool { return tr.State == "CONFIG_ISSUE" })
+	tr := waitTable(t, n, "evo.pay", "CONFIG_ISSUE", time.Minute, func(tr status.TableReport) bool { return tr.State == "CONFIG_ISSUE" })
 	wantMsg := fmt.Sprintf("field n: column is long, schema %d has string", badID)
 	if !strings.Contains(tr.Reason, wantMsg) || !strings.Contains(tr.Reason, "pay partition 0") {
 		t.Fatalf("reason %q does not say %q", tr.Reason, wantMsg)
@@ -177,12 +178,12 @@ func TestRegistryEvolution(t *testing.T) {
 	if _, err := admin.ResumeTable(context.Background(), cfg.Node.AdminAddr, "evo.pay", false); err != nil {
 		t.Fatal(err)
 	}
-	waitTable(t, n, "evo.pay", "CONFIG_ISSUE again", time.Minute, func(tr admin.TableReport) bool {
+	waitTable(t, n, "evo.pay", "CONFIG_ISSUE again", time.Minute, func(tr status.TableReport) bool {
 		return tr.State == "CONFIG_ISSUE" && strings.Contains(tr.Reason, wantMsg)
 	})
 }
 
-func mustReport(t *testing.T, n *floeNode) admin.Report {
+func mustReport(t *testing.T, n *floeNode) status.Report {
 	t.Helper()
 	rep, err := n.Report(context.Background())
 	if err != nil {
@@ -222,7 +223,7 @@ func TestRegistryOlderWriterAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Stop()
-	tr := waitTable(t, n, "evo.old", "3 rows", time.Minute, func(tr admin.TableReport) bool { return tr.Rows == 3 || tr.State == "CONFIG_ISSUE" })
+	tr := waitTable(t, n, "evo.old", "3 rows", time.Minute, func(tr status.TableReport) bool { return tr.Rows == 3 || tr.State == "CONFIG_ISSUE" })
 	if tr.Rows != 3 {
 		t.Fatalf("older writer after restart: %s %s", tr.State, tr.Reason)
 	}

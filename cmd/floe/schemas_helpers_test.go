@@ -11,11 +11,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/schemas/registrytest"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/status"
 )
 
 // registryConfig is testConfig for tables of registry formats.
@@ -116,9 +116,9 @@ func mustJSON(t *testing.T, a arrow.Array, i int) []byte {
 }
 
 // waitTable polls the status until cond holds for the named table.
-func waitTable(t *testing.T, n *floeNode, name, what string, timeout time.Duration, cond func(admin.TableReport) bool) admin.TableReport {
+func waitTable(t *testing.T, n *floeNode, name, what string, timeout time.Duration, cond func(status.TableReport) bool) status.TableReport {
 	t.Helper()
-	var tr admin.TableReport
+	var tr status.TableReport
 	wait.Until(t, timeout, name+": "+what, func() error {
 		rep, err := n.Report(context.Background())
 		if err != nil {

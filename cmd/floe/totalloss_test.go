@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/recovery"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/status"
 )
 
 // TestTotalLoss loses every node and every Raft disk at once while records
@@ -135,8 +135,8 @@ func TestTotalLoss(t *testing.T) {
 // firstRecoveredReport polls the new nodes until one serves a report with
 // the restored tables, as early as possible: before new commits move the
 // offsets, it shows what recovery installed.
-func firstRecoveredReport(t *testing.T, f *fleet, ns []*fleetNode) admin.Report {
-	var rep admin.Report
+func firstRecoveredReport(t *testing.T, f *fleet, ns []*fleetNode) status.Report {
+	var rep status.Report
 	wait.Until(t, 2*time.Minute, "a recovered node serving the tables", func() error {
 		f.checkCrashes()
 		for _, n := range ns {
@@ -154,7 +154,7 @@ func firstRecoveredReport(t *testing.T, f *fleet, ns []*fleetNode) admin.Report 
 
 // aheadOf counts the partitions whose committed offset in rep is past the
 // backup's.
-func aheadOf(rep admin.Report, b *fsm.State) int {
+func aheadOf(rep status.Report, b *fsm.State) int {
 	c := 0
 	for _, tr := range rep.Tables {
 		for _, pr := range tr.Partitions {

@@ -1,4 +1,4 @@
-package admin
+package status
 
 import (
 	"fmt"
@@ -7,26 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/floe-io/floe/status"
 )
 
-// The status report's types live in the status leaf, which metrics and
-// notify read without importing the admin API. The API serves them, so its
-// callers may keep naming them through admin.
-type (
-	Report          = status.Report
-	BackupReport    = status.BackupReport
-	MemberReport    = status.MemberReport
-	TableReport     = status.TableReport
-	CatalogReport   = status.CatalogReport
-	SuspendedRecord = status.SuspendedRecord
-	PartitionReport = status.PartitionReport
-	RewindReport    = status.RewindReport
-	PartitionOffset = status.PartitionOffset
-)
-
-// WriteText renders the report as tables for people.
+// WriteText renders the report as tables for people (floe demo prints it).
 func WriteText(w io.Writer, r Report) error {
 	writeHeader(w, r)
 	writeMembers(w, r.Members)

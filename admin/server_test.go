@@ -1,42 +1,30 @@
 package admin
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/status"
 )
 
-func sample() Report {
-	return Report{Node: "n1", Leader: "n1", RaftState: "Leader", Problems: map[string]string{"kafka": "dial tcp: refused"},
-		Tables: []TableReport{{Table: "db.orders", State: "DEGRADED", Reason: "storage: bucket gone", Rows: 42, DataFiles: 2, Snapshots: 2,
+func sample() status.Report {
+	return status.Report{Node: "n1", Leader: "n1", RaftState: "Leader", Problems: map[string]string{"kafka": "dial tcp: refused"},
+		Tables: []status.TableReport{{Table: "db.orders", State: "DEGRADED", Reason: "storage: bucket gone", Rows: 42, DataFiles: 2, Snapshots: 2,
 			LastCommit: time.Now().Add(-3 * time.Second), LastCommitAgeSec: 3, FreshnessSec: 4.2,
-			Partitions: []PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Recorded: 30, HighWatermark: 40, Lag: 19, Node: "n1", Epoch: 1}}}}}
-}
-
-func TestWriteText(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteText(&b, sample()); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{"problem: kafka: dial tcp: refused", "db.orders", "DEGRADED", "42", "3s ago", "4.2s", "storage: bucket gone", "orders/0", "19"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text output lacks %q:\n%s", want, out)
-		}
-	}
+			Partitions: []status.PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Recorded: 30, HighWatermark: 40, Lag: 19, Node: "n1", Epoch: 1}}}}}
 }
 
 type src struct {
-	rep   Report
+	rep   status.Report
 	ready error
 }
 
-func (s src) Report(context.Context) (Report, error) { return s.rep, nil }
-func (s src) Ready() error                           { return s.ready }
+func (s src) Report(context.Context) (status.Report, error) { return s.rep, nil }
+func (s src) Ready() error                                  { return s.ready }
 func (s src) Maintain(_ context.Context, table string) (any, error) {
 	if table != "db.orders" {
 		return nil, errors.New("no mapping writes " + table)

@@ -1,0 +1,25 @@
+package status
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWriteText(t *testing.T) {
+	rep := Report{Node: "n1", Leader: "n1", RaftState: "Leader", Problems: map[string]string{"kafka": "dial tcp: refused"},
+		Tables: []TableReport{{Table: "db.orders", State: "DEGRADED", Reason: "storage: bucket gone", Rows: 42, DataFiles: 2, Snapshots: 2,
+			LastCommit: time.Now().Add(-3 * time.Second), LastCommitAgeSec: 3, FreshnessSec: 4.2,
+			Partitions: []PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Recorded: 30, HighWatermark: 40, Lag: 19, Node: "n1", Epoch: 1}}}}}
+	var b bytes.Buffer
+	if err := WriteText(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"problem: kafka: dial tcp: refused", "db.orders", "DEGRADED", "42", "3s ago", "4.2s", "storage: bucket gone", "orders/0", "19"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+}
