@@ -28,6 +28,34 @@ func (c *Config) Validate() error {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
+	c.validateNode(bad)
+	c.validateCluster(bad)
+	c.validateKafka(bad)
+	c.validateWarehouse(bad)
+	c.validateCatalogs(bad)
+	c.validateRegistry(bad)
+	c.validateAdmin(bad) // admin.go
+	c.validateLimits(bad)
+	c.validateTables(bad)
+	c.validateNamespaces(bad)
+	return errors.Join(errs...)
+}
+
+// checkAddr checks that v is host:port; an empty v is a problem only if
+// required.
+func checkAddr(bad func(field, format string, args ...any), field, v string, required bool) {
+	if v == "" {
+		if required {
+			bad(field, "must not be empty")
+		}
+		return
+	}
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		bad(field, "%q is not host:port", v)
+	}
+}
+
+func (c *Config) validateNode(bad func(field, format string, args ...any)) {
 	if c.Node.ID == "" {
 		bad("node.id", "must not be empty")
 	} else if !nameRe.MatchString(c.Node.ID) {
@@ -36,22 +64,14 @@ func (c *Config) Validate() error {
 	if c.Node.DataDir == "" {
 		bad("node.data_dir", "must not be empty")
 	}
-	checkAddr := func(field, v string, required bool) {
-		if v == "" {
-			if required {
-				bad(field, "must not be empty")
-			}
-			return
-		}
-		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-			bad(field, "%q is not host:port", v)
-		}
-	}
-	checkAddr("node.raft_addr", c.Node.RaftAddr, true)
-	checkAddr("node.advertise_addr", c.Node.AdvertiseAddr, false)
-	checkAddr("node.admin_addr", c.Node.AdminAddr, true)
-	checkAddr("node.rpc_addr", c.Node.RPCAddr, true)
-	checkAddr("node.rpc_advertise_addr", c.Node.RPCAdvertise, false)
+	checkAddr(bad, "node.raft_addr", c.Node.RaftAddr, true)
+	checkAddr(bad, "node.advertise_addr", c.Node.AdvertiseAddr, false)
+	checkAddr(bad, "node.admin_addr", c.Node.AdminAddr, true)
+	checkAddr(bad, "node.rpc_addr", c.Node.RPCAddr, true)
+	checkAddr(bad, "node.rpc_advertise_addr", c.Node.RPCAdvertise, false)
+}
+
+func (c *Config) validateCluster(bad func(field, format string, args ...any)) {
 	if c.Cluster.BootstrapExpect < 0 {
 		bad("cluster.bootstrap_expect", "%d: must be 0 (join only) or more", c.Cluster.BootstrapExpect)
 	}
@@ -62,7 +82,7 @@ func (c *Config) Validate() error {
 		bad("cluster.join", "must list peers to join when cluster.bootstrap_expect is 0")
 	}
 	for i, j := range c.Cluster.Join {
-		checkAddr(fmt.Sprintf("cluster.join[%d]", i), j, true)
+		checkAddr(bad, fmt.Sprintf("cluster.join[%d]", i), j, true)
 	}
 	if v := c.Cluster.MaxVoters; v < 1 || v > 7 || v%2 == 0 {
 		bad("cluster.max_voters", "%d: use an odd number from 1 to 7", v)
@@ -79,6 +99,9 @@ func (c *Config) Validate() error {
 	if c.Cluster.BackupInterval.D() < time.Second {
 		bad("cluster.backup_interval", "%s: at least 1s", c.Cluster.BackupInterval.D())
 	}
+}
+
+func (c *Config) validateKafka(bad func(field, format string, args ...any)) {
 	if len(c.Kafka.BootstrapServers) == 0 {
 		bad("kafka.bootstrap_servers", "must list at least one host:port")
 	}
@@ -99,10 +122,10 @@ func (c *Config) Validate() error {
 	default:
 		bad("kafka.sasl.mechanism", "%q: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.Kafka.SASL.Mechanism)
 	}
-	c.validateWarehouse(bad)
-	c.validateCatalogs(bad)
-	c.validateRegistry(bad)
-	c.validateAdmin(bad) // admin.go
+}
+
+// validateLimits checks the node-wide flush and memory limits and logging.
+func (c *Config) validateLimits(bad func(field, format string, args ...any)) {
 	if c.CommitInterval.D() < 100*time.Millisecond {
 		bad("commit_interval", "%s is below the 100ms minimum", c.CommitInterval.D())
 	}
@@ -122,6 +145,11 @@ func (c *Config) Validate() error {
 	default:
 		bad("log.format", "%q: use text or json", c.Log.Format)
 	}
+}
+
+// validateTables checks every mapping and that no two fixed-topic mappings
+// target the same table.
+func (c *Config) validateTables(bad func(field, format string, args ...any)) {
 	seen := map[string]int{}
 	for i, t := range c.Tables {
 		f := func(name string) string { return fmt.Sprintf("tables[%d].%s", i, name) }
@@ -136,6 +164,9 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+}
+
+func (c *Config) validateNamespaces(bad func(field, format string, args ...any)) {
 	for ns, n := range c.Namespaces {
 		if !tableNameRe.MatchString(ns) {
 			bad("namespaces."+ns, "%q is not a legal namespace name", ns)
@@ -144,11 +175,27 @@ func (c *Config) Validate() error {
 			c.validateLocation("namespaces."+ns+".location", n.Location, bad)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // validateTable checks one mapping (defaults applied); f names its fields.
 func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, format string, args ...any)) {
+	c.validateSource(t, f, bad)
+	if t.SnapshotMaxAge.D() < time.Minute {
+		bad(f("snapshot_max_age"), "%s is below the 1m minimum", t.SnapshotMaxAge.D())
+	}
+	if t.OrphanMinAge.D() < time.Hour {
+		bad(f("orphan_min_age"), "%s is below the 1h minimum: younger files may belong to a flush in flight", t.OrphanMinAge.D())
+	}
+	validateCompaction(t.Compaction, f, bad)
+	validatePartitionBy(t.PartitionBy, f, bad)
+	if t.SnapshotMaxCount < 1 {
+		bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
+	}
+}
+
+// validateSource checks what a mapping reads and how it decodes and treats
+// records: topic, naming templates, format, subject, error handling, start.
+func (c *Config) validateSource(t *Table, f func(string) string, bad func(field, format string, args ...any)) {
 	switch {
 	case t.Topic == "" && t.TopicRegex == "":
 		bad(f("topic"), "set topic or topic_regex")
@@ -197,36 +244,36 @@ func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, 
 	default:
 		bad(f("start_offset"), "%q: use earliest or latest", t.StartOffset)
 	}
-	if t.SnapshotMaxAge.D() < time.Minute {
-		bad(f("snapshot_max_age"), "%s is below the 1m minimum", t.SnapshotMaxAge.D())
+}
+
+func validateCompaction(c Compaction, f func(string) string, bad func(field, format string, args ...any)) {
+	if c.MinInputFiles < 2 {
+		bad(f("compaction.min_input_files"), "%d: at least 2 files make a rewrite", c.MinInputFiles)
 	}
-	if t.OrphanMinAge.D() < time.Hour {
-		bad(f("orphan_min_age"), "%s is below the 1h minimum: younger files may belong to a flush in flight", t.OrphanMinAge.D())
+	if c.HotMinInputFiles < c.MinInputFiles {
+		bad(f("compaction.hot_min_input_files"), "%d is below min_input_files %d", c.HotMinInputFiles, c.MinInputFiles)
 	}
-	if c := t.Compaction; true {
-		if c.MinInputFiles < 2 {
-			bad(f("compaction.min_input_files"), "%d: at least 2 files make a rewrite", c.MinInputFiles)
-		}
-		if c.HotMinInputFiles < c.MinInputFiles {
-			bad(f("compaction.hot_min_input_files"), "%d is below min_input_files %d", c.HotMinInputFiles, c.MinInputFiles)
-		}
-		if c.TargetFileSize != 0 && c.TargetFileSize < 1<<20 {
-			bad(f("compaction.target_file_size"), "%d bytes is below the 1MiB minimum", c.TargetFileSize)
-		}
-		if c.SmallRatio < 0 || c.SmallRatio > 1 {
-			bad(f("compaction.small_ratio"), "%g: use a share between 0 and 1", c.SmallRatio)
-		}
-		if c.Window != "" {
-			if _, _, err := parseWindow(c.Window); err != nil {
-				bad(f("compaction.window"), "%v", err)
-			}
-		}
-		if c.Interval.D() < 100*time.Millisecond {
-			bad(f("compaction.interval"), "%s is below the 100ms minimum", c.Interval.D())
+	if c.TargetFileSize != 0 && c.TargetFileSize < 1<<20 {
+		bad(f("compaction.target_file_size"), "%d bytes is below the 1MiB minimum", c.TargetFileSize)
+	}
+	if c.SmallRatio < 0 || c.SmallRatio > 1 {
+		bad(f("compaction.small_ratio"), "%g: use a share between 0 and 1", c.SmallRatio)
+	}
+	if c.Window != "" {
+		if _, _, err := parseWindow(c.Window); err != nil {
+			bad(f("compaction.window"), "%v", err)
 		}
 	}
-	seenPart := map[string]bool{}
-	for j, pf := range t.PartitionBy {
+	if c.Interval.D() < 100*time.Millisecond {
+		bad(f("compaction.interval"), "%s is below the 100ms minimum", c.Interval.D())
+	}
+}
+
+// validatePartitionBy checks a partition spec: top-level columns, known
+// transforms, no field twice.
+func validatePartitionBy(fields []PartitionField, f func(string) string, bad func(field, format string, args ...any)) {
+	seen := map[string]bool{}
+	for j, pf := range fields {
 		pfield := func(n string) string { return f(fmt.Sprintf("partition_by[%d].%s", j, n)) }
 		if pf.Column == "" || strings.Contains(pf.Column, ".") {
 			bad(pfield("column"), "%q: name a top-level column", pf.Column)
@@ -235,13 +282,10 @@ func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, 
 			bad(pfield("transform"), "%q: use identity, year, month, day, hour, bucket[N] or truncate[W]", pf.Transform)
 		}
 		key := pf.Column + "/" + pf.Transform
-		if seenPart[key] {
+		if seen[key] {
 			bad(pfield("column"), "%s(%s) is listed twice", pf.Transform, pf.Column)
 		}
-		seenPart[key] = true
-	}
-	if t.SnapshotMaxCount < 1 {
-		bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
+		seen[key] = true
 	}
 }
 
