@@ -75,7 +75,12 @@ func tablesCmd(o *options) *cobra.Command {
 			}
 			return writeSnapshots(e.out, r)
 		}),
-	}, &cobra.Command{
+	}, maintainCmd(o))
+	return cmd
+}
+
+func maintainCmd(o *options) *cobra.Command {
+	return &cobra.Command{
 		Use:   "maintain TABLE",
 		Short: "Run a table's snapshot expiry, orphan cleanup and compaction now",
 		Args:  exactArgs(1, "TABLE"),
@@ -99,8 +104,7 @@ func tablesCmd(o *options) *cobra.Command {
 			_, err = e.out.Write(buf.Bytes())
 			return err
 		}),
-	})
-	return cmd
+	}
 }
 
 func resumeCmd(o *options) *cobra.Command {
@@ -121,13 +125,16 @@ func resumeCmd(o *options) *cobra.Command {
 	return cmd
 }
 
+// rewindFlags are the flags of floe ctl tables rewind.
+type rewindFlags struct {
+	earliest, latest bool
+	timestamp        string
+	offsets          []string
+	policy           string
+}
+
 func rewindCmd(o *options) *cobra.Command {
-	var (
-		earliest, latest bool
-		timestamp        string
-		offsets          []string
-		policy           string
-	)
+	var f rewindFlags
 	cmd := &cobra.Command{
 		Use:   "rewind TABLE (--earliest | --latest | --timestamp T | --offset topic:partition:offset...) --policy append|replace",
 		Short: "Move a table's consumer position and replay from there",
@@ -144,48 +151,9 @@ position first, so each offset is again held once.`,
 		Args: exactArgs(1, "TABLE"),
 	}
 	cmd.RunE = o.action(func(e *env, args []string) error {
-		req := &adminv1.RewindTableRequest{Table: args[0]}
-		n := 0
-		if earliest {
-			n++
-			req.Target = &adminv1.RewindTableRequest_Earliest{Earliest: true}
-		}
-		if latest {
-			n++
-			req.Target = &adminv1.RewindTableRequest_Latest{Latest: true}
-		}
-		if cmd.Flags().Changed("timestamp") {
-			n++
-			t, err := time.Parse(time.RFC3339Nano, timestamp)
-			if err != nil {
-				return usageErrorf("--timestamp %q: want RFC 3339, e.g. 2026-11-29T12:00:00Z", timestamp)
-			}
-			req.Target = &adminv1.RewindTableRequest_Timestamp{Timestamp: timestamppb.New(t)}
-		}
-		if len(offsets) > 0 {
-			n++
-			ex := &adminv1.ExplicitOffsets{}
-			for _, s := range offsets {
-				po, err := parseOffset(s)
-				if err != nil {
-					return err
-				}
-				ex.Offsets = append(ex.Offsets, po)
-			}
-			req.Target = &adminv1.RewindTableRequest_Offsets{Offsets: ex}
-		}
-		if n != 1 {
-			return usageErrorf("give exactly one of --earliest, --latest, --timestamp, --offset")
-		}
-		switch strings.ToLower(policy) {
-		case "append":
-			req.Policy = adminv1.ReplayPolicy_APPEND
-		case "replace":
-			req.Policy = adminv1.ReplayPolicy_REPLACE
-		case "":
-			return usageErrorf("--policy is required: append (replay again, keep rows) or replace (delete rows from the new position)")
-		default:
-			return usageErrorf("--policy %q: use append or replace", policy)
+		req, err := f.request(args[0], cmd.Flags().Changed("timestamp"))
+		if err != nil {
+			return err
 		}
 		r, err := e.tables.RewindTable(e.ctx, req)
 		if err != nil {
@@ -201,12 +169,61 @@ position first, so each offset is again held once.`,
 		return nil
 	})
 	fs := cmd.Flags()
-	fs.BoolVar(&earliest, "earliest", false, "rewind to the oldest offsets Kafka still holds")
-	fs.BoolVar(&latest, "latest", false, "move to the end of each partition (skips what was not consumed)")
-	fs.StringVar(&timestamp, "timestamp", "", "rewind to the first offsets at or after this RFC 3339 time")
-	fs.StringArrayVar(&offsets, "offset", nil, "explicit offset topic:partition:offset (repeatable)")
-	fs.StringVar(&policy, "policy", "", "replay policy: append or replace (required)")
+	fs.BoolVar(&f.earliest, "earliest", false, "rewind to the oldest offsets Kafka still holds")
+	fs.BoolVar(&f.latest, "latest", false, "move to the end of each partition (skips what was not consumed)")
+	fs.StringVar(&f.timestamp, "timestamp", "", "rewind to the first offsets at or after this RFC 3339 time")
+	fs.StringArrayVar(&f.offsets, "offset", nil, "explicit offset topic:partition:offset (repeatable)")
+	fs.StringVar(&f.policy, "policy", "", "replay policy: append or replace (required)")
 	return cmd
+}
+
+// request builds the RewindTableRequest of table the flags ask for, or a
+// usage error; hasTimestamp says whether --timestamp was given.
+func (f *rewindFlags) request(table string, hasTimestamp bool) (*adminv1.RewindTableRequest, error) {
+	req := &adminv1.RewindTableRequest{Table: table}
+	n := 0
+	if f.earliest {
+		n++
+		req.Target = &adminv1.RewindTableRequest_Earliest{Earliest: true}
+	}
+	if f.latest {
+		n++
+		req.Target = &adminv1.RewindTableRequest_Latest{Latest: true}
+	}
+	if hasTimestamp {
+		n++
+		t, err := time.Parse(time.RFC3339Nano, f.timestamp)
+		if err != nil {
+			return nil, usageErrorf("--timestamp %q: want RFC 3339, e.g. 2026-11-29T12:00:00Z", f.timestamp)
+		}
+		req.Target = &adminv1.RewindTableRequest_Timestamp{Timestamp: timestamppb.New(t)}
+	}
+	if len(f.offsets) > 0 {
+		n++
+		ex := &adminv1.ExplicitOffsets{}
+		for _, s := range f.offsets {
+			po, err := parseOffset(s)
+			if err != nil {
+				return nil, err
+			}
+			ex.Offsets = append(ex.Offsets, po)
+		}
+		req.Target = &adminv1.RewindTableRequest_Offsets{Offsets: ex}
+	}
+	if n != 1 {
+		return nil, usageErrorf("give exactly one of --earliest, --latest, --timestamp, --offset")
+	}
+	switch strings.ToLower(f.policy) {
+	case "append":
+		req.Policy = adminv1.ReplayPolicy_APPEND
+	case "replace":
+		req.Policy = adminv1.ReplayPolicy_REPLACE
+	case "":
+		return nil, usageErrorf("--policy is required: append (replay again, keep rows) or replace (delete rows from the new position)")
+	default:
+		return nil, usageErrorf("--policy %q: use append or replace", f.policy)
+	}
+	return req, nil
 }
 
 func parseOffset(s string) (*adminv1.PartitionOffset, error) {
@@ -301,66 +318,82 @@ func writeTable(w io.Writer, t *adminv1.TableStatus) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(t.GetPartitions()) > 0 {
-		fmt.Fprintln(w, "\npartitions")
-		tw := newTab(w)
-		fmt.Fprintln(tw, "  PARTITION\tSTART\tCOMMITTED\tRECORDED\tHIGH-WATERMARK\tLAG\tLAG-TIME\tNODE\tEPOCH\tERROR")
-		for _, p := range t.GetPartitions() {
-			fmt.Fprintf(tw, "  %s/%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", p.GetTopic(), p.GetPartition(), p.GetStart(),
-				p.GetCommitted(), p.GetRecorded(), p.GetHighWatermark(), p.GetLag(), dur(p.GetLagSeconds()),
-				dash(p.GetNode()), p.GetEpoch(), strings.TrimSpace(p.GetLastError()))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	if err := writeTablePartitions(w, t.GetPartitions()); err != nil {
+		return err
 	}
-	if len(t.GetCatalogs()) > 0 {
-		fmt.Fprintln(w, "\ncatalogs")
-		tw := newTab(w)
-		fmt.Fprintln(tw, "  CATALOG\tIN-SYNC\tLAG\tLAST-SYNC\tFAILURES\tERROR")
-		for _, c := range t.GetCatalogs() {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", c.GetCatalog(), yesNo(c.GetInSync()), dur(c.GetLagSeconds()),
-				stamp(c.GetLastSync()), c.GetFailures(), c.GetLastError())
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	if err := writeTableCatalogs(w, t.GetCatalogs()); err != nil {
+		return err
 	}
 	if rw := t.GetRewind(); rw != nil {
-		fmt.Fprintf(w, "\nlast rewind: generation %d, %s", rw.GetGeneration(), rw.GetPolicy())
-		if rw.GetAt() != nil {
-			fmt.Fprintf(w, " at %s", stamp(rw.GetAt()))
-		}
-		if rw.GetPolicy() == adminv1.ReplayPolicy_REPLACE {
-			if rw.GetReplaceDone() {
-				fmt.Fprint(w, ", rows replaced")
-			} else {
-				fmt.Fprint(w, ", replacing rows")
-			}
-		}
-		fmt.Fprintln(w)
-		if rw.GetDescribe() != "" {
-			fmt.Fprintln(w, rw.GetDescribe())
-		}
-		from := map[string]int64{}
-		for _, p := range rw.GetFrom() {
-			from[fmt.Sprintf("%s/%d", p.GetTopic(), p.GetPartition())] = p.GetOffset()
-		}
-		tw := newTab(w)
-		fmt.Fprintln(tw, "  PARTITION\tFROM\tTO")
-		for _, p := range rw.GetTo() {
-			k := fmt.Sprintf("%s/%d", p.GetTopic(), p.GetPartition())
-			f := "-"
-			if v, ok := from[k]; ok {
-				f = fmt.Sprint(v)
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\n", k, f, p.GetOffset())
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		return writeRewind(w, rw)
 	}
 	return nil
+}
+
+// writeTablePartitions renders a table's partitions, if it has any.
+func writeTablePartitions(w io.Writer, parts []*adminv1.PartitionStatus) error {
+	if len(parts) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\npartitions")
+	tw := newTab(w)
+	fmt.Fprintln(tw, "  PARTITION\tSTART\tCOMMITTED\tRECORDED\tHIGH-WATERMARK\tLAG\tLAG-TIME\tNODE\tEPOCH\tERROR")
+	for _, p := range parts {
+		fmt.Fprintf(tw, "  %s/%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", p.GetTopic(), p.GetPartition(), p.GetStart(),
+			p.GetCommitted(), p.GetRecorded(), p.GetHighWatermark(), p.GetLag(), dur(p.GetLagSeconds()),
+			dash(p.GetNode()), p.GetEpoch(), strings.TrimSpace(p.GetLastError()))
+	}
+	return tw.Flush()
+}
+
+// writeTableCatalogs renders a table's external catalogs, if it has any.
+func writeTableCatalogs(w io.Writer, cats []*adminv1.CatalogStatus) error {
+	if len(cats) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\ncatalogs")
+	tw := newTab(w)
+	fmt.Fprintln(tw, "  CATALOG\tIN-SYNC\tLAG\tLAST-SYNC\tFAILURES\tERROR")
+	for _, c := range cats {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%s\n", c.GetCatalog(), yesNo(c.GetInSync()), dur(c.GetLagSeconds()),
+			stamp(c.GetLastSync()), c.GetFailures(), c.GetLastError())
+	}
+	return tw.Flush()
+}
+
+// writeRewind renders a table's last rewind: how, and each partition's
+// offsets before and after.
+func writeRewind(w io.Writer, rw *adminv1.Rewind) error {
+	fmt.Fprintf(w, "\nlast rewind: generation %d, %s", rw.GetGeneration(), rw.GetPolicy())
+	if rw.GetAt() != nil {
+		fmt.Fprintf(w, " at %s", stamp(rw.GetAt()))
+	}
+	if rw.GetPolicy() == adminv1.ReplayPolicy_REPLACE {
+		if rw.GetReplaceDone() {
+			fmt.Fprint(w, ", rows replaced")
+		} else {
+			fmt.Fprint(w, ", replacing rows")
+		}
+	}
+	fmt.Fprintln(w)
+	if rw.GetDescribe() != "" {
+		fmt.Fprintln(w, rw.GetDescribe())
+	}
+	from := map[string]int64{}
+	for _, p := range rw.GetFrom() {
+		from[fmt.Sprintf("%s/%d", p.GetTopic(), p.GetPartition())] = p.GetOffset()
+	}
+	tw := newTab(w)
+	fmt.Fprintln(tw, "  PARTITION\tFROM\tTO")
+	for _, p := range rw.GetTo() {
+		k := fmt.Sprintf("%s/%d", p.GetTopic(), p.GetPartition())
+		f := "-"
+		if v, ok := from[k]; ok {
+			f = fmt.Sprint(v)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\n", k, f, p.GetOffset())
+	}
+	return tw.Flush()
 }
 
 func writeSnapshots(w io.Writer, r *adminv1.ListSnapshotsResponse) error {
