@@ -119,12 +119,16 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 	switch segs[0] {
 	case "tables", "transactions": // rename, multi-table commit
 		h.refuse(w, r)
-		return
 	case "namespaces":
+		h.routeNamespaces(w, r, segs)
 	default:
 		h.unsupported(w, r)
-		return
 	}
+}
+
+// routeNamespaces dispatches the paths below namespaces (segs[0]): the
+// list, one namespace, and its tables and views.
+func (h *Handler) routeNamespaces(w http.ResponseWriter, r *http.Request, segs []string) {
 	switch len(segs) {
 	case 1:
 		h.only(w, r, h.listNamespaces, http.MethodGet)
