@@ -176,7 +176,13 @@ func waitBenchRows(ctx context.Context, n *node.Node, want int64, start time.Tim
 	}
 }
 
-func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte) (time.Duration, error) {
+// benchRawLimit times decoding values and encoding them as Parquet, in
+// batches of 100,000 through a sink of its own: the raw limit, without
+// Kafka, Raft entries or commits. Its node maps nothing (the bench uses only
+// its Raft and catalog). prepare creates the table bench.raw with the
+// columns of the values (outside the timing) and returns how to decode one.
+func benchRawLimit(ctx context.Context, dir string, log *slog.Logger, format string, values [][]byte,
+	prepare func(*icebergsink.Sink, sinkapi.TableSpec) (func([]byte) (map[string]any, error), error)) (time.Duration, error) {
 	kafka, err := startEmbeddedKafka(0) // no topics: the raw node maps none
 	if err != nil {
 		return 0, err
@@ -188,22 +194,17 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 	}
 	defer n.Stop()
 	sink := icebergsink.New(n.Catalog(), 128<<20, log, nil)
-	spec := sinkapi.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "json"}
-	shape := &records.Shape{Kind: records.Struct}
-	// Create the table with its columns first, outside the timing.
-	if _, err := ingest.DecodeJSON(shape, values[0]); err != nil {
+	spec := sinkapi.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: format}
+	decode, err := prepare(sink, spec)
+	if err != nil {
 		return 0, err
 	}
-	if err := sink.Prepare(ctx, spec, shape); err != nil {
-		return 0, err
-	}
-	shape.MarkCommitted()
 	const batch = 100_000
 	start := time.Now()
 	for i := 0; i < len(values); i += batch {
 		recs := make([]*records.Record, 0, batch)
 		for j := i; j < min(i+batch, len(values)); j++ {
-			v, err := ingest.DecodeJSON(shape, values[j])
+			v, err := decode(values[j])
 			if err != nil {
 				return 0, err
 			}
@@ -216,39 +217,69 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 	return time.Since(start), nil
 }
 
-func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][]byte, partitions int) (time.Duration, time.Duration, int64, error) {
-	kafka, err := startEmbeddedKafka(partitions, "bench")
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer kafka.Close()
+func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte) (time.Duration, error) {
+	return benchRawLimit(ctx, dir, log, "json", values, func(sink *icebergsink.Sink, spec sinkapi.TableSpec) (func([]byte) (map[string]any, error), error) {
+		shape := &records.Shape{Kind: records.Struct}
+		if _, err := ingest.DecodeJSON(shape, values[0]); err != nil {
+			return nil, err
+		}
+		if err := sink.Prepare(ctx, spec, shape); err != nil {
+			return nil, err
+		}
+		shape.MarkCommitted()
+		return func(v []byte) (map[string]any, error) { return ingest.DecodeJSON(shape, v) }, nil
+	})
+}
+
+// produceBench writes values to the topic bench in batches of 5,000: value
+// j to partition j mod partitions, under key(j).
+func produceBench(ctx context.Context, kafka *embeddedKafka, values [][]byte, partitions int, key func(j int) []byte) error {
 	cl, err := kafka.producer(kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
 	if err != nil {
-		return 0, 0, 0, err
+		return err
 	}
 	defer cl.Close()
 	const batch = 5000
 	for i := 0; i < len(values); i += batch {
 		var recs []*kgo.Record
 		for j := i; j < min(i+batch, len(values)); j++ {
-			recs = append(recs, &kgo.Record{Partition: int32(j % partitions), Key: values[j][:12], Value: values[j]})
+			recs = append(recs, &kgo.Record{Partition: int32(j % partitions), Key: key(j), Value: values[j]})
 		}
 		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			return 0, 0, 0, err
+			return err
 		}
+	}
+	return nil
+}
+
+// consumeBench starts a node that maps the topic bench to the table
+// bench.e2e and waits until the table holds want rows: how long that took
+// from the node's start, and the data files.
+func consumeBench(ctx context.Context, dir string, log *slog.Logger, brokers []string, table config.Table, registryURL string, want int) (time.Duration, int64, error) {
+	table.Topic, table.Namespace, table.Name, table.StartOffset = "bench", "bench", "e2e", "earliest"
+	start := time.Now()
+	n, err := startBenchNode(ctx, dir, "e2e", log, brokers, []config.Table{table}, registryURL)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer n.Stop()
+	return waitBenchRows(ctx, n, int64(want), start)
+}
+
+func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][]byte, partitions int) (time.Duration, time.Duration, int64, error) {
+	kafka, err := startEmbeddedKafka(partitions, "bench")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer kafka.Close()
+	if err := produceBench(ctx, kafka, values, partitions, func(j int) []byte { return values[j][:12] }); err != nil {
+		return 0, 0, 0, err
 	}
 	fetchDur, err := benchFetch(ctx, kafka.Addrs(), len(values), partitions)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	tables := []config.Table{{Topic: "bench", Namespace: "bench", Name: "e2e", Format: "json", ErrorMode: "dlq", StartOffset: "earliest"}}
-	start := time.Now()
-	n, err := startBenchNode(ctx, dir, "e2e", log, kafka.Addrs(), tables, "")
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer n.Stop()
-	e2eDur, files, err := waitBenchRows(ctx, n, int64(len(values)), start)
+	e2eDur, files, err := consumeBench(ctx, dir, log, kafka.Addrs(), config.Table{Format: "json", ErrorMode: "dlq"}, "", len(values))
 	return e2eDur, fetchDur, files, err
 }
 

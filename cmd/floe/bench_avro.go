@@ -9,12 +9,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/node"
-	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/schemas"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	sinkapi "github.com/floe-io/floe/sinks/sink"
@@ -54,43 +49,20 @@ func runAvroBench(ctx context.Context, out io.Writer, n, partitions int) error {
 }
 
 func benchAvroRaw(ctx context.Context, dir string, log *slog.Logger, url string, values [][]byte) (time.Duration, error) {
-	kafka, err := startEmbeddedKafka(0) // no topics: the raw node maps none
-	if err != nil {
-		return 0, err
-	}
-	defer kafka.Close()
-	n, err := startBenchNode(ctx, dir, "raw", log, kafka.Addrs(), nil, "", node.WithNoSync())
-	if err != nil {
-		return 0, err
-	}
-	defer n.Stop()
-	sink := icebergsink.New(n.Catalog(), 128<<20, log, nil)
 	dec := schemas.NewDecoder(schemas.NewRegistry(schemas.RegistryConfig{URL: url}))
-	spec := sinkapi.TableSpec{Key: "bench\x1fraw", Ident: []string{"bench", "raw"}, Format: "avro"}
-	first, err := dec.Value(ctx, "avro", "", values[0])
-	if err != nil {
-		return 0, err
-	}
-	shape := first.Shape.Clone()
-	if err := sink.Prepare(ctx, spec, shape); err != nil {
-		return 0, err
-	}
-	const batch = 100_000
-	start := time.Now()
-	for i := 0; i < len(values); i += batch {
-		recs := make([]*records.Record, 0, batch)
-		for j := i; j < min(i+batch, len(values)); j++ {
-			d, err := dec.Value(ctx, "avro", "", values[j])
-			if err != nil {
-				return 0, err
-			}
-			recs = append(recs, &records.Record{Topic: "raw", Partition: int32(j % 8), Offset: int64(j), Timestamp: start, Key: values[j][:12], Value: d.Value})
+	return benchRawLimit(ctx, dir, log, "avro", values, func(sink *icebergsink.Sink, spec sinkapi.TableSpec) (func([]byte) (map[string]any, error), error) {
+		first, err := dec.Value(ctx, "avro", "", values[0])
+		if err != nil {
+			return nil, err
 		}
-		if _, err := sink.Write(ctx, spec, uuid.NewString(), recs); err != nil {
-			return 0, err
+		if err := sink.Prepare(ctx, spec, first.Shape.Clone()); err != nil {
+			return nil, err
 		}
-	}
-	return time.Since(start), nil
+		return func(v []byte) (map[string]any, error) {
+			d, err := dec.Value(ctx, "avro", "", v)
+			return d.Value, err
+		}, nil
+	})
 }
 
 func benchAvroEndToEnd(ctx context.Context, dir string, log *slog.Logger, url string, values [][]byte, partitions int) (time.Duration, int64, error) {
@@ -99,27 +71,8 @@ func benchAvroEndToEnd(ctx context.Context, dir string, log *slog.Logger, url st
 		return 0, 0, err
 	}
 	defer kafka.Close()
-	cl, err := kafka.producer(kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
-	if err != nil {
+	if err := produceBench(ctx, kafka, values, partitions, func(j int) []byte { return fmt.Appendf(nil, "order-%08d", j) }); err != nil {
 		return 0, 0, err
 	}
-	defer cl.Close()
-	const batch = 5000
-	for i := 0; i < len(values); i += batch {
-		var recs []*kgo.Record
-		for j := i; j < min(i+batch, len(values)); j++ {
-			recs = append(recs, &kgo.Record{Partition: int32(j % partitions), Key: fmt.Appendf(nil, "order-%08d", j), Value: values[j]})
-		}
-		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			return 0, 0, err
-		}
-	}
-	tables := []config.Table{{Topic: "bench", Namespace: "bench", Name: "e2e", Format: "avro", ErrorMode: "log", StartOffset: "earliest"}}
-	start := time.Now()
-	n, err := startBenchNode(ctx, dir, "e2e", log, kafka.Addrs(), tables, url)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer n.Stop()
-	return waitBenchRows(ctx, n, int64(len(values)), start)
+	return consumeBench(ctx, dir, log, kafka.Addrs(), config.Table{Format: "avro", ErrorMode: "log"}, url, len(values))
 }
