@@ -3,7 +3,6 @@ package source
 import (
 	"context"
 	"fmt"
-	"net"
 	"strconv"
 	"time"
 
@@ -30,15 +29,10 @@ type DeadLetterWriter struct {
 // NewDeadLetterWriter writes to the brokers of the kafka section, with its
 // TLS and SASL settings; every write waits for all in-sync replicas.
 func NewDeadLetterWriter(cfg config.Kafka) (*DeadLetterWriter, error) {
-	tlsCfg, err := tlsConfig(cfg.TLS)
+	transport, err := newTransport(cfg)
 	if err != nil {
 		return nil, err
 	}
-	mech, err := saslMechanism(cfg.SASL)
-	if err != nil {
-		return nil, err
-	}
-	transport := &kafka.Transport{Dial: (&net.Dialer{Timeout: 10 * time.Second}).DialContext, ClientID: cfg.ClientID, TLS: tlsCfg, SASL: mech}
 	return &DeadLetterWriter{w: &kafka.Writer{
 		Addr: kafka.TCP(cfg.BootstrapServers...), Transport: transport, Balancer: &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll, BatchTimeout: 10 * time.Millisecond, MaxAttempts: 3,

@@ -31,6 +31,22 @@ type KafkaClient struct {
 
 // NewKafkaClient builds a client from the kafka section of the config.
 func NewKafkaClient(cfg config.Kafka) (*KafkaClient, error) {
+	transport, err := newTransport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	transport.MetadataTTL = 5 * time.Second
+	dialer := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: cfg.ClientID, TLS: transport.TLS, SASLMechanism: transport.SASL}
+	return &KafkaClient{
+		brokers: cfg.BootstrapServers,
+		client:  &kafka.Client{Addr: kafka.TCP(cfg.BootstrapServers...), Timeout: 10 * time.Second, Transport: transport},
+		dialer:  dialer,
+	}, nil
+}
+
+// newTransport is a kafka-go transport to the brokers of the kafka section,
+// with its client id, TLS and SASL settings and a 10s dial timeout.
+func newTransport(cfg config.Kafka) (*kafka.Transport, error) {
 	tlsCfg, err := tlsConfig(cfg.TLS)
 	if err != nil {
 		return nil, err
@@ -39,13 +55,7 @@ func NewKafkaClient(cfg config.Kafka) (*KafkaClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	dialer := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: cfg.ClientID, TLS: tlsCfg, SASLMechanism: mech}
-	transport := &kafka.Transport{Dial: (&net.Dialer{Timeout: 10 * time.Second}).DialContext, ClientID: cfg.ClientID, TLS: tlsCfg, SASL: mech, MetadataTTL: 5 * time.Second}
-	return &KafkaClient{
-		brokers: cfg.BootstrapServers,
-		client:  &kafka.Client{Addr: kafka.TCP(cfg.BootstrapServers...), Timeout: 10 * time.Second, Transport: transport},
-		dialer:  dialer,
-	}, nil
+	return &kafka.Transport{Dial: (&net.Dialer{Timeout: 10 * time.Second}).DialContext, ClientID: cfg.ClientID, TLS: tlsCfg, SASL: mech}, nil
 }
 
 func tlsConfig(c config.TLS) (*tls.Config, error) {
