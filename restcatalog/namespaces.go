@@ -65,6 +65,15 @@ func (h *Handler) namespace(r *http.Request, ns table.Identifier) (map[string]st
 	return nil, fmt.Errorf("namespace %s does not exist: %w", strings.Join(ns, "."), catalog.ErrNoSuchNamespace)
 }
 
+// readNamespace makes the read as consistent as the request asks, then
+// returns the namespace's properties, or ErrNoSuchNamespace.
+func (h *Handler) readNamespace(r *http.Request, ns table.Identifier) (map[string]string, error) {
+	if err := h.consistent(r); err != nil {
+		return nil, err
+	}
+	return h.namespace(r, ns)
+}
+
 func (h *Handler) listNamespaces(w http.ResponseWriter, r *http.Request) {
 	if err := h.consistent(r); err != nil {
 		h.fail(w, r, err)
@@ -105,11 +114,7 @@ func (h *Handler) listNamespaces(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) loadNamespace(w http.ResponseWriter, r *http.Request, ns table.Identifier) {
-	if err := h.consistent(r); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	props, err := h.namespace(r, ns)
+	props, err := h.readNamespace(r, ns)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -118,11 +123,7 @@ func (h *Handler) loadNamespace(w http.ResponseWriter, r *http.Request, ns table
 }
 
 func (h *Handler) namespaceExists(w http.ResponseWriter, r *http.Request, ns table.Identifier) {
-	if err := h.consistent(r); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if _, err := h.namespace(r, ns); err != nil {
+	if _, err := h.readNamespace(r, ns); err != nil {
 		h.fail(w, r, err)
 		return
 	}

@@ -114,11 +114,7 @@ func (h *Handler) tableExists(w http.ResponseWriter, r *http.Request, ident tabl
 }
 
 func (h *Handler) listViews(w http.ResponseWriter, r *http.Request, ns table.Identifier) {
-	if err := h.consistent(r); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	if _, err := h.namespace(r, ns); err != nil {
+	if _, err := h.readNamespace(r, ns); err != nil {
 		h.fail(w, r, err)
 		return
 	}
