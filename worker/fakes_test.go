@@ -194,6 +194,9 @@ type fakeCluster struct {
 	// committerReads counts Committer calls: a commit loop makes one per
 	// round, so a test can wait for rounds instead of sleeping.
 	committerReads int
+	// recordedRequested counts, per table, the entries recorded while the
+	// table had a schema request pending.
+	recordedRequested map[string]int
 }
 
 // errFakeFenced is the fake catalog's stale-committer refusal.
@@ -331,6 +334,12 @@ func (c *fakeCluster) RecordFiles(_ context.Context, table string, e ledger.Entr
 	}
 	if err := c.l.Record(table, e); err != nil {
 		return err
+	}
+	if len(c.schemaReqs[table]) > 0 {
+		if c.recordedRequested == nil {
+			c.recordedRequested = map[string]int{}
+		}
+		c.recordedRequested[table]++
 	}
 	c.notify()
 	return nil

@@ -3,7 +3,6 @@ package worker
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/floe-io/floe/ledger"
 )
@@ -25,7 +24,6 @@ func TestSchemaChangeThroughCommitter(t *testing.T) {
 	}
 	h.k.produce("orders", 1, grown...)
 	eventually(t, "schema requested", func() bool { return len(h.c.SchemaRequests(key)) == 1 })
-	time.Sleep(300 * time.Millisecond)
 	if o, _ := h.c.Position(key, ledger.TopicPartition{Topic: "orders"}); o.End != 20 {
 		t.Fatalf("records using the new field were recorded before the schema change: %+v", o)
 	}
@@ -34,6 +32,14 @@ func TestSchemaChangeThroughCommitter(t *testing.T) {
 	// pipeline writes and the records commit.
 	h.c.setCommitter(key, ledger.Assignment{Node: "n1", Epoch: 3})
 	eventually(t, "all committed", func() bool { return committedCount(h, key) == 40 })
+	// The fake counts every entry recorded while the request was pending,
+	// so the whole wait is checked, not a moment of it.
+	h.c.mu.Lock()
+	early := h.c.recordedRequested[key]
+	h.c.mu.Unlock()
+	if early != 0 {
+		t.Fatalf("records using the new field were recorded before the schema change: %d entries while the request was pending", early)
+	}
 	exactlyOnce(t, h, 40, 1, key)
 	if reqs := h.c.SchemaRequests(key); len(reqs) != 0 {
 		t.Fatalf("requests left: %+v", reqs)

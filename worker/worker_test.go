@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/status"
 )
@@ -64,13 +65,7 @@ func (h *harness) stop() {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, 10*time.Second, what, cond)
 }
 
 func values(n int, bad func(i int) bool) []string {
@@ -257,7 +252,11 @@ func TestReaderErrorsNeedToPersist(t *testing.T) {
 		return ts[key].State
 	}
 	h.k.readerError(tp, errors.New("read tcp: i/o timeout"))
-	time.Sleep(100 * time.Millisecond)
+	eventually(t, "the reader error in the partition's status", func() bool {
+		ts, _ := h.w.Status().Snapshot()
+		ps := ts[key].Partitions[tp.String()]
+		return ps != nil && strings.Contains(ps.LastError, "i/o timeout")
+	})
 	if s := state(); s != status.StateRunning {
 		t.Fatalf("one transient reader error made the table %s", s)
 	}
@@ -265,7 +264,7 @@ func TestReaderErrorsNeedToPersist(t *testing.T) {
 	// longer than the grace (300 ms): persistent.
 	for range 25 {
 		h.k.readerError(tp, errors.New("dial tcp: connection refused"))
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the errors' pace (the fault), not a wait
 	}
 	eventually(t, "degraded", func() bool { return state() == status.StateDegraded })
 	h.k.produce("orders", 1, values(1, nil)...)
