@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/status"
 )
 
@@ -72,14 +73,16 @@ func (h *hook) snapshot() ([]string, int) {
 }
 
 type source struct {
-	mu  sync.Mutex
-	rep status.Report
-	err error
+	mu    sync.Mutex
+	rep   status.Report
+	err   error
+	reads int // Report calls
 }
 
 func (s *source) Report(ctx context.Context) (status.Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reads++
 	rep := s.rep
 	rep.Tables = slices.Clone(rep.Tables) // set edits in place
 	return rep, s.err
@@ -240,7 +243,12 @@ func TestRunStopsOnCancel(t *testing.T) {
 	done := make(chan struct{})
 	go func() { n.Run(ctx); close(done) }()
 
-	time.Sleep(20 * time.Millisecond)
+	// Run has seen the table RUNNING once it has read a report.
+	wait.For(t, 5*time.Second, "Run's first report", func() bool {
+		src.mu.Lock()
+		defer src.mu.Unlock()
+		return src.reads > 0
+	})
 	src.set(func(r *status.Report) { r.Tables[0].State = "DEGRADED" })
 	select {
 	case got := <-h.got:
@@ -270,12 +278,10 @@ func TestCancelDuringRetry(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { n.Run(ctx); close(done) }()
-	for {
-		if _, reqs := h.snapshot(); reqs > 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, 5*time.Second, "the first attempt", func() bool {
+		_, reqs := h.snapshot()
+		return reqs > 0
+	})
 	cancel()
 	select {
 	case <-done:
