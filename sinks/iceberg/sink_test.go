@@ -15,6 +15,7 @@ import (
 
 	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/cluster/raftnode"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
@@ -34,9 +35,7 @@ func newSink(t *testing.T) (*Sink, *catalog.Catalog) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Close() })
-	for !n.IsLeader() {
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, 30*time.Second, "the node to lead", n.IsLeader)
 	cat := newCatalog(n, "file://"+filepath.Join(dir, "wh"), iceberg.Properties{})
 	return New(cat, 64<<20, nil, nil), cat
 }
@@ -171,7 +170,7 @@ func TestExpireAndMetadataFilesBounded(t *testing.T) {
 		if _, err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Millisecond) // distinct snapshot timestamps
+		time.Sleep(2 * time.Millisecond) // distinct snapshot timestamps, not a wait
 	}
 	tbl, _ := cat.LoadTable(ctx, spec.Ident)
 	if n := len(tbl.Metadata().Snapshots()); n != 60 {
@@ -186,9 +185,10 @@ func TestExpireAndMetadataFilesBounded(t *testing.T) {
 	if n != 50 || len(tbl.Metadata().Snapshots()) != 10 || tbl.CurrentSnapshot().SnapshotID != cur {
 		t.Fatalf("expired %d, %d left, current %d (was %d)", n, len(tbl.Metadata().Snapshots()), tbl.CurrentSnapshot().SnapshotID, cur)
 	}
-	// Age is the stricter bound now: everything but the current snapshot goes.
-	time.Sleep(5 * time.Millisecond)
-	if n, err = s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now()); err != nil || n != 9 {
+	// Age is the stricter bound now: everything but the current snapshot
+	// goes. Expire is asked as of 5 ms from now, so every snapshot is past
+	// the 1 ms age without waiting for it.
+	if n, err = s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now().Add(5*time.Millisecond)); err != nil || n != 9 {
 		t.Fatalf("age expiry: %d, %v", n, err)
 	}
 	tbl, _ = cat.LoadTable(ctx, spec.Ident)
@@ -238,7 +238,7 @@ func TestCleanOrphans(t *testing.T) {
 	if n, _, err := s.CleanOrphans(ctx, spec.Key, time.Hour, keep); err != nil || n != 0 {
 		t.Fatalf("young files deleted: %d, %v", n, err)
 	}
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // the files' age past the 10 ms minimum, not a wait
 	n, b, err := s.CleanOrphans(ctx, spec.Key, 10*time.Millisecond, keep)
 	if err != nil {
 		t.Fatal(err)
