@@ -175,8 +175,9 @@ type fakeCluster struct {
 	// and whether it added columns to an existing table.
 	prepares []fakePrepare
 	skips    map[string]map[ledger.TopicPartition]int64 // cleared as the ledger commits past them
-	changed  chan struct{}
-	node     string
+	// Watch and WatchTable: see watch_fakes_test.go.
+	watches
+	node string
 
 	files     map[string][]*records.Record // written, by path
 	committed map[string][]*records.Record // table key (or key+"_dlq") -> rows
@@ -192,8 +193,10 @@ type fakeCluster struct {
 	expireIntents, orphanIntents, rewriteIntents []*ledger.CommitIntent
 	rewrite                                      sink.Rewrite // what PlanRewrite returns
 	// committerReads counts Committer calls: a commit loop makes one per
-	// round, so a test can wait for rounds instead of sleeping.
-	committerReads int
+	// round, so a test can wait for rounds instead of sleeping;
+	// committerReadsOf counts them per table.
+	committerReads   int
+	committerReadsOf map[string]int
 	// recordedRequested counts, per table, the entries recorded while the
 	// table had a schema request pending.
 	recordedRequested map[string]int
@@ -203,13 +206,8 @@ type fakeCluster struct {
 var errFakeFenced = errors.New("stale committer")
 
 func newFakeCluster(node string) *fakeCluster {
-	return &fakeCluster{l: ledger.New(), committers: map[string]ledger.Assignment{}, changed: make(chan struct{}), node: node,
-		files: map[string][]*records.Record{}, committed: map[string][]*records.Record{}}
-}
-
-func (c *fakeCluster) notify() {
-	close(c.changed)
-	c.changed = make(chan struct{})
+	return &fakeCluster{l: ledger.New(), committers: map[string]ledger.Assignment{}, watches: newWatches(), node: node,
+		committerReadsOf: map[string]int{}, files: map[string][]*records.Record{}, committed: map[string][]*records.Record{}}
 }
 
 func (c *fakeCluster) Position(table string, tp ledger.TopicPartition) (ledger.Offsets, bool) {
@@ -243,6 +241,7 @@ func (c *fakeCluster) Committer(table string) (ledger.Assignment, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.committerReads++
+	c.committerReadsOf[table]++
 	a, ok := c.committers[table]
 	return a, ok
 }
@@ -270,7 +269,7 @@ func (c *fakeCluster) ResumeTable(_ context.Context, table string, skips map[led
 		c.skips[table] = map[ledger.TopicPartition]int64{}
 	}
 	maps.Copy(c.skips[table], skips)
-	c.notify()
+	c.notify(table)
 	return nil
 }
 
@@ -295,7 +294,7 @@ func (c *fakeCluster) RequestSchema(_ context.Context, table string, req control
 		req.Shape = req.Shape.Clone()
 		c.schemaReqs[table] = append(c.schemaReqs[table], req)
 	}
-	c.notify()
+	c.notify(table)
 	return nil
 }
 
@@ -315,14 +314,8 @@ func (c *fakeCluster) SchemaApplied(_ context.Context, table string, ids []strin
 		reqs = slices.DeleteFunc(reqs, func(r control.SchemaRequest) bool { return slices.Contains(ids, r.ID) })
 	}
 	c.schemaReqs[table] = reqs
-	c.notify()
+	c.notify(table)
 	return nil
-}
-
-func (c *fakeCluster) Watch() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.changed
 }
 
 func (c *fakeCluster) RecordFiles(_ context.Context, table string, e ledger.Entry) error {
@@ -341,7 +334,7 @@ func (c *fakeCluster) RecordFiles(_ context.Context, table string, e ledger.Entr
 		}
 		c.recordedRequested[table]++
 	}
-	c.notify()
+	c.notify(table)
 	return nil
 }
 
@@ -350,6 +343,7 @@ func (c *fakeCluster) RecordFiles(_ context.Context, table string, e ledger.Entr
 func (c *fakeCluster) RegisterSources(_ context.Context, s []Source) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	touched := c.sourceTables() // before and after: a topic may move
 	c.sources = s
 	for _, src := range s {
 		for p := range src.Partitions {
@@ -362,7 +356,7 @@ func (c *fakeCluster) RegisterSources(_ context.Context, s []Source) error {
 			c.committers[src.Table] = ledger.Assignment{Node: c.node, Epoch: 1}
 		}
 	}
-	c.notify()
+	c.notify(append(touched, c.sourceTables()...)...)
 	return nil
 }
 
@@ -371,7 +365,7 @@ func (c *fakeCluster) reassign(tp ledger.TopicPartition, node string) {
 	defer c.mu.Unlock()
 	a := c.l.Assignments[tp.String()]
 	_ = c.l.Assign(tp, ledger.Assignment{Node: node, Epoch: a.Epoch + 1})
-	c.notify()
+	c.notifyPartition(tp)
 }
 
 func (c *fakeCluster) Shape(_ context.Context, t sink.TableSpec) (*records.Shape, error) {
@@ -468,7 +462,7 @@ func (c *fakeCluster) Commit(_ context.Context, table string, entries []ledger.E
 			c.committed[table+"_dlq"] = append(c.committed[table+"_dlq"], c.files[f.Path]...)
 		}
 	}
-	c.notify()
+	c.notify(table, table+"_dlq") // the dead-letter table moves with it
 	return nil
 }
 
@@ -488,7 +482,7 @@ func (c *fakeCluster) setCommitter(table string, a ledger.Assignment) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.committers[table] = a
-	c.notify()
+	c.notify(table)
 }
 
 func (c *fakeCluster) Expire(ctx context.Context, _ string, _ time.Duration, _ int, _ time.Time) (int, error) {
