@@ -75,8 +75,9 @@ func (a stateAdapter) Committer(table string) (as ledger.Assignment, ok bool) {
 func (a stateAdapter) Watch() <-chan struct{} { return a.node.FSM().Watch() }
 
 // WatchTable returns a channel closed at the next entry that may change
-// table key (fsm.FSM.WatchTable): loops that follow one table wait on it
-// rather than on every entry. Not yet part of worker.State.
+// table key (fsm.FSM.WatchTable): loops that follow one table (commit
+// loops, a pipeline's schema requests) wait on it rather than on every
+// entry.
 func (a stateAdapter) WatchTable(key string) <-chan struct{} { return a.node.FSM().WatchTable(key) }
 
 func (a stateAdapter) Resume(table string) (gen uint64, skips map[ledger.TopicPartition]int64) {

@@ -14,10 +14,17 @@ import (
 // orchestration here needs itself. cmd/ wires them to cluster/ and the
 // sinks.
 
-// State is the worker's read view of the replicated state.
+// State is the worker's read view of the replicated state. Loops that
+// follow one table (a commit loop, a pipeline waiting for its schema
+// request) wait on WatchTable, declared by ingest and commit; the loops
+// here that follow every table wait on Watch.
 type State interface {
 	ingest.State
 	commit.State
+	// Watch returns a channel closed at the next state change, whatever
+	// it changed: reconcile and drain follow assignments, mappings and
+	// commits of every table.
+	Watch() <-chan struct{}
 	// Assigned returns the partitions assigned to node, with their epochs.
 	Assigned(node string) map[ledger.TopicPartition]uint64
 	// Resume returns a table's resume generation, which grows with every

@@ -26,8 +26,10 @@ type State interface {
 	SchemaRequests(table string) []control.SchemaRequest
 	// Control returns an operator's replicated control of a table.
 	Control(table string) control.TableControl
-	// Watch returns a channel closed at the next state change.
-	Watch() <-chan struct{}
+	// WatchTable returns a channel closed at the next state change that
+	// may concern the table: everything above is the table's own, so a
+	// table's loop sleeps through changes to the other tables.
+	WatchTable(key string) <-chan struct{}
 }
 
 // Proposer answers schema requests: applied (errMsg empty, they go) or

@@ -48,8 +48,8 @@ type tableLoop struct {
 
 // Run commits a table's recorded files whenever this node holds its
 // committer role and the ledger has entries pending, until ctx ends. It
-// wakes on every state change, so a flush is committed as soon as it is
-// recorded. It also runs the table's maintenance: expiry, orphan cleanup
+// wakes on every change to the table's state (not to other tables'), so a
+// flush is committed as soon as it is recorded. It also runs the table's maintenance: expiry, orphan cleanup
 // and compaction, whose rewrite runs in the background and whose commit is
 // made here, in order with the appends, so that the table has a single
 // writer.
@@ -75,7 +75,7 @@ func (c *Committer) Run(ctx context.Context, table string) {
 // a replace rewind's delete, then appends; it waits for a change when
 // there is nothing to do.
 func (l *tableLoop) round(ctx context.Context) next {
-	changed := l.c.state.Watch()
+	changed := l.c.state.WatchTable(l.table)
 	a, mine := l.role()
 	if mine {
 		l.maintainIfDue(ctx, a)
