@@ -32,8 +32,9 @@ type State interface {
 	Position(table string, tp ledger.TopicPartition) (ledger.Offsets, bool)
 	// SchemaRequests returns a table's pending schema requests, oldest first.
 	SchemaRequests(table string) []control.SchemaRequest
-	// Watch returns a channel closed at the next state change.
-	Watch() <-chan struct{}
+	// WatchTable returns a channel closed at the next state change that
+	// may concern table key (its ledger, schema requests, controls).
+	WatchTable(key string) <-chan struct{}
 }
 
 // Proposer records what a pipeline wrote. Errors for which ledger.Refused

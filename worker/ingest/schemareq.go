@@ -44,7 +44,7 @@ func (p *Pipeline) prepare(ctx context.Context, job *flushJob) error {
 		p.log.Info("schema change requested from the committer", "request", job.id, "shape", job.shape.String())
 	}
 	for {
-		changed := p.n.State.Watch()
+		changed := p.n.State.WatchTable(p.spec.Key) // the answer is a change to this table
 		reqs := p.n.State.SchemaRequests(p.spec.Key)
 		i := slices.IndexFunc(reqs, func(r control.SchemaRequest) bool { return r.ID == job.id })
 		if i < 0 {
