@@ -243,7 +243,7 @@ func (c catalogState) Committer(table string) (a ledger.Assignment, ok bool) {
 func (c catalogState) Watch() <-chan struct{} { return c.node.FSM().Watch() }
 
 // WatchTable returns a channel closed at the next entry that may change
-// table key (fsm.FSM.WatchTable). Not yet part of catalog sync's interface.
+// table key (fsm.FSM.WatchTable): each table's sync loop waits on it.
 func (c catalogState) WatchTable(key string) <-chan struct{} { return c.node.FSM().WatchTable(key) }
 
 func (c catalogState) CatalogSynced(ctx context.Context, table, catalog, location string, committer ledger.Assignment, at time.Time) error {

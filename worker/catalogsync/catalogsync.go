@@ -47,10 +47,16 @@ type State interface {
 	// Tables returns every table that has a metadata location.
 	Tables() []Table
 	// Table returns one of them; each sync loop reads only its own table
-	// on every state change.
+	// on every change to it.
 	Table(key string) (Table, bool)
 	Committer(table string) (ledger.Assignment, bool)
+	// Watch returns a channel closed at the next state change: Run follows
+	// the committer roles of every table.
 	Watch() <-chan struct{}
+	// WatchTable returns a channel closed at the next state change that
+	// may concern table key (its pointer, sync records, committer): a
+	// table's loop sleeps through changes to other tables.
+	WatchTable(key string) <-chan struct{}
 }
 
 // Recorder records a successful sync in the replicated state, fenced by
@@ -183,6 +189,17 @@ func (s *Sync) committerOf(key string) (ledger.Assignment, bool) {
 	return ledger.Assignment{}, false
 }
 
+// watch returns the channels closed at the next change to what a table's
+// loop reads: the table and, for a dead-letter table, the table whose
+// committer syncs it (nil otherwise: never ready).
+func (s *Sync) watch(key string) (own, base <-chan struct{}) {
+	own = s.state.WatchTable(key)
+	if b, ok := strings.CutSuffix(key, "_dlq"); ok {
+		base = s.state.WatchTable(b)
+	}
+	return own, base
+}
+
 // loop keeps one table mirrored to one catalog while this node commits it.
 func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
 	log := s.log.With("table", ledger.DisplayName(key), "catalog", c.Name())
@@ -194,7 +211,7 @@ func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		changed := s.state.Watch()
+		changed, baseChanged := s.watch(key)
 		a, mine := s.committerOf(key)
 		t, ok := s.state.Table(key)
 		if !ok || !mine || a.Node != s.cfg.NodeID {
@@ -245,6 +262,7 @@ func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		case <-baseChanged:
 		case <-timer.C:
 		}
 		if wait > 0 && !timer.Stop() {

@@ -18,14 +18,37 @@ type syncState struct {
 	mu      sync.Mutex
 	tables  map[string]*Table
 	commits map[string]ledger.Assignment
-	ch      chan struct{}
+	ch      chan struct{}            // closed at every change (Watch)
+	tableCh map[string]chan struct{} // closed at a change to the table (WatchTable)
+	reads   map[string]int           // Table calls per key: one per round of its loop
 }
 
 func newSyncState() *syncState {
-	return &syncState{tables: map[string]*Table{}, commits: map[string]ledger.Assignment{}, ch: make(chan struct{})}
+	return &syncState{tables: map[string]*Table{}, commits: map[string]ledger.Assignment{}, ch: make(chan struct{}),
+		tableCh: map[string]chan struct{}{}, reads: map[string]int{}}
 }
 
-func (s *syncState) changed() { close(s.ch); s.ch = make(chan struct{}) }
+// changed wakes the global watchers and those of table key, like the FSM.
+// Called with s.mu held.
+func (s *syncState) changed(key string) {
+	close(s.ch)
+	s.ch = make(chan struct{})
+	if ch, ok := s.tableCh[key]; ok {
+		close(ch)
+		delete(s.tableCh, key)
+	}
+}
+
+func (s *syncState) WatchTable(key string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.tableCh[key]
+	if !ok {
+		ch = make(chan struct{})
+		s.tableCh[key] = ch
+	}
+	return ch
+}
 
 func (s *syncState) commit(key, loc string) {
 	s.mu.Lock()
@@ -36,14 +59,14 @@ func (s *syncState) commit(key, loc string) {
 		s.tables[key] = t
 	}
 	t.PreviousMetadataLocation, t.MetadataLocation = t.MetadataLocation, loc
-	s.changed()
+	s.changed(key)
 }
 
 func (s *syncState) assign(key string, a ledger.Assignment) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.commits[key] = a
-	s.changed()
+	s.changed(key)
 }
 
 func (s *syncState) Tables() []Table {
@@ -62,6 +85,9 @@ func (s *syncState) Tables() []Table {
 }
 
 func (s *syncState) Table(key string) (Table, bool) {
+	s.mu.Lock()
+	s.reads[key]++
+	s.mu.Unlock()
 	for _, t := range s.Tables() {
 		if t.Key == key {
 			return t, true
@@ -97,7 +123,7 @@ func (s *syncState) CatalogSynced(_ context.Context, table, catalog, loc string,
 		return errStale
 	}
 	s.tables[table].Synced[catalog] = SyncedAt{MetadataLocation: loc, At: at}
-	s.changed()
+	s.changed(table)
 	return nil
 }
 
@@ -282,4 +308,38 @@ func TestCatalogSyncFollowsCommitter(t *testing.T) {
 	if n := len(g2.calls()); n != 1 {
 		t.Fatalf("the old committer synced %d times, want 1", n)
 	}
+}
+
+// TestCatalogSyncWakesOnItsTable: commits to one table wake its sync loop,
+// not another table's.
+func TestCatalogSyncWakesOnItsTable(t *testing.T) {
+	st := newSyncState()
+	a, b := "db\x1fa", "db\x1fb"
+	for _, k := range []string{a, b} {
+		st.assign(k, ledger.Assignment{Node: "n1", Epoch: 1})
+		st.commit(k, k+"/00000.metadata.json")
+	}
+	glue := &fakeSyncer{name: "glue"}
+	startSync(t, st, "n1", time.Millisecond, glue)
+	syncEventually(t, "both tables synced", func() bool {
+		return st.synced(a, "glue") == a+"/00000.metadata.json" && st.synced(b, "glue") == b+"/00000.metadata.json"
+	})
+	reads := func(k string) int {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.reads[k]
+	}
+	// b's loop has read its table after its sync was recorded: it waits.
+	syncEventually(t, "b's loop waiting", func() bool { return reads(b) >= 2 })
+	before := reads(b)
+	for i := 1; i <= 20; i++ {
+		loc := fmt.Sprintf("%s/%05d.metadata.json", a, i)
+		st.commit(a, loc)
+		syncEventually(t, "a synced", func() bool { return st.synced(a, "glue") == loc })
+	}
+	if n := reads(b) - before; n != 0 {
+		t.Fatalf("20 commits and syncs of table a woke b's sync loop %d times, want 0", n)
+	}
+	st.commit(b, b+"/00001.metadata.json")
+	syncEventually(t, "b synced", func() bool { return st.synced(b, "glue") == b+"/00001.metadata.json" })
 }
