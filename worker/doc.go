@@ -1,8 +1,8 @@
 // Package worker runs a node's share of the work and wires its parts:
 // discovery of topics and their routing to tables (discover.go,
 // routes.go), one pipeline per mapped table (worker/ingest) handed its
-// assigned partitions, resumes and controls on every state change
-// (reconcile in worker.go), one commit loop per table (worker/commit),
+// assigned partitions, resumes and controls when they change (reconcile
+// in worker.go, hand.go), one commit loop per table (worker/commit),
 // drain before shutdown (drain.go), resume (resume.go), maintenance on
 // demand (maintain.go) and the measured rates for throughput-balanced
 // assignment.

@@ -91,6 +91,7 @@ type running struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 	restarting bool
+	handed     *handed // what reconcile last handed it (hand.go)
 }
 
 type route struct {
@@ -215,9 +216,8 @@ func (w *Worker) reconcile(ctx context.Context) {
 		}
 	}
 	for key, p := range w.pipelines {
-		p.SetAssignment(perTable[key])
-		p.SetResume(w.state.Resume(key))
-		p.SetControl(w.state.Control(key))
+		gen, skips := w.state.Resume(key)
+		p.handed = hand(p, p.handed, handed{assign: perTable[key], resumeGen: gen, skips: skips, control: w.state.Control(key)})
 	}
 }
 
