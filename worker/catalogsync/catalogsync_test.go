@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 )
@@ -178,13 +179,7 @@ func (f *fakeSyncer) calls() []sink.SyncTable {
 
 func syncEventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, 10*time.Second, what, cond)
 }
 
 // readCounter counts one node's reads of the table list: the first read
@@ -218,9 +213,11 @@ func TestCatalogSyncCoalesces(t *testing.T) {
 	st.assign("db\x1fo", ledger.Assignment{Node: "n1", Epoch: 1})
 	glue, rest := &fakeSyncer{name: "glue"}, &fakeSyncer{name: "rest"}
 	cs := startSync(t, st, "n1", 300*time.Millisecond, glue, rest)
+	pace := time.NewTicker(20 * time.Millisecond) // a commit every 20 ms: faster than the mirror syncs
+	defer pace.Stop()
 	for i := range 30 {
 		st.commit("db\x1fo", fmt.Sprintf("m/%05d.metadata.json", i))
-		time.Sleep(20 * time.Millisecond)
+		<-pace.C
 	}
 	st.commit("db\x1fo_dlq", "dlq/00000.metadata.json")
 	for _, f := range []*fakeSyncer{glue, rest} {
