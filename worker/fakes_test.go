@@ -184,9 +184,9 @@ type fakeCluster struct {
 	failWrite int                          // fail this many writes
 	refuseOne bool                         // refuse the next RecordFiles as a gap
 
-	failShape   bool // Shape fails: the pipeline never gets past loading the schema
-	failCommit  bool // every Commit fails (retryable)
-	fenceCommit bool // every Commit is refused as from a stale committer
+	failShape   bool  // Shape fails: the pipeline never gets past loading the schema
+	failCommit  bool  // every Commit fails (retryable)
+	fenceCommit error // every Commit is refused with it
 	commitCalls int
 
 	// Maintenance calls record the commit intent of their context.
@@ -202,8 +202,9 @@ type fakeCluster struct {
 	recordedRequested map[string]int
 }
 
-// errFakeFenced is the fake catalog's stale-committer refusal.
-var errFakeFenced = errors.New("stale committer")
+// errFakeFenced is the fake catalog's stale-committer refusal, the
+// sentinel the replicated state refuses with.
+var errFakeFenced = fmt.Errorf("fake catalog: %w", ledger.ErrStaleCommitter)
 
 func newFakeCluster(node string) *fakeCluster {
 	return &fakeCluster{l: ledger.New(), committers: map[string]ledger.Assignment{}, watches: newWatches(), node: node,
@@ -440,8 +441,11 @@ func (c *fakeCluster) Commit(_ context.Context, table string, entries []ledger.E
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.commitCalls++
-	if cur := c.committers[table]; cur != committer || c.fenceCommit {
+	if cur := c.committers[table]; cur != committer {
 		return fmt.Errorf("committing %s as %s epoch %d: %w", table, committer.Node, committer.Epoch, errFakeFenced)
+	}
+	if c.fenceCommit != nil {
+		return fmt.Errorf("committing %s as %s epoch %d: %w", table, committer.Node, committer.Epoch, c.fenceCommit)
 	}
 	if c.failCommit {
 		return errors.New("injected: catalog unavailable")

@@ -70,24 +70,23 @@ func TestMaintenanceCommitsAreFenced(t *testing.T) {
 	check(2)
 }
 
-// TestFencedCommit: with a classifier, a commit refused as coming from a
-// stale committer is not a failure, and the loop does not retry it until
-// the state shows another assignment; without one, it is an ordinary
-// failure, retried.
+// TestFencedCommit: a commit refused as coming from a stale committer
+// (ledger.ErrStaleCommitter) is not a failure, and the loop does not retry
+// it until the state shows another assignment; any other refusal is an
+// ordinary failure, retried.
 func TestFencedCommit(t *testing.T) {
 	cases := []struct {
-		name     string
-		isFenced func(error) bool
-		fenced   bool
+		name    string
+		refusal error
+		fenced  bool
 	}{
-		{"classified", func(err error) bool { return errors.Is(err, errFakeFenced) }, true},
-		{"no classifier", nil, false},
+		{"stale committer", errFakeFenced, true},
+		{"another refusal", errors.New("refused, not as stale"), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := start(t, "dlq", func(h *harness) {
-				h.cfg = func(c *Config) { c.IsFenced = tc.isFenced }
-				h.c.fenceCommit = true
+				h.c.fenceCommit = tc.refusal
 				h.k.produce("orders", 2, values(10, nil)...)
 			})
 			calls := func() int {
@@ -125,7 +124,7 @@ func TestFencedCommit(t *testing.T) {
 			}
 			// The role is renewed (a new epoch for this node): commits resume.
 			h.c.mu.Lock()
-			h.c.fenceCommit = false
+			h.c.fenceCommit = nil
 			h.c.mu.Unlock()
 			h.c.setCommitter(key, ledger.Assignment{Node: "n1", Epoch: 2})
 			eventually(t, "committed", func() bool { return len(h.c.Pending(key)) == 0 && committedCount(h, key) > 0 })

@@ -71,7 +71,6 @@ type Config struct {
 	TargetFileSize config.ByteSize
 	ExpireInterval time.Duration
 	OrphanInterval time.Duration
-	IsFenced       func(error) bool
 	OnCommit       func(table string, d time.Duration)
 }
 

@@ -2,6 +2,7 @@ package commit
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/floe-io/floe/ledger"
@@ -20,7 +21,8 @@ func fenceCtx(ctx context.Context, table string, a ledger.Assignment) context.Co
 }
 
 // fenced reports whether a commit error means this node's committer role
-// is stale, per the classifier the node wired (none: never).
+// is stale: the replicated state refused its epoch. That is not a failure:
+// the loop stops committing until the state shows another assignment.
 func (c *Committer) fenced(err error) bool {
-	return err != nil && c.cfg.IsFenced != nil && c.cfg.IsFenced(err)
+	return errors.Is(err, ledger.ErrStaleCommitter)
 }
