@@ -189,8 +189,8 @@ type fakeCluster struct {
 	fenceCommit error // every Commit is refused with it
 	commitCalls int
 
-	// Maintenance calls record the commit intent of their context.
-	expireIntents, orphanIntents, rewriteIntents []*ledger.CommitIntent
+	// Maintenance calls record the role they were fenced by.
+	expireIntents, orphanIntents, rewriteIntents []*fenceCall
 	rewrite                                      sink.Rewrite // what PlanRewrite returns
 	// committerReads counts Committer calls: a commit loop makes one per
 	// round, so a test can wait for rounds instead of sleeping;
@@ -275,8 +275,22 @@ func (c *fakeCluster) ResumeTable(_ context.Context, table string, skips map[led
 }
 
 type fakePrepare struct {
-	intent  *ledger.CommitIntent
+	intent  *fenceCall // nil: a pipeline's, unfenced
 	evolved bool
+}
+
+// fenceCall is what a fenced sink call carried: the table whose role
+// fences it, the role, the ledger entries (none for maintenance) and the
+// commit time.
+type fenceCall struct {
+	Table     string
+	Committer *ledger.Assignment
+	Entries   []string
+	At        int64
+}
+
+func fenced(table string, a ledger.Assignment, at time.Time) *fenceCall {
+	return &fenceCall{Table: table, Committer: &a, At: at.UnixMilli()}
 }
 
 func (c *fakeCluster) SchemaRequests(table string) []control.SchemaRequest {
@@ -384,7 +398,16 @@ func (c *fakeCluster) Shape(_ context.Context, t sink.TableSpec) (*records.Shape
 // Prepare creates the table or adds the shape's fields as columns; a
 // column change of an existing table is refused unless fenced by the
 // current committer (the single writer).
-func (c *fakeCluster) Prepare(ctx context.Context, t sink.TableSpec, shape *records.Shape) error {
+func (c *fakeCluster) Prepare(_ context.Context, t sink.TableSpec, shape *records.Shape) error {
+	return c.prepare(t, shape, nil)
+}
+
+// EvolveSchema is Prepare fenced by committer.
+func (c *fakeCluster) EvolveSchema(_ context.Context, t sink.TableSpec, shape *records.Shape, committer ledger.Assignment, at time.Time) error {
+	return c.prepare(t, shape, fenced(t.Key, committer, at))
+}
+
+func (c *fakeCluster) prepare(t sink.TableSpec, shape *records.Shape, in *fenceCall) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if shape == nil {
@@ -393,7 +416,6 @@ func (c *fakeCluster) Prepare(ctx context.Context, t sink.TableSpec, shape *reco
 	if c.tables == nil {
 		c.tables = map[string]*records.Shape{}
 	}
-	in := ledger.IntentFrom(ctx)
 	cur := c.tables[t.Key]
 	evolved := cur != nil && shape.HasUncommitted()
 	c.prepares = append(c.prepares, fakePrepare{intent: in, evolved: evolved})
@@ -489,17 +511,19 @@ func (c *fakeCluster) setCommitter(table string, a ledger.Assignment) {
 	c.notify(table)
 }
 
-func (c *fakeCluster) Expire(ctx context.Context, _ string, _ time.Duration, _ int, _ time.Time) (int, error) {
+func (c *fakeCluster) Expire(_ context.Context, table string, _ time.Duration, _ int, now time.Time, committer ledger.Assignment) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.expireIntents = append(c.expireIntents, ledger.IntentFrom(ctx))
+	c.expireIntents = append(c.expireIntents, fenced(table, committer, now))
 	return 0, nil
 }
 
-func (c *fakeCluster) CleanOrphans(ctx context.Context, _ string, _ time.Duration, _ map[string]bool) (int, int64, error) {
+// CleanOrphans commits nothing, so it has no commit time: the fake stamps
+// the call's.
+func (c *fakeCluster) CleanOrphans(_ context.Context, table string, _ time.Duration, _ map[string]bool, committer ledger.Assignment) (int, int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.orphanIntents = append(c.orphanIntents, ledger.IntentFrom(ctx))
+	c.orphanIntents = append(c.orphanIntents, fenced(table, committer, time.Now()))
 	return 0, 0, nil
 }
 
@@ -509,10 +533,10 @@ func (c *fakeCluster) PlanRewrite(context.Context, string, sink.CompactionPolicy
 	return c.rewrite, nil
 }
 
-func (c *fakeCluster) CommitRewrite(ctx context.Context, _ string, _ sink.Rewrite) error {
+func (c *fakeCluster) CommitRewrite(_ context.Context, table string, _ sink.Rewrite, committer ledger.Assignment, at time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.rewriteIntents = append(c.rewriteIntents, ledger.IntentFrom(ctx))
+	c.rewriteIntents = append(c.rewriteIntents, fenced(table, committer, at))
 	return nil
 }
 

@@ -24,13 +24,13 @@ func TestMaintenanceCommitsAreFenced(t *testing.T) {
 	})
 	eventually(t, "committed", func() bool { return committedCount(h, key) == 5 })
 
-	intents := func() map[string][]*ledger.CommitIntent {
+	intents := func() map[string][]*fenceCall {
 		h.c.mu.Lock()
 		defer h.c.mu.Unlock()
-		return map[string][]*ledger.CommitIntent{
-			"Expire":        append([]*ledger.CommitIntent(nil), h.c.expireIntents...),
-			"CleanOrphans":  append([]*ledger.CommitIntent(nil), h.c.orphanIntents...),
-			"CommitRewrite": append([]*ledger.CommitIntent(nil), h.c.rewriteIntents...),
+		return map[string][]*fenceCall{
+			"Expire":        append([]*fenceCall(nil), h.c.expireIntents...),
+			"CleanOrphans":  append([]*fenceCall(nil), h.c.orphanIntents...),
+			"CommitRewrite": append([]*fenceCall(nil), h.c.rewriteIntents...),
 		}
 	}
 	check := func(epoch uint64) {
