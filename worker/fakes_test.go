@@ -171,8 +171,9 @@ type fakeCluster struct {
 	resumeGen  map[string]uint64
 	schemaReqs map[string][]control.SchemaRequest
 	tables     map[string]*records.Shape // created by Prepare: key -> columns
-	// prepares records each Prepare: the node's intent (nil: unfenced)
-	// and whether it added columns to an existing table.
+	// prepares records each Prepare and EvolveSchema: the role that fenced
+	// it (nil: a pipeline's, unfenced) and whether it added columns to an
+	// existing table.
 	prepares []fakePrepare
 	skips    map[string]map[ledger.TopicPartition]int64 // cleared as the ledger commits past them
 	// Watch and WatchTable: see watch_fakes_test.go.
@@ -277,20 +278,6 @@ func (c *fakeCluster) ResumeTable(_ context.Context, table string, skips map[led
 type fakePrepare struct {
 	intent  *fenceCall // nil: a pipeline's, unfenced
 	evolved bool
-}
-
-// fenceCall is what a fenced sink call carried: the table whose role
-// fences it, the role, the ledger entries (none for maintenance) and the
-// commit time.
-type fenceCall struct {
-	Table     string
-	Committer *ledger.Assignment
-	Entries   []string
-	At        int64
-}
-
-func fenced(table string, a ledger.Assignment, at time.Time) *fenceCall {
-	return &fenceCall{Table: table, Committer: &a, At: at.UnixMilli()}
 }
 
 func (c *fakeCluster) SchemaRequests(table string) []control.SchemaRequest {

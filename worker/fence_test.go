@@ -131,3 +131,17 @@ func TestFencedCommit(t *testing.T) {
 		})
 	}
 }
+
+// fenceCall is what a fenced sink call carried: the table whose role
+// fences it, the role, the ledger entries (none for maintenance) and the
+// commit time.
+type fenceCall struct {
+	Table     string
+	Committer *ledger.Assignment
+	Entries   []string
+	At        int64
+}
+
+func fenced(table string, a ledger.Assignment, at time.Time) *fenceCall {
+	return &fenceCall{Table: table, Committer: &a, At: at.UnixMilli()}
+}

@@ -113,7 +113,7 @@ func TestRawRoundTripAndDescriptor(t *testing.T) {
 }
 
 // commitForTest commits files the way the worker does, without a ledger
-// entry (the catalog applies the swap alone when the intent names no table).
+// entry (a commit bound to no request is the pointer swap alone).
 func commitForTest(ctx context.Context, s *Sink, cat *catalog.Catalog, spec sink.TableSpec, files []ledger.FileDescriptor, tp ledger.TopicPartition) error {
 	tbl, err := cat.LoadTable(ctx, spec.Ident)
 	if err != nil {
