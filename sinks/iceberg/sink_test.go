@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -277,3 +278,39 @@ func TestCleanOrphans(t *testing.T) {
 }
 
 var osStat = os.Stat
+
+// TestCommitsAreFenced: the sink's commits run as the committer they are
+// given: a stale one is refused with ledger.ErrStaleCommitter and none is
+// refused before anything is written; the table stays where it was.
+func TestCommitsAreFenced(t *testing.T) {
+	ctx := context.Background()
+	s, cat, rn := newSink(t)
+	spec := sink.TableSpec{Key: ledger.TableKey([]string{"db", "f"}), Ident: []string{"db", "f"}, Format: "raw"}
+	a := committer(t, rn, spec.Key)
+	if err := s.Prepare(ctx, spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := s.Commit(ctx, spec.Key, nil, a, time.Now()); err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+		time.Sleep(2 * time.Millisecond) // distinct snapshot timestamps
+	}
+	before, _ := cat.MetadataLocation(spec.Ident)
+	stale := ledger.Assignment{Node: "n1", Epoch: 0}
+	if err := s.Commit(ctx, spec.Key, nil, stale, time.Now()); !errors.Is(err, ledger.ErrStaleCommitter) {
+		t.Fatalf("stale committer's commit = %v", err)
+	}
+	if _, err := s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now(), stale); !errors.Is(err, ledger.ErrStaleCommitter) {
+		t.Fatalf("stale committer's expiry = %v", err)
+	}
+	if _, err := s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now(), ledger.Assignment{}); !errors.Is(err, catalog.ErrNoCommitter) {
+		t.Fatalf("expiry without a committer = %v", err)
+	}
+	if loc, _ := cat.MetadataLocation(spec.Ident); loc != before {
+		t.Fatalf("refused commits moved the table to %s", loc)
+	}
+	if n, err := s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now(), a); err != nil || n != 2 {
+		t.Fatalf("committer's expiry: %d, %v", n, err)
+	}
+}
