@@ -41,8 +41,9 @@ type Binder interface {
 }
 
 // bindMaintenance binds a maintenance commit of the table key (the main
-// table's role, which also fences its dead-letter table): it names no
-// ledger entries, so it moves no offsets, and no commit id, as before.
+// table's role, which also fences its dead-letter table). It names no
+// ledger entries and no commit id: it moves no offsets, and only appends
+// and rewinds are identified by a commit id in the replicated state.
 func (s *Sink) bindMaintenance(key string, committer ledger.Assignment, at time.Time) table.CatalogIO {
 	_, apply := s.cat.Bind(&ledger.CommitRequest{Table: key, Committer: committer, At: at.UnixMilli()})
 	return apply
