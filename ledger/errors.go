@@ -20,6 +20,13 @@ var (
 	ErrNotOldest = errors.New("commit does not cover the oldest pending entries")
 	// ErrUnknownEntry: a commit names an entry the ledger does not hold.
 	ErrUnknownEntry = errors.New("unknown ledger entry")
+	// ErrStaleCommitter: a table commit came from a committer epoch that is
+	// no longer current. The replicated state refuses with it (it is
+	// cluster/fsm's ErrStaleCommitter, and crosses the internal RPC wire as
+	// such); it lives here so that the worker, which must not import the
+	// cluster packages, can test errors.Is directly. Not Refused: it fences
+	// the committer, not an entry.
+	ErrStaleCommitter = errors.New("stale committer epoch")
 )
 
 // Refused reports whether err is the ledger refusing an entry or commit for

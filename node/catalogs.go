@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -53,7 +52,6 @@ func (n *Node) startCatalogs() error {
 	st := catalogState{node: n.raft}
 	cs := catalogsync.New(catalogsync.Config{
 		NodeID: n.cfg.Node.ID, Interval: n.cfg.Catalogs.SyncInterval.D(), Timeout: n.cfg.Catalogs.SyncTimeout.D(),
-		IsFenced: func(err error) bool { return errors.Is(err, fsm.ErrStaleCommitter) },
 	}, st, st, syncers, n.log.With("component", "catalog-sync"))
 	ctx, cancel := context.WithCancel(context.Background())
 	n.catalogs.sync, n.catalogs.syncCancel, n.catalogs.syncDone = cs, cancel, make(chan struct{})

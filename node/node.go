@@ -198,7 +198,6 @@ func (n *Node) buildWorker() error {
 		NodeID: cfg.Node.ID, Tables: cfg.Tables, CommitInterval: cfg.CommitInterval.D(),
 		TargetFileSize: cfg.TargetFileSize, MemoryBudget: cfg.MemoryBudget,
 		ExpireInterval: n.opts.expireInterval, OrphanInterval: n.opts.orphanInterval,
-		IsFenced: func(err error) bool { return errors.Is(err, fsm.ErrStaleCommitter) },
 		OnCommit: n.metrics.ObserveCommit,
 	}, kc, n.state, n.state, sink, status.NewTracker(), n.log)
 	if err != nil {

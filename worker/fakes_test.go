@@ -171,8 +171,9 @@ type fakeCluster struct {
 	resumeGen  map[string]uint64
 	schemaReqs map[string][]control.SchemaRequest
 	tables     map[string]*records.Shape // created by Prepare: key -> columns
-	// prepares records each Prepare: the node's intent (nil: unfenced)
-	// and whether it added columns to an existing table.
+	// prepares records each Prepare and EvolveSchema: the role that fenced
+	// it (nil: a pipeline's, unfenced) and whether it added columns to an
+	// existing table.
 	prepares []fakePrepare
 	skips    map[string]map[ledger.TopicPartition]int64 // cleared as the ledger commits past them
 	// Watch and WatchTable: see watch_fakes_test.go.
@@ -184,13 +185,13 @@ type fakeCluster struct {
 	failWrite int                          // fail this many writes
 	refuseOne bool                         // refuse the next RecordFiles as a gap
 
-	failShape   bool // Shape fails: the pipeline never gets past loading the schema
-	failCommit  bool // every Commit fails (retryable)
-	fenceCommit bool // every Commit is refused as from a stale committer
+	failShape   bool  // Shape fails: the pipeline never gets past loading the schema
+	failCommit  bool  // every Commit fails (retryable)
+	fenceCommit error // every Commit is refused with it
 	commitCalls int
 
-	// Maintenance calls record the commit intent of their context.
-	expireIntents, orphanIntents, rewriteIntents []*ledger.CommitIntent
+	// Maintenance calls record the role they were fenced by.
+	expireIntents, orphanIntents, rewriteIntents []*fenceCall
 	rewrite                                      sink.Rewrite // what PlanRewrite returns
 	// committerReads counts Committer calls: a commit loop makes one per
 	// round, so a test can wait for rounds instead of sleeping;
@@ -202,8 +203,9 @@ type fakeCluster struct {
 	recordedRequested map[string]int
 }
 
-// errFakeFenced is the fake catalog's stale-committer refusal.
-var errFakeFenced = errors.New("stale committer")
+// errFakeFenced is the fake catalog's stale-committer refusal, the
+// sentinel the replicated state refuses with.
+var errFakeFenced = fmt.Errorf("fake catalog: %w", ledger.ErrStaleCommitter)
 
 func newFakeCluster(node string) *fakeCluster {
 	return &fakeCluster{l: ledger.New(), committers: map[string]ledger.Assignment{}, watches: newWatches(), node: node,
@@ -274,7 +276,7 @@ func (c *fakeCluster) ResumeTable(_ context.Context, table string, skips map[led
 }
 
 type fakePrepare struct {
-	intent  *ledger.CommitIntent
+	intent  *fenceCall // nil: a pipeline's, unfenced
 	evolved bool
 }
 
@@ -383,7 +385,16 @@ func (c *fakeCluster) Shape(_ context.Context, t sink.TableSpec) (*records.Shape
 // Prepare creates the table or adds the shape's fields as columns; a
 // column change of an existing table is refused unless fenced by the
 // current committer (the single writer).
-func (c *fakeCluster) Prepare(ctx context.Context, t sink.TableSpec, shape *records.Shape) error {
+func (c *fakeCluster) Prepare(_ context.Context, t sink.TableSpec, shape *records.Shape) error {
+	return c.prepare(t, shape, nil)
+}
+
+// EvolveSchema is Prepare fenced by committer.
+func (c *fakeCluster) EvolveSchema(_ context.Context, t sink.TableSpec, shape *records.Shape, committer ledger.Assignment, at time.Time) error {
+	return c.prepare(t, shape, fenced(t.Key, committer, at))
+}
+
+func (c *fakeCluster) prepare(t sink.TableSpec, shape *records.Shape, in *fenceCall) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if shape == nil {
@@ -392,7 +403,6 @@ func (c *fakeCluster) Prepare(ctx context.Context, t sink.TableSpec, shape *reco
 	if c.tables == nil {
 		c.tables = map[string]*records.Shape{}
 	}
-	in := ledger.IntentFrom(ctx)
 	cur := c.tables[t.Key]
 	evolved := cur != nil && shape.HasUncommitted()
 	c.prepares = append(c.prepares, fakePrepare{intent: in, evolved: evolved})
@@ -440,8 +450,11 @@ func (c *fakeCluster) Commit(_ context.Context, table string, entries []ledger.E
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.commitCalls++
-	if cur := c.committers[table]; cur != committer || c.fenceCommit {
+	if cur := c.committers[table]; cur != committer {
 		return fmt.Errorf("committing %s as %s epoch %d: %w", table, committer.Node, committer.Epoch, errFakeFenced)
+	}
+	if c.fenceCommit != nil {
+		return fmt.Errorf("committing %s as %s epoch %d: %w", table, committer.Node, committer.Epoch, c.fenceCommit)
 	}
 	if c.failCommit {
 		return errors.New("injected: catalog unavailable")
@@ -485,17 +498,19 @@ func (c *fakeCluster) setCommitter(table string, a ledger.Assignment) {
 	c.notify(table)
 }
 
-func (c *fakeCluster) Expire(ctx context.Context, _ string, _ time.Duration, _ int, _ time.Time) (int, error) {
+func (c *fakeCluster) Expire(_ context.Context, table string, _ time.Duration, _ int, now time.Time, committer ledger.Assignment) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.expireIntents = append(c.expireIntents, ledger.IntentFrom(ctx))
+	c.expireIntents = append(c.expireIntents, fenced(table, committer, now))
 	return 0, nil
 }
 
-func (c *fakeCluster) CleanOrphans(ctx context.Context, _ string, _ time.Duration, _ map[string]bool) (int, int64, error) {
+// CleanOrphans commits nothing, so it has no commit time: the fake stamps
+// the call's.
+func (c *fakeCluster) CleanOrphans(_ context.Context, table string, _ time.Duration, _ map[string]bool, committer ledger.Assignment) (int, int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.orphanIntents = append(c.orphanIntents, ledger.IntentFrom(ctx))
+	c.orphanIntents = append(c.orphanIntents, fenced(table, committer, time.Now()))
 	return 0, 0, nil
 }
 
@@ -505,10 +520,10 @@ func (c *fakeCluster) PlanRewrite(context.Context, string, sink.CompactionPolicy
 	return c.rewrite, nil
 }
 
-func (c *fakeCluster) CommitRewrite(ctx context.Context, _ string, _ sink.Rewrite) error {
+func (c *fakeCluster) CommitRewrite(_ context.Context, table string, _ sink.Rewrite, committer ledger.Assignment, at time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.rewriteIntents = append(c.rewriteIntents, ledger.IntentFrom(ctx))
+	c.rewriteIntents = append(c.rewriteIntents, fenced(table, committer, at))
 	return nil
 }
 

@@ -24,13 +24,13 @@ func TestMaintenanceCommitsAreFenced(t *testing.T) {
 	})
 	eventually(t, "committed", func() bool { return committedCount(h, key) == 5 })
 
-	intents := func() map[string][]*ledger.CommitIntent {
+	intents := func() map[string][]*fenceCall {
 		h.c.mu.Lock()
 		defer h.c.mu.Unlock()
-		return map[string][]*ledger.CommitIntent{
-			"Expire":        append([]*ledger.CommitIntent(nil), h.c.expireIntents...),
-			"CleanOrphans":  append([]*ledger.CommitIntent(nil), h.c.orphanIntents...),
-			"CommitRewrite": append([]*ledger.CommitIntent(nil), h.c.rewriteIntents...),
+		return map[string][]*fenceCall{
+			"Expire":        append([]*fenceCall(nil), h.c.expireIntents...),
+			"CleanOrphans":  append([]*fenceCall(nil), h.c.orphanIntents...),
+			"CommitRewrite": append([]*fenceCall(nil), h.c.rewriteIntents...),
 		}
 	}
 	check := func(epoch uint64) {
@@ -70,24 +70,23 @@ func TestMaintenanceCommitsAreFenced(t *testing.T) {
 	check(2)
 }
 
-// TestFencedCommit: with a classifier, a commit refused as coming from a
-// stale committer is not a failure, and the loop does not retry it until
-// the state shows another assignment; without one, it is an ordinary
-// failure, retried.
+// TestFencedCommit: a commit refused as coming from a stale committer
+// (ledger.ErrStaleCommitter) is not a failure, and the loop does not retry
+// it until the state shows another assignment; any other refusal is an
+// ordinary failure, retried.
 func TestFencedCommit(t *testing.T) {
 	cases := []struct {
-		name     string
-		isFenced func(error) bool
-		fenced   bool
+		name    string
+		refusal error
+		fenced  bool
 	}{
-		{"classified", func(err error) bool { return errors.Is(err, errFakeFenced) }, true},
-		{"no classifier", nil, false},
+		{"stale committer", errFakeFenced, true},
+		{"another refusal", errors.New("refused, not as stale"), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := start(t, "dlq", func(h *harness) {
-				h.cfg = func(c *Config) { c.IsFenced = tc.isFenced }
-				h.c.fenceCommit = true
+				h.c.fenceCommit = tc.refusal
 				h.k.produce("orders", 2, values(10, nil)...)
 			})
 			calls := func() int {
@@ -125,10 +124,24 @@ func TestFencedCommit(t *testing.T) {
 			}
 			// The role is renewed (a new epoch for this node): commits resume.
 			h.c.mu.Lock()
-			h.c.fenceCommit = false
+			h.c.fenceCommit = nil
 			h.c.mu.Unlock()
 			h.c.setCommitter(key, ledger.Assignment{Node: "n1", Epoch: 2})
 			eventually(t, "committed", func() bool { return len(h.c.Pending(key)) == 0 && committedCount(h, key) > 0 })
 		})
 	}
+}
+
+// fenceCall is what a fenced sink call carried: the table whose role
+// fences it, the role, the ledger entries (none for maintenance) and the
+// commit time.
+type fenceCall struct {
+	Table     string
+	Committer *ledger.Assignment
+	Entries   []string
+	At        int64
+}
+
+func fenced(table string, a ledger.Assignment, at time.Time) *fenceCall {
+	return &fenceCall{Table: table, Committer: &a, At: at.UnixMilli()}
 }

@@ -35,14 +35,6 @@ type Config struct {
 	// ReaderErrorGrace is how long a partition's reader errors must keep
 	// coming before the table shows DEGRADED for them (default 15 s).
 	ReaderErrorGrace time.Duration
-	// IsFenced reports whether a commit error means this node's committer
-	// role is stale (the replicated state refused its epoch). The worker
-	// cannot import the cluster package that defines that error, so the
-	// node wires its classifier here. A fenced commit is not a failure:
-	// the commit loop stops committing until the state shows a different
-	// committer assignment. Nil treats every commit error as a failure to
-	// retry.
-	IsFenced func(error) bool
 	// OnCommit, if set, is told how long each successful commit of a table
 	// took (for the commit latency histogram).
 	OnCommit func(table string, d time.Duration)
@@ -129,7 +121,7 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *statu
 	})
 	w.committer = commit.New(commit.Config{
 		NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
-		ExpireInterval: cfg.ExpireInterval, OrphanInterval: cfg.OrphanInterval, IsFenced: cfg.IsFenced, OnCommit: cfg.OnCommit,
+		ExpireInterval: cfg.ExpireInterval, OrphanInterval: cfg.OrphanInterval, OnCommit: cfg.OnCommit,
 	}, st, prop, sink, w.lookup, tracker, w.log)
 	for i, t := range cfg.Tables {
 		var re *regexp.Regexp

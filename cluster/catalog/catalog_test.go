@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"go.uber.org/goleak"
 
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/internal/clustertest"
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/ledger"
@@ -151,10 +154,17 @@ func TestStagedCommitIsAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	aLoc, bLoc := a.MetadataLocation(), b.MetadataLocation()
-	intent := &ledger.CommitIntent{Stage: true}
+	stage, apply := cat.Bind(committerOf(t, n, table.Identifier{"db", "b"}))
+	if a, err = stage.LoadTable(ctx, table.Identifier{"db", "a"}); err != nil {
+		t.Fatal(err)
+	}
+	boundB, err := apply.LoadTable(ctx, table.Identifier{"db", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	txa := a.NewTransaction()
 	_ = txa.SetProperties(iceberg.Properties{"x": "1"})
-	if _, err := txa.Commit(ledger.WithCommitIntent(ctx, intent)); err != nil {
+	if _, err := txa.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if loc, _ := cat.MetadataLocation(table.Identifier{"db", "a"}); loc != aLoc {
@@ -166,10 +176,9 @@ func TestStagedCommitIsAtomic(t *testing.T) {
 	if _, err := txOther.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	intent.Stage = false
-	txb := b.NewTransaction()
+	txb := boundB.NewTransaction()
 	_ = txb.AddFiles(ctx, nil, nil, false)
-	if _, err := txb.Commit(ledger.WithCommitIntent(ctx, intent)); !errors.Is(err, table.ErrCommitFailed) {
+	if _, err := txb.Commit(ctx); !errors.Is(err, table.ErrCommitFailed) {
 		t.Fatalf("combined commit on stale b = %v", err)
 	}
 	if loc, _ := cat.MetadataLocation(table.Identifier{"db", "a"}); loc != aLoc {
@@ -177,5 +186,90 @@ func TestStagedCommitIsAtomic(t *testing.T) {
 	}
 	if loc, _ := cat.MetadataLocation(table.Identifier{"db", "b"}); loc == bLoc {
 		t.Fatal("the other writer's commit of b was lost")
+	}
+}
+
+// committerOf gives the table the committer role n1 epoch 1 and returns a
+// commit request of that committer for it.
+func committerOf(t *testing.T, n *raftnode.Node, ident table.Identifier) *ledger.CommitRequest {
+	t.Helper()
+	a := ledger.Assignment{Node: "n1", Epoch: 1}
+	key := ledger.TableKey(ident)
+	if _, err := n.Apply(context.Background(), fsm.Assign{Committers: []fsm.CommitterAssignment{{Table: key, Assignment: a}}}); err != nil {
+		t.Fatal(err)
+	}
+	return &ledger.CommitRequest{Table: key, Committer: a, At: time.Now().UnixMilli()}
+}
+
+// TestBoundCommitIsFenced: a bound commit names its committer or is
+// refused before writing anything, and a stale committer's is refused by
+// the replicated state with ledger.ErrStaleCommitter; a plain commit is a
+// pointer swap alone.
+func TestBoundCommitIsFenced(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	n := openNode(t, filepath.Join(dir, "node"))
+	defer n.Close()
+	cat := NewCatalog(n, "file://"+filepath.Join(dir, "wh"), iceberg.Properties{})
+	if err := cat.CreateNamespace(ctx, table.Identifier{"db"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ident := table.Identifier{"db", "t"}
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Int64})
+	if _, err := cat.CreateTable(ctx, ident, sc); err != nil {
+		t.Fatal(err)
+	}
+	req := committerOf(t, n, ident)
+	commit := func(io table.CatalogIO) error {
+		t.Helper()
+		tbl, err := io.LoadTable(ctx, ident)
+		if err != nil {
+			return err
+		}
+		tx := tbl.NewTransaction()
+		if err := tx.SetProperties(iceberg.Properties{"x": time.Now().String()}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = tx.Commit(ctx)
+		return err
+	}
+	before, _ := cat.MetadataLocation(ident)
+
+	noCommitter := *req
+	noCommitter.Committer = ledger.Assignment{}
+	_, apply := cat.Bind(&noCommitter)
+	err := commit(apply)
+	if !errors.Is(err, ErrNoCommitter) || !strings.Contains(err.Error(), "db.t") {
+		t.Fatalf("commit without a committer = %v, want ErrNoCommitter naming db.t", err)
+	}
+	if _, _, err := apply.CommitTable(ctx, ident, nil, []table.Update{table.NewSetPropertiesUpdate(iceberg.Properties{"y": "1"})}); !errors.Is(err, ErrNoCommitter) {
+		t.Fatalf("CommitTable without a committer = %v", err)
+	}
+	if loc, _ := cat.MetadataLocation(ident); loc != before {
+		t.Fatalf("a refused request moved the table to %s", loc)
+	}
+
+	stale := *req
+	stale.Committer.Epoch = 0
+	_, apply = cat.Bind(&stale)
+	if err := commit(apply); !errors.Is(err, ledger.ErrStaleCommitter) {
+		t.Fatalf("stale committer's commit = %v, want ledger.ErrStaleCommitter", err)
+	}
+	if loc, _ := cat.MetadataLocation(ident); loc != before {
+		t.Fatalf("a stale committer moved the table to %s", loc)
+	}
+
+	_, apply = cat.Bind(req)
+	if err := commit(apply); err != nil {
+		t.Fatalf("current committer's commit = %v", err)
+	}
+	var st fsm.Table
+	n.FSM().Read(func(s *fsm.State) { st = *s.Tables[req.Table] })
+	if st.MetadataLocation == before || st.LastCommitAt != req.At {
+		t.Fatalf("bound commit not applied with its request: %+v", st)
+	}
+	// Without a session, a commit is the pointer swap alone.
+	if err := commit(cat); err != nil {
+		t.Fatalf("plain commit = %v", err)
 	}
 }

@@ -12,22 +12,33 @@ import (
 	"github.com/floe-io/floe/ledger"
 )
 
-// CommitTable implements catalog.Catalog and table.CatalogIO.
+// CommitTable implements catalog.Catalog and table.CatalogIO: a plain
+// commit (table creation, spec alignment by a pipeline, a REST client) is
+// a compare-and-swap of the table's pointer alone, fenced by no committer.
+// A committer's commits go through Bind.
 func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	return c.commit(ctx, ident, reqs, updates, nil, false)
+}
+
+// commit writes the updated metadata, then stages its swap in s (stage) or
+// applies one CommitTables entry: the swap alone without a session, else
+// the session's command.
+func (c *Catalog) commit(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update, s *session, stage bool) (table.Metadata, string, error) {
 	name := strings.Join(ident, ".")
-	key := ledger.TableKey(ident)
 	cur, updated, newLoc, err := c.writeUpdated(ctx, ident, reqs, updates)
 	if err != nil {
 		return nil, "", fmt.Errorf("committing table %s: %w", name, err)
 	}
-	swap := fsm.TableSwap{Table: key, Expected: cur, New: newLoc}
-	in := ledger.IntentFrom(ctx)
-	if in != nil && in.Stage {
-		in.Staged = append(in.Staged, ledger.StagedSwap{Table: key, Expected: cur, New: newLoc})
+	swap := fsm.TableSwap{Table: ledger.TableKey(ident), Expected: cur, New: newLoc}
+	if stage {
+		s.hold(swap)
 		c.remember(newLoc, updated)
 		return updated, newLoc, nil
 	}
-	cmd := commitCommand(swap, in)
+	cmd := fsm.CommitTables{Swaps: []fsm.TableSwap{swap}}
+	if s != nil {
+		cmd = s.command(swap)
+	}
 	if idx, err := c.node.Apply(ctx, cmd); err != nil {
 		// A forwarded commit may have been applied although its answer was
 		// lost (the leader died mid-call), and then sent again: the copy
@@ -36,12 +47,13 @@ func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs 
 		if idx > 0 {
 			_ = c.node.WaitApplied(ctx, idx)
 		}
-		if c.swapsCurrent(cmd.Swaps) {
-			c.remember(newLoc, updated)
-			return updated, newLoc, nil
+		if !c.swapsCurrent(cmd.Swaps) {
+			c.removeRefused(ctx, cmd, err)
+			return nil, "", err
 		}
-		c.removeRefused(ctx, cmd, err)
-		return nil, "", err
+	}
+	if s != nil {
+		s.applied()
 	}
 	c.remember(newLoc, updated)
 	return updated, newLoc, nil
@@ -82,27 +94,11 @@ func (c *Catalog) writeUpdated(ctx context.Context, ident table.Identifier, reqs
 	return cur, updated, newLoc, nil
 }
 
-// commitCommand is the CommitTables entry of one swap: alone, or after the
-// intent's staged swaps and carrying its ledger commit.
-func commitCommand(swap fsm.TableSwap, in *ledger.CommitIntent) fsm.CommitTables {
-	cmd := fsm.CommitTables{Swaps: []fsm.TableSwap{swap}}
-	if in != nil {
-		cmd.Swaps = cmd.Swaps[:0]
-		for _, st := range in.Staged {
-			cmd.Swaps = append(cmd.Swaps, fsm.TableSwap{Table: st.Table, Expected: st.Expected, New: st.New})
-		}
-		cmd.Swaps = append(cmd.Swaps, swap)
-		cmd.Table, cmd.Entries, cmd.Committer, cmd.CommitID, cmd.At = in.Table, in.Entries, in.Committer, in.CommitID, in.At
-		cmd.RewindGen, cmd.DeletedRows = in.RewindGen, in.DeletedRows
-	}
-	return cmd
-}
-
 // removeRefused removes the metadata files of a commit the FSM refused:
 // nothing points at them, so removing them now rather than leaving them to
 // orphan cleanup means a recovery walk (package recovery) meets fewer
 // candidates. Staged files go only on a terminal refusal: iceberg-go retries
-// ErrCommitFailed with the same intent, which reuses them. Any other error
+// ErrCommitFailed in the same session, which reuses them. Any other error
 // (a Raft timeout) is ambiguous: keep everything.
 func (c *Catalog) removeRefused(ctx context.Context, cmd fsm.CommitTables, err error) {
 	terminal := ledger.Refused(err) || errors.Is(err, fsm.ErrStaleCommitter)

@@ -3,6 +3,8 @@ package fsm
 import (
 	"errors"
 	"fmt"
+
+	"github.com/floe-io/floe/ledger"
 )
 
 // Sentinels of the replicated state. The other subpackages reference these
@@ -10,8 +12,9 @@ import (
 // whichever package a caller names.
 var (
 	// ErrStaleCommitter: a table commit came from a committer epoch that is
-	// no longer current.
-	ErrStaleCommitter = errors.New("stale committer epoch")
+	// no longer current. The value is the ledger's, so the worker tests it
+	// without importing the cluster packages.
+	ErrStaleCommitter = ledger.ErrStaleCommitter
 	// ErrUnsupported: the catalog of record refuses an operation by design.
 	// It lives here, not in package catalog, because the RPC layer maps it
 	// over the wire and IsRetryable classifies it.

@@ -20,7 +20,8 @@ import (
 
 // recEnv is a single-node cluster with a table db.orders fed by topic
 // "orders" (two partitions) and its dead-letter table, committed the way the
-// sink does: summary properties plus a ledger.CommitIntent.
+// sink does: summary properties plus a ledger.CommitRequest bound to the
+// catalog.
 type recEnv struct {
 	ctx     context.Context
 	dir, wh string
@@ -78,19 +79,21 @@ func (e *recEnv) record(t *testing.T, id string, ranges ...ledger.Range) {
 	e.apply(t, RecordFiles{Table: e.key, Entry: ledger.Entry{ID: id, Node: "n1", Ranges: ranges}})
 }
 
-// intent returns the summary properties and intent of a commit of ids.
-func (e *recEnv) intent(ids []string, offsets map[string]int64, epoch uint64) (iceberg.Properties, *ledger.CommitIntent) {
+// intent returns the summary properties of a commit of ids and the two
+// views of its commit session (stage, apply).
+func (e *recEnv) intent(ids []string, offsets map[string]int64, epoch uint64) (iceberg.Properties, table.CatalogIO, table.CatalogIO) {
 	off, _ := json.Marshal(offsets)
 	id := uuid.NewString()
 	props := iceberg.Properties{summaryOffsets: string(off), summaryCommitID: id, "floe.entries": strings.Join(ids, ",")}
-	return props, &ledger.CommitIntent{Table: e.key, Entries: ids, Committer: &ledger.Assignment{Node: "n1", Epoch: epoch},
-		CommitID: id, At: time.Now().UnixMilli()}
+	stage, apply := e.cat.Bind(&ledger.CommitRequest{Table: e.key, Entries: ids, Committer: ledger.Assignment{Node: "n1", Epoch: epoch},
+		CommitID: id, At: time.Now().UnixMilli()})
+	return props, stage, apply
 }
 
 // stageDLQ writes the dead-letter half of a commit without applying it.
-func (e *recEnv) stageDLQ(t *testing.T, props iceberg.Properties, in *ledger.CommitIntent) {
+func (e *recEnv) stageDLQ(t *testing.T, props iceberg.Properties, stage table.CatalogIO) {
 	t.Helper()
-	d, err := e.cat.LoadTable(e.ctx, recDLQIdent)
+	d, err := stage.LoadTable(e.ctx, recDLQIdent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,22 +101,20 @@ func (e *recEnv) stageDLQ(t *testing.T, props iceberg.Properties, in *ledger.Com
 	if err := tx.AddFiles(e.ctx, nil, props, false); err != nil {
 		t.Fatal(err)
 	}
-	in.Stage = true
-	if _, err := tx.Commit(ledger.WithCommitIntent(e.ctx, in)); err != nil {
+	if _, err := tx.Commit(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	in.Stage = false
 }
 
 // commit commits entries ids with the given summary offsets, together with
 // a dead-letter snapshot when dlq is set, as committer epoch.
 func (e *recEnv) commit(t *testing.T, ids []string, offsets map[string]int64, dlq bool, epoch uint64) error {
 	t.Helper()
-	props, in := e.intent(ids, offsets, epoch)
+	props, stage, apply := e.intent(ids, offsets, epoch)
 	if dlq {
-		e.stageDLQ(t, props, in)
+		e.stageDLQ(t, props, stage)
 	}
-	tbl, err := e.cat.LoadTable(e.ctx, recIdent)
+	tbl, err := apply.LoadTable(e.ctx, recIdent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func (e *recEnv) commit(t *testing.T, ids []string, offsets map[string]int64, dl
 	if err := tx.AddFiles(e.ctx, nil, props, false); err != nil {
 		t.Fatal(err)
 	}
-	_, err = tx.Commit(ledger.WithCommitIntent(e.ctx, in))
+	_, err = tx.Commit(e.ctx)
 	return err
 }
 
@@ -317,8 +318,8 @@ func TestRecoverKeepsDeadLettersWithTheirTable(t *testing.T) {
 	// the commit: the staged file descends from the pointer but its table
 	// never got the commit.
 	e.record(t, "e2", ledger.Range{TopicPartition: recP0, From: 10, To: 20})
-	props, in := e.intent([]string{"e2"}, map[string]int64{"orders/0": 20}, 1)
-	e.stageDLQ(t, props, in)
+	props, stage, _ := e.intent([]string{"e2"}, map[string]int64{"orders/0": 20}, 1)
+	e.stageDLQ(t, props, stage)
 	st := e.recover(t)
 	if got := st.Tables[DLQKey(e.key)].MetadataLocation; got != dlq1 {
 		t.Fatalf("dead-letter table moved to %s without its table", got)

@@ -14,7 +14,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/cluster/catalog"
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/node"
 	"github.com/floe-io/floe/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	sinkapi "github.com/floe-io/floe/sinks/sink"
@@ -45,24 +47,39 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds i
 		return err
 	}
 	defer n.Stop()
-	cat := n.Catalog()
-	sink := icebergsink.New(cat, 128<<20, log, nil)
-	if err := benchCommitLatency(ctx, out, cat, sink, snapshots); err != nil {
+	sink := icebergsink.New(n.Catalog(), 128<<20, log, nil)
+	if err := benchCommitLatency(ctx, out, n, sink, snapshots); err != nil {
 		return err
 	}
 	// An hour of 1-second commits, without and with compaction.
 	for _, compact := range []bool{false, true} {
-		if err := benchHour(ctx, out, cat, sink, hourSeconds, compact); err != nil {
+		if err := benchHour(ctx, out, n, sink, hourSeconds, compact); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// benchCommitter gives the bench table key the committer role on n, as the
+// assignment controller gives a mapped table's: the sink's maintenance
+// commits are fenced by it.
+func benchCommitter(ctx context.Context, n *node.Node, key string) (ledger.Assignment, error) {
+	a := ledger.Assignment{Node: n.ID(), Epoch: 1}
+	if _, err := n.Raft().Apply(ctx, fsm.Assign{Committers: []fsm.CommitterAssignment{{Table: key, Assignment: a}}}); err != nil {
+		return a, fmt.Errorf("assigning the committer of %s: %w", ledger.DisplayName(key), err)
+	}
+	return a, nil
+}
+
 // benchCommitLatency measures commit latency against history length.
-func benchCommitLatency(ctx context.Context, out io.Writer, cat *catalog.Catalog, sink *icebergsink.Sink, snapshots int) error {
+func benchCommitLatency(ctx context.Context, out io.Writer, n *node.Node, sink *icebergsink.Sink, snapshots int) error {
+	cat := n.Catalog()
 	spec := sinkapi.TableSpec{Key: ledger.TableKey([]string{"bench", "latency"}), Ident: []string{"bench", "latency"}, Format: "raw"}
 	if err := sink.Prepare(ctx, spec, nil); err != nil {
+		return err
+	}
+	committer, err := benchCommitter(ctx, n, spec.Key)
+	if err != nil {
 		return err
 	}
 	var lat []time.Duration
@@ -81,7 +98,7 @@ func benchCommitLatency(ctx context.Context, out io.Writer, cat *catalog.Catalog
 		}
 		lat = append(lat, time.Since(start))
 		if i%60 == 59 { // the committer expires once a minute; at 1 commit/s
-			if _, err := sink.Expire(ctx, spec.Key, 7*24*time.Hour, 500, time.Now()); err != nil {
+			if _, err := sink.Expire(ctx, spec.Key, 7*24*time.Hour, 500, time.Now(), committer); err != nil {
 				return err
 			}
 		}
@@ -110,13 +127,18 @@ func benchCommitLatency(ctx context.Context, out io.Writer, cat *catalog.Catalog
 // benchHour simulates an hour of 1-second commits back to back, with
 // compaction every simulated minute under the hot-table policy if compact,
 // and reports the data files left (and the compaction throughput).
-func benchHour(ctx context.Context, out io.Writer, cat *catalog.Catalog, sink *icebergsink.Sink, hourSeconds int, compact bool) error {
+func benchHour(ctx context.Context, out io.Writer, n *node.Node, sink *icebergsink.Sink, hourSeconds int, compact bool) error {
+	cat := n.Catalog()
 	name := "nocompact"
 	if compact {
 		name = "compact"
 	}
 	spec := sinkapi.TableSpec{Key: ledger.TableKey([]string{"bench", name}), Ident: []string{"bench", name}, Format: "raw"}
 	if err := sink.Prepare(ctx, spec, nil); err != nil {
+		return err
+	}
+	committer, err := benchCommitter(ctx, n, spec.Key)
+	if err != nil {
 		return err
 	}
 	var rewriteBytes int64
@@ -126,7 +148,7 @@ func benchHour(ctx context.Context, out io.Writer, cat *catalog.Catalog, sink *i
 			return err
 		}
 		if sec%60 == 59 { // the committer expires once a minute (default: keep 500)
-			if _, err := sink.Expire(ctx, spec.Key, 7*24*time.Hour, 500, time.Now()); err != nil {
+			if _, err := sink.Expire(ctx, spec.Key, 7*24*time.Hour, 500, time.Now(), committer); err != nil {
 				return err
 			}
 		}
@@ -136,7 +158,7 @@ func benchHour(ctx context.Context, out io.Writer, cat *catalog.Catalog, sink *i
 			if err != nil {
 				return err
 			}
-			if err := sink.CommitRewrite(ctx, spec.Key, rw); err != nil {
+			if err := sink.CommitRewrite(ctx, spec.Key, rw, committer, time.Now()); err != nil {
 				return err
 			}
 			rewriteTime += time.Since(start)

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"gopkg.in/yaml.v3"
 
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
@@ -194,7 +195,10 @@ func TestCrashRecovery(t *testing.T) {
 	// data file left is one the table references.
 	time.Sleep(50 * time.Millisecond)
 	sink := icebergsink.New(cat, 64<<20, nil, nil)
-	files, bytes, err := sink.CleanOrphans(context.Background(), ledger.TableKey([]string{"e2e", "crash"}), 10*time.Millisecond, nil)
+	key := ledger.TableKey([]string{"e2e", "crash"})
+	var role ledger.Assignment // the table's committer, as the node left it
+	rn.FSM().Read(func(s *fsm.State) { role = s.Committers[key] })
+	files, bytes, err := sink.CleanOrphans(context.Background(), key, 10*time.Millisecond, nil, role)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,12 @@ func Offsets(s *table.Snapshot) (map[string]int64, error) {
 func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, committer ledger.Assignment, at time.Time) error {
 	ident := ledger.TableIdent(key)
 	name := ledger.DisplayName(key)
-	tbl, err := s.cat.LoadTable(ctx, ident)
+	req := &ledger.CommitRequest{Table: key, Committer: committer, CommitID: uuid.NewString(), At: at.UnixMilli()}
+	for _, e := range entries {
+		req.Entries = append(req.Entries, e.ID)
+	}
+	stage, apply := s.cat.Bind(req)
+	tbl, err := apply.LoadTable(ctx, ident)
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
@@ -59,17 +64,14 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
-	commitID := uuid.NewString()
 	props := iceberg.Properties{
 		PropOffsets:   string(offJSON),
-		PropCommitID:  commitID,
+		PropCommitID:  req.CommitID,
 		PropEntries:   strings.Join(g.ids, ","),
 		PropCommitter: committer.Node + "@" + strconv.FormatUint(committer.Epoch, 10),
 	}
-	intent := &ledger.CommitIntent{Table: key, Entries: g.ids, Committer: &committer, CommitID: commitID, At: at.UnixMilli()}
-
 	if len(g.dlq) > 0 {
-		if err := s.stageDLQ(ctx, ident, g.dlq, props, intent); err != nil {
+		if err := s.stageDLQ(ctx, stage, key, g.dlq, props); err != nil {
 			return err
 		}
 	}
@@ -86,7 +88,9 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
-	if _, err := tx.Commit(ledger.WithCommitIntent(ctx, intent)); err != nil {
+	// Applies the staged dead-letter swap with the table's, and the ledger
+	// commit, as one replicated entry.
+	if _, err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
 	return nil
@@ -127,11 +131,12 @@ func gather(tbl *table.Table, entries []ledger.Entry) (gathered, error) {
 	return g, nil
 }
 
-// stageDLQ stages the append of the dead-letter files: the catalog of
-// record keeps the staged swap in intent and makes it with the table's.
-func (s *Sink) stageDLQ(ctx context.Context, ident table.Identifier, descriptors []ledger.FileDescriptor, props iceberg.Properties, intent *ledger.CommitIntent) error {
-	name := ledger.DisplayName(intent.Table)
-	dlqTbl, err := s.cat.LoadTable(ctx, DLQIdent(ident))
+// stageDLQ stages the append of the dead-letter files of table key through
+// stage: the catalog of record holds the swap in the commit's session and
+// makes it with the table's.
+func (s *Sink) stageDLQ(ctx context.Context, stage table.CatalogIO, key string, descriptors []ledger.FileDescriptor, props iceberg.Properties) error {
+	name := ledger.DisplayName(key)
+	dlqTbl, err := stage.LoadTable(ctx, DLQIdent(ledger.TableIdent(key)))
 	if err != nil {
 		return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
 	}
@@ -147,10 +152,8 @@ func (s *Sink) stageDLQ(ctx context.Context, ident table.Identifier, descriptors
 	if err := tx.AddDataFiles(ctx, dlqFiles, props, table.WithoutDuplicateCheck()); err != nil {
 		return fmt.Errorf("committing dead-letter table of %s: %w", name, err)
 	}
-	intent.Stage = true
-	if _, err := tx.Commit(ledger.WithCommitIntent(ctx, intent)); err != nil {
+	if _, err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("staging dead-letter commit of %s: %w", name, err)
 	}
-	intent.Stage = false
 	return nil
 }

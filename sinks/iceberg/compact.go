@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -168,14 +169,15 @@ func (s *Sink) PlanRewrite(ctx context.Context, key string, p sink.CompactionPol
 // appends committed since the rewrite was planned only add files, so the
 // rewrite rebases over them; if any file it replaces is gone, it is
 // abandoned with ErrCompactionConflict. The snapshot carries the current
-// floe.offsets, so the table still says where it stands.
-func (s *Sink) CommitRewrite(ctx context.Context, key string, w sink.Rewrite) error {
+// floe.offsets, so the table still says where it stands. The commit is
+// fenced by committer.
+func (s *Sink) CommitRewrite(ctx context.Context, key string, w sink.Rewrite, committer ledger.Assignment, at time.Time) error {
 	rw, ok := w.(*Rewrite)
 	if !ok || rw == nil || len(rw.Groups) == 0 {
 		return nil
 	}
 	name := ledger.DisplayName(key)
-	tbl, err := s.cat.LoadTable(ctx, ledger.TableIdent(key))
+	tbl, err := s.bindMaintenance(key, committer, at).LoadTable(ctx, ledger.TableIdent(key))
 	if err != nil {
 		return fmt.Errorf("committing compaction of %s: %w", name, err)
 	}

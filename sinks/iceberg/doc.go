@@ -6,4 +6,12 @@
 // Every snapshot it commits carries floe.offsets (the next offset of every
 // partition the table holds), floe.commit-id and floe.entries in its summary,
 // so a table alone says where it stands.
+//
+// Every commit a committer makes (appends, a rewind's delete, schema
+// changes, expiry, compaction) runs under a ledger.CommitRequest naming
+// that committer, bound to the catalog through Binder (the catalog of
+// record's Bind): the replicated state refuses it when the role moved. The
+// sink gets the role as an argument, never from the context. A pipeline's
+// Prepare (creating the table, aligning its partition spec) commits
+// unbound, ordered by the catalog's compare-and-swap alone.
 package iceberg

@@ -21,10 +21,11 @@ const keptMetadataFiles = "50"
 // Expire removes snapshots older than maxAge, and beyond the newest
 // maxCount, whichever is stricter. The current snapshot, which carries the
 // latest committed offsets, is always kept. It commits through the catalog
-// like any other change of the table, and returns how many snapshots went.
-func (s *Sink) Expire(ctx context.Context, key string, maxAge time.Duration, maxCount int, now time.Time) (int, error) {
+// like any other change of the table, fenced by committer, and returns how
+// many snapshots went.
+func (s *Sink) Expire(ctx context.Context, key string, maxAge time.Duration, maxCount int, now time.Time, committer ledger.Assignment) (int, error) {
 	name := ledger.DisplayName(key)
-	tbl, err := s.cat.LoadTable(ctx, ledger.TableIdent(key))
+	tbl, err := s.bindMaintenance(key, committer, now).LoadTable(ctx, ledger.TableIdent(key))
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return 0, nil // created on first data; nothing to expire yet
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path"
 	"strings"
 	"sync"
@@ -25,12 +26,15 @@ const MinOrphanAge = time.Hour
 // that keep does not name (the ledger's recorded, uncommitted files), and
 // that are older than minAge. It returns how many files and bytes it
 // deleted. Typical orphans: files of a writer that crashed before recording
-// them, metadata files of commits that lost a race.
-func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duration, keep map[string]bool) (int, int64, error) {
+// them, metadata files of commits that lost a race. committer is the role
+// the cleanup runs as: it deletes files but commits nothing, so no catalog
+// commit carries it; it is logged with each deletion.
+func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duration, keep map[string]bool, committer ledger.Assignment) (int, int64, error) {
 	var (
 		files int
 		bytes int64
 	)
+	log := s.log.With("committer", committer.Node, "epoch", committer.Epoch)
 	for _, ident := range [][]string{ledger.TableIdent(key), DLQIdent(ledger.TableIdent(key))} {
 		tbl, err := s.cat.LoadTable(ctx, ident)
 		if errors.Is(err, catalog.ErrNoSuchTable) {
@@ -39,7 +43,7 @@ func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duratio
 		if err != nil {
 			return files, bytes, fmt.Errorf("cleaning orphans of %s: %w", ledger.DisplayName(ledger.TableKey(ident)), err)
 		}
-		n, b, err := s.cleanTable(ctx, tbl, minAge, keep)
+		n, b, err := s.cleanTable(ctx, tbl, minAge, keep, log)
 		files, bytes = files+n, bytes+b
 		if err != nil {
 			return files, bytes, fmt.Errorf("cleaning orphans of %s: %w", ledger.DisplayName(ledger.TableKey(ident)), err)
@@ -55,7 +59,7 @@ func stripScheme(p string) string {
 	return p
 }
 
-func (s *Sink) cleanTable(ctx context.Context, tbl *table.Table, minAge time.Duration, keep map[string]bool) (int, int64, error) {
+func (s *Sink) cleanTable(ctx context.Context, tbl *table.Table, minAge time.Duration, keep map[string]bool, log *slog.Logger) (int, int64, error) {
 	plan, err := tbl.PlanOrphanFiles(ctx, table.WithFilesOlderThan(minAge))
 	if err != nil {
 		return 0, 0, err
@@ -93,7 +97,7 @@ func (s *Sink) cleanTable(ctx context.Context, tbl *table.Table, minAge time.Dur
 		deleted++
 		bytes += sizes[path]
 		mu.Unlock()
-		s.log.Info("deleted orphan file", "path", path)
+		log.Info("deleted orphan file", "path", path)
 		return nil
 	}))
 	return deleted, bytes, err

@@ -25,7 +25,11 @@ import (
 // pointer: a crash before it leaves the delete owed, after it done.
 func (s *Sink) DeleteFrom(ctx context.Context, key string, from map[ledger.TopicPartition]int64, gen uint64, committer ledger.Assignment, at time.Time) (int64, error) {
 	name := ledger.DisplayName(key)
-	tbl, err := s.cat.LoadTable(ctx, ledger.TableIdent(key))
+	// The session reads req when the delete commits, after DeletedRows is
+	// known.
+	req := &ledger.CommitRequest{Table: key, Committer: committer, CommitID: uuid.NewString(), At: at.UnixMilli(), RewindGen: gen}
+	_, apply := s.cat.Bind(req)
+	tbl, err := apply.LoadTable(ctx, ledger.TableIdent(key))
 	if err != nil {
 		return 0, fmt.Errorf("deleting rows of %s for rewind %d: %w", name, gen, err)
 	}
@@ -58,10 +62,9 @@ func (s *Sink) DeleteFrom(ctx context.Context, key string, from map[ledger.Topic
 	if err != nil {
 		return 0, err
 	}
-	commitID := uuid.NewString()
 	props := iceberg.Properties{
 		PropOffsets:      string(offJSON),
-		PropCommitID:     commitID,
+		PropCommitID:     req.CommitID,
 		PropCommitter:    committer.Node + "@" + strconv.FormatUint(committer.Epoch, 10),
 		"floe.operation": "rewind-replace",
 		"floe.rewind":    strconv.FormatUint(gen, 10),
@@ -71,17 +74,15 @@ func (s *Sink) DeleteFrom(ctx context.Context, key string, from map[ledger.Topic
 	if err := tx.Delete(ctx, filter, props); err != nil {
 		return 0, fmt.Errorf("deleting rows of %s for rewind %d: %w", name, gen, err)
 	}
-	var deleted int64
 	if staged, err := tx.StagedTable(); err == nil {
 		if after := totalRecords(staged.CurrentSnapshot()); before >= 0 && after >= 0 {
-			deleted = before - after
+			req.DeletedRows = before - after
 		}
 	}
-	intent := &ledger.CommitIntent{Table: key, Committer: &committer, CommitID: commitID, At: at.UnixMilli(), RewindGen: gen, DeletedRows: deleted}
-	if _, err := tx.Commit(ledger.WithCommitIntent(ctx, intent)); err != nil {
+	if _, err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("committing the delete of %s for rewind %d: %w", name, gen, err)
 	}
-	return deleted, nil
+	return req.DeletedRows, nil
 }
 
 // totalRecords reads a snapshot's total-records summary, -1 if unknown; an

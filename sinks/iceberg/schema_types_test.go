@@ -20,7 +20,7 @@ func field(name string, s *records.Shape) *records.Field { return &records.Field
 // keeps existing field ids.
 func TestSchemaKindsRoundTripAndEvolve(t *testing.T) {
 	ctx := context.Background()
-	s, cat := newSink(t)
+	s, cat, _ := newSink(t)
 	spec := sink.TableSpec{Key: ledger.TableKey([]string{"db", "typed"}), Ident: []string{"db", "typed"}, Format: "avro"}
 	shape := &records.Shape{Kind: records.Struct, Fields: []*records.Field{
 		field("i", sh(records.Int)),

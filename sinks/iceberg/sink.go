@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -25,7 +26,27 @@ import (
 // Catalog is what the sink needs from the catalog of record.
 type Catalog interface {
 	catalog.Catalog
+	Binder
 	EnsureNamespace(ctx context.Context, ns table.Identifier, props iceberg.Properties) error
+}
+
+// Binder runs iceberg-go transactions as a table's committer (the catalog
+// of record's Bind): tables loaded through stage or apply commit under
+// *req, fenced by its committer. A commit through stage writes the metadata
+// and holds the pointer swap; the next commit through apply makes every
+// held swap, its own and req's ledger commit one replicated entry. The
+// session reads *req when it applies.
+type Binder interface {
+	Bind(req *ledger.CommitRequest) (stage, apply table.CatalogIO)
+}
+
+// bindMaintenance binds a maintenance commit of the table key (the main
+// table's role, which also fences its dead-letter table). It names no
+// ledger entries and no commit id: it moves no offsets, and only appends
+// and rewinds are identified by a commit id in the replicated state.
+func (s *Sink) bindMaintenance(key string, committer ledger.Assignment, at time.Time) table.CatalogIO {
+	_, apply := s.cat.Bind(&ledger.CommitRequest{Table: key, Committer: committer, At: at.UnixMilli()})
+	return apply
 }
 
 // Sink writes and commits Iceberg tables. It implements worker.Sink.
@@ -93,12 +114,32 @@ const PropSchemaID = "floe.schema-id"
 
 // Prepare implements worker.Sink: it creates the table on first data, adds
 // the shape's new columns (nested ones included) as optional columns, and
-// evolves the partition spec to the mapping's.
+// evolves the partition spec to the mapping's. It is a pipeline's: its
+// commits are plain compare-and-swaps, ordered by the catalog.
 func (s *Sink) Prepare(ctx context.Context, t sink.TableSpec, shape *records.Shape) error {
+	return s.prepare(ctx, t, shape, nil)
+}
+
+// EvolveSchema implements worker.Sink: Prepare made by the table's
+// committer, for a schema request. Every commit it makes is fenced by
+// committer, so a node that lost the role cannot change the columns behind
+// its successor's back.
+func (s *Sink) EvolveSchema(ctx context.Context, t sink.TableSpec, shape *records.Shape, committer ledger.Assignment, at time.Time) error {
+	return s.prepare(ctx, t, shape, s.bindMaintenance(t.Key, committer, at))
+}
+
+// prepare is Prepare, committing through bound when it is not nil.
+func (s *Sink) prepare(ctx context.Context, t sink.TableSpec, shape *records.Shape, bound table.CatalogIO) error {
 	defer s.lock(t.Key)()
 	tbl, err := s.ensureTable(ctx, t.Ident, func() (*iceberg.Schema, error) { return tableSchema(t.Format, shape) })
 	if err != nil {
 		return err
+	}
+	if bound != nil {
+		// Creating the table is no commit of it; what follows is.
+		if tbl, err = bound.LoadTable(ctx, t.Ident); err != nil {
+			return fmt.Errorf("loading table %s: %w", ledger.DisplayName(t.Key), err)
+		}
 	}
 	if t.Format != "raw" && shape != nil && shape.HasUncommitted() {
 		want, err := tableSchema(t.Format, shape)

@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/floe-io/floe/cluster/catalog"
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
@@ -21,7 +23,9 @@ import (
 	"github.com/floe-io/floe/sinks/sink"
 )
 
-func newSink(t *testing.T) (*Sink, *catalog.Catalog) {
+// newSink returns a sink on a single-node group that leads, and the
+// committer role n1 holds for every table the test names with committer.
+func newSink(t *testing.T) (*Sink, *catalog.Catalog, *raftnode.Node) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -37,12 +41,23 @@ func newSink(t *testing.T) (*Sink, *catalog.Catalog) {
 	t.Cleanup(func() { n.Close() })
 	wait.For(t, 30*time.Second, "the node to lead", n.IsLeader)
 	cat := newCatalog(n, "file://"+filepath.Join(dir, "wh"), iceberg.Properties{})
-	return New(cat, 64<<20, nil, nil), cat
+	return New(cat, 64<<20, nil, nil), cat, n
+}
+
+// committer gives table key the committer role n1 epoch 1 on n and
+// returns it: maintenance commits are fenced by it.
+func committer(t *testing.T, n *raftnode.Node, key string) ledger.Assignment {
+	t.Helper()
+	a := ledger.Assignment{Node: "n1", Epoch: 1}
+	if _, err := n.Apply(context.Background(), fsm.Assign{Committers: []fsm.CommitterAssignment{{Table: key, Assignment: a}}}); err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 func TestRawRoundTripAndDescriptor(t *testing.T) {
 	ctx := context.Background()
-	s, cat := newSink(t)
+	s, cat, _ := newSink(t)
 	spec := sink.TableSpec{Key: ledger.TableKey([]string{"db", "raw"}), Ident: []string{"db", "raw"}, Format: "raw"}
 	ts := time.UnixMilli(1_700_000_000_123)
 	recs := []*records.Record{
@@ -99,7 +114,7 @@ func TestRawRoundTripAndDescriptor(t *testing.T) {
 }
 
 // commitForTest commits files the way the worker does, without a ledger
-// entry (the catalog applies the swap alone when the intent names no table).
+// entry (a commit bound to no request is the pointer swap alone).
 func commitForTest(ctx context.Context, s *Sink, cat *catalog.Catalog, spec sink.TableSpec, files []ledger.FileDescriptor, tp ledger.TopicPartition) error {
 	tbl, err := cat.LoadTable(ctx, spec.Ident)
 	if err != nil {
@@ -146,13 +161,14 @@ func TestShapeSchemaRoundTrip(t *testing.T) {
 
 func TestExpireAndMetadataFilesBounded(t *testing.T) {
 	ctx := context.Background()
-	s, cat := newSink(t)
+	s, cat, rn := newSink(t)
 	spec := sink.TableSpec{Key: ledger.TableKey([]string{"db", "x"}), Ident: []string{"db", "x"}, Format: "raw"}
+	a := committer(t, rn, spec.Key)
 	// Before the first data the table does not exist: nothing to do, no error.
-	if n, err := s.Expire(ctx, spec.Key, time.Hour, 1, time.Now()); n != 0 || err != nil {
+	if n, err := s.Expire(ctx, spec.Key, time.Hour, 1, time.Now(), a); n != 0 || err != nil {
 		t.Fatalf("expiry of a table not created yet: %d, %v", n, err)
 	}
-	if n, _, err := s.CleanOrphans(ctx, spec.Key, time.Hour, nil); n != 0 || err != nil {
+	if n, _, err := s.CleanOrphans(ctx, spec.Key, time.Hour, nil, a); n != 0 || err != nil {
 		t.Fatalf("orphan cleanup of a table not created yet: %d, %v", n, err)
 	}
 	if err := s.Prepare(ctx, spec, nil); err != nil {
@@ -177,7 +193,7 @@ func TestExpireAndMetadataFilesBounded(t *testing.T) {
 		t.Fatalf("snapshots before expiry: %d", n)
 	}
 	cur := tbl.CurrentSnapshot().SnapshotID
-	n, err := s.Expire(ctx, spec.Key, 7*24*time.Hour, 10, time.Now())
+	n, err := s.Expire(ctx, spec.Key, 7*24*time.Hour, 10, time.Now(), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +204,7 @@ func TestExpireAndMetadataFilesBounded(t *testing.T) {
 	// Age is the stricter bound now: everything but the current snapshot
 	// goes. Expire is asked as of 5 ms from now, so every snapshot is past
 	// the 1 ms age without waiting for it.
-	if n, err = s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now().Add(5*time.Millisecond)); err != nil || n != 9 {
+	if n, err = s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now().Add(5*time.Millisecond), a); err != nil || n != 9 {
 		t.Fatalf("age expiry: %d, %v", n, err)
 	}
 	tbl, _ = cat.LoadTable(ctx, spec.Ident)
@@ -205,8 +221,9 @@ func TestExpireAndMetadataFilesBounded(t *testing.T) {
 
 func TestCleanOrphans(t *testing.T) {
 	ctx := context.Background()
-	s, cat := newSink(t)
+	s, cat, rn := newSink(t)
 	spec := sink.TableSpec{Key: ledger.TableKey([]string{"db", "o"}), Ident: []string{"db", "o"}, Format: "raw"}
+	a := committer(t, rn, spec.Key)
 	rec := func(off int64) []*records.Record {
 		return []*records.Record{{Topic: "t", Partition: 0, Offset: off, Raw: []byte("v")}}
 	}
@@ -235,11 +252,11 @@ func TestCleanOrphans(t *testing.T) {
 	}
 	keep := map[string]bool{pending[0].Path: true}
 	// Younger than the safety age: nothing goes.
-	if n, _, err := s.CleanOrphans(ctx, spec.Key, time.Hour, keep); err != nil || n != 0 {
+	if n, _, err := s.CleanOrphans(ctx, spec.Key, time.Hour, keep, a); err != nil || n != 0 {
 		t.Fatalf("young files deleted: %d, %v", n, err)
 	}
 	time.Sleep(20 * time.Millisecond) // the files' age past the 10 ms minimum, not a wait
-	n, b, err := s.CleanOrphans(ctx, spec.Key, 10*time.Millisecond, keep)
+	n, b, err := s.CleanOrphans(ctx, spec.Key, 10*time.Millisecond, keep, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,3 +278,39 @@ func TestCleanOrphans(t *testing.T) {
 }
 
 var osStat = os.Stat
+
+// TestCommitsAreFenced: the sink's commits run as the committer they are
+// given: a stale one is refused with ledger.ErrStaleCommitter and none is
+// refused before anything is written; the table stays where it was.
+func TestCommitsAreFenced(t *testing.T) {
+	ctx := context.Background()
+	s, cat, rn := newSink(t)
+	spec := sink.TableSpec{Key: ledger.TableKey([]string{"db", "f"}), Ident: []string{"db", "f"}, Format: "raw"}
+	a := committer(t, rn, spec.Key)
+	if err := s.Prepare(ctx, spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := s.Commit(ctx, spec.Key, nil, a, time.Now()); err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+		time.Sleep(2 * time.Millisecond) // distinct snapshot timestamps
+	}
+	before, _ := cat.MetadataLocation(spec.Ident)
+	stale := ledger.Assignment{Node: "n1", Epoch: 0}
+	if err := s.Commit(ctx, spec.Key, nil, stale, time.Now()); !errors.Is(err, ledger.ErrStaleCommitter) {
+		t.Fatalf("stale committer's commit = %v", err)
+	}
+	if _, err := s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now(), stale); !errors.Is(err, ledger.ErrStaleCommitter) {
+		t.Fatalf("stale committer's expiry = %v", err)
+	}
+	if _, err := s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now(), ledger.Assignment{}); !errors.Is(err, catalog.ErrNoCommitter) {
+		t.Fatalf("expiry without a committer = %v", err)
+	}
+	if loc, _ := cat.MetadataLocation(spec.Ident); loc != before {
+		t.Fatalf("refused commits moved the table to %s", loc)
+	}
+	if n, err := s.Expire(ctx, spec.Key, time.Millisecond, 500, time.Now(), a); err != nil || n != 2 {
+		t.Fatalf("committer's expiry: %d, %v", n, err)
+	}
+}

@@ -73,8 +73,6 @@ type Config struct {
 	Interval time.Duration
 	// Timeout bounds one sync.
 	Timeout time.Duration
-	// IsFenced reports a refusal because the committer role moved.
-	IsFenced func(error) bool
 }
 
 // Status is this node's view of one table's sync to one catalog.
@@ -237,7 +235,7 @@ func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
 					if ctx.Err() != nil {
 						return
 					}
-					if s.cfg.IsFenced != nil && s.cfg.IsFenced(err) {
+					if errors.Is(err, ledger.ErrStaleCommitter) {
 						log.Info("committer role moved; leaving the sync to the new committer", "err", err)
 						return
 					}

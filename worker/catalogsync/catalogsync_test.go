@@ -121,7 +121,7 @@ func (s *syncState) CatalogSynced(_ context.Context, table, catalog, loc string,
 		base = base[:len(base)-4]
 	}
 	if s.commits[base] != a {
-		return errStale
+		return fmt.Errorf("%w: %w", errStale, ledger.ErrStaleCommitter) // the FSM's refusal
 	}
 	s.tables[table].Synced[catalog] = SyncedAt{MetadataLocation: loc, At: at}
 	s.changed(table)
@@ -199,8 +199,7 @@ func startSync(t *testing.T, st interface {
 	Recorder
 }, node string, interval time.Duration, syncers ...Catalog) *Sync {
 	t.Helper()
-	cs := New(Config{NodeID: node, Interval: interval, Timeout: 200 * time.Millisecond,
-		IsFenced: func(err error) bool { return errors.Is(err, errStale) }}, st, st, syncers, nil)
+	cs := New(Config{NodeID: node, Interval: interval, Timeout: 200 * time.Millisecond}, st, st, syncers, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); cs.Run(ctx) }()

@@ -38,22 +38,29 @@ type Proposer interface {
 	SchemaApplied(ctx context.Context, table string, ids []string, errMsg string, committer ledger.Assignment) error
 }
 
-// Sink is what a committer asks of the table format.
+// Sink is what a committer asks of the table format. Every call that
+// changes the table names the committer role the loop read, and the sink
+// fences its commits by it: a node that lost the role is refused with
+// ledger.ErrStaleCommitter and cannot change the table behind its
+// successor's back.
 type Sink interface {
-	// Prepare adds a schema request's uncommitted fields as columns.
-	Prepare(ctx context.Context, t sink.TableSpec, shape *records.Shape) error
+	// EvolveSchema adds a schema request's uncommitted fields as columns,
+	// fenced by committer.
+	EvolveSchema(ctx context.Context, t sink.TableSpec, shape *records.Shape, committer ledger.Assignment, at time.Time) error
 	// Commit commits ledger entries (oldest first) into the table and its
 	// dead-letter table as one catalog commit, fenced by committer.
 	Commit(ctx context.Context, table string, entries []ledger.Entry, committer ledger.Assignment, at time.Time) error
-	// Expire removes old snapshots and returns how many went.
-	Expire(ctx context.Context, table string, maxAge time.Duration, maxCount int, now time.Time) (int, error)
+	// Expire removes old snapshots and returns how many went, fenced by
+	// committer.
+	Expire(ctx context.Context, table string, maxAge time.Duration, maxCount int, now time.Time, committer ledger.Assignment) (int, error)
 	// CleanOrphans deletes unreferenced files older than minAge, sparing
-	// those keep names.
-	CleanOrphans(ctx context.Context, table string, minAge time.Duration, keep map[string]bool) (int, int64, error)
+	// those keep names, as committer.
+	CleanOrphans(ctx context.Context, table string, minAge time.Duration, keep map[string]bool, committer ledger.Assignment) (int, int64, error)
 	// PlanRewrite plans and writes a compaction, committing nothing.
 	PlanRewrite(ctx context.Context, table string, p sink.CompactionPolicy) (sink.Rewrite, error)
-	// CommitRewrite commits a planned rewrite on top of the latest snapshot.
-	CommitRewrite(ctx context.Context, table string, rw sink.Rewrite) error
+	// CommitRewrite commits a planned rewrite on top of the latest
+	// snapshot, fenced by committer.
+	CommitRewrite(ctx context.Context, table string, rw sink.Rewrite, committer ledger.Assignment, at time.Time) error
 	// DeleteFrom deletes the rows at or after the given offsets, as the
 	// replace delete of rewind gen, fenced by committer.
 	DeleteFrom(ctx context.Context, table string, from map[ledger.TopicPartition]int64, gen uint64, committer ledger.Assignment, at time.Time) (int64, error)
@@ -71,7 +78,6 @@ type Config struct {
 	TargetFileSize config.ByteSize
 	ExpireInterval time.Duration
 	OrphanInterval time.Duration
-	IsFenced       func(error) bool
 	OnCommit       func(table string, d time.Duration)
 }
 

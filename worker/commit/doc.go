@@ -3,8 +3,9 @@
 // pending entries through the sink, applies schema requests and a replace
 // rewind's delete, and runs the table's maintenance (snapshot expiry,
 // orphan cleanup, compaction) in order with the appends, so the table has
-// a single writer. Every maintenance commit is fenced by the committer
-// epoch the loop read (fence.go).
+// a single writer. Every sink call that changes the table names the
+// committer role the loop read, and the sink fences its commit by it; a
+// refusal with ledger.ErrStaleCommitter is not a failure (fence.go).
 //
 // It declares what it needs where it uses it (State, Sink, Proposer in
 // committer.go); worker wires it and starts one loop per mapped table. It

@@ -82,7 +82,7 @@ func (l *tableLoop) round(ctx context.Context) next {
 	}
 	if l.planned != nil {
 		if mine {
-			_ = l.c.commitRewrite(fenceCtx(ctx, l.table, a), l.table, *l.planned, &l.sched.budget, l.log) // shown in status
+			_ = l.c.commitRewrite(ctx, l.table, a, *l.planned, &l.sched.budget, l.log) // shown in status
 		}
 		l.planned = nil
 	}
@@ -123,10 +123,10 @@ func (l *tableLoop) fence(a ledger.Assignment) { l.fencedAt = &a }
 // compaction in the background when one is due and none is in flight.
 func (l *tableLoop) maintainIfDue(ctx context.Context, a ledger.Assignment) {
 	if l.sched.expireDue(l.c.cfg.ExpireInterval) {
-		l.c.expire(fenceCtx(ctx, l.table, a), l.table, l.log)
+		l.c.expire(ctx, l.table, a, l.log)
 	}
 	if l.sched.orphansDue(l.c.cfg.OrphanInterval) {
-		l.c.cleanOrphans(fenceCtx(ctx, l.table, a), l.table, l.log)
+		l.c.cleanOrphans(ctx, l.table, a, l.log)
 	}
 	_, m, ok := l.c.lookup(l.table)
 	if !ok || l.rewriting != nil || l.planned != nil {
@@ -176,7 +176,7 @@ func (l *tableLoop) replaceDelete(ctx context.Context, a ledger.Assignment, mine
 	if !mine || len(ctl.ReplaceFrom) == 0 {
 		return proceed
 	}
-	err := l.c.replaceDelete(fenceCtx(ctx, l.table, a), l.table, ctl, a, l.log)
+	err := l.c.replaceDelete(ctx, l.table, ctl, a, l.log)
 	if ctx.Err() != nil {
 		return stop
 	}

@@ -49,12 +49,12 @@ func (c *Committer) maintainNow(ctx context.Context, table string, mine bool, a 
 		return maintainReply{res: res, err: ErrUnknownTable}
 	}
 	before, _ := c.status.Snapshot()
-	c.expire(fenceCtx(ctx, table, a), table, log)
+	c.expire(ctx, table, a, log)
 	if after, _ := c.status.Snapshot(); strings.Contains(after[table].Reason, "expiry:") {
 		return maintainReply{res: res, err: fmt.Errorf("expiring snapshots: %s", after[table].Reason)}
 	}
 	keep := c.keepFiles(table)
-	n, _, err := c.sink.CleanOrphans(fenceCtx(ctx, table, a), table, m.OrphanMinAge.D(), keep)
+	n, _, err := c.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), keep, a)
 	if err != nil {
 		return maintainReply{res: res, err: err}
 	}
@@ -65,7 +65,7 @@ func (c *Committer) maintainNow(ctx context.Context, table string, mine bool, a 
 	}
 	rw, err := c.sink.PlanRewrite(ctx, table, sink.CompactionPolicy{TargetFileSize: target, MinInputFiles: m.Compaction.MinInputFiles,
 		HotMinInputFiles: m.Compaction.MinInputFiles, MaxBytes: 1 << 62})
-	if err := c.commitRewrite(fenceCtx(ctx, table, a), table, rewriteOutcome{rw: rw, err: err}, budget, log); err != nil {
+	if err := c.commitRewrite(ctx, table, a, rewriteOutcome{rw: rw, err: err}, budget, log); err != nil {
 		return maintainReply{res: res, err: err}
 	}
 	after, _ := c.status.Snapshot()
@@ -77,17 +77,17 @@ func (c *Committer) maintainNow(ctx context.Context, table string, mine bool, a 
 	return maintainReply{res: res}
 }
 
-// commitRewrite commits a background rewrite, or abandons it on a conflict
-// (the next run plans again). Never blocks appends for long: the expensive
-// part already ran.
-func (c *Committer) commitRewrite(ctx context.Context, table string, out rewriteOutcome, budget *hourlyBudget, log *slog.Logger) error {
+// commitRewrite commits a background rewrite as committer a, or abandons it
+// on a conflict (the next run plans again). Never blocks appends for long:
+// the expensive part already ran.
+func (c *Committer) commitRewrite(ctx context.Context, table string, a ledger.Assignment, out rewriteOutcome, budget *hourlyBudget, log *slog.Logger) error {
 	err := out.err
 	var st sink.RewriteStats
 	if out.rw != nil {
 		st = out.rw.Stats()
 	}
 	if err == nil && st.FilesBefore > 0 {
-		err = c.sink.CommitRewrite(ctx, table, out.rw)
+		err = c.sink.CommitRewrite(ctx, table, out.rw, a, time.Now())
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -117,14 +117,15 @@ func (c *Committer) commitRewrite(ctx context.Context, table string, out rewrite
 	return err
 }
 
-// expire trims a table's snapshot history per its mapping. A failure is
-// shown in status and retried at the next interval; it never blocks commits.
-func (c *Committer) expire(ctx context.Context, table string, log *slog.Logger) {
+// expire trims a table's snapshot history per its mapping, as committer a.
+// A failure is shown in status and retried at the next interval; it never
+// blocks commits.
+func (c *Committer) expire(ctx context.Context, table string, a ledger.Assignment, log *slog.Logger) {
 	_, m, ok := c.lookup(table)
 	if !ok {
 		return
 	}
-	n, err := c.sink.Expire(ctx, table, m.SnapshotMaxAge.D(), m.SnapshotMaxCount, time.Now())
+	n, err := c.sink.Expire(ctx, table, m.SnapshotMaxAge.D(), m.SnapshotMaxCount, time.Now(), a)
 	if ctx.Err() != nil {
 		return
 	}
@@ -158,14 +159,14 @@ func (c *Committer) keepFiles(table string) map[string]bool {
 	return keep
 }
 
-// cleanOrphans deletes a table's orphan files, sparing every file the ledger
-// has recorded. Like expiry it never blocks commits.
-func (c *Committer) cleanOrphans(ctx context.Context, table string, log *slog.Logger) {
+// cleanOrphans deletes a table's orphan files as committer a, sparing every
+// file the ledger has recorded. Like expiry it never blocks commits.
+func (c *Committer) cleanOrphans(ctx context.Context, table string, a ledger.Assignment, log *slog.Logger) {
 	_, m, ok := c.lookup(table)
 	if !ok {
 		return
 	}
-	n, bytes, err := c.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), c.keepFiles(table))
+	n, bytes, err := c.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), c.keepFiles(table), a)
 	if ctx.Err() != nil {
 		return
 	}

@@ -25,7 +25,7 @@ func (c *Committer) applySchemas(ctx context.Context, table string, a ledger.Ass
 	var done []string
 	var failure error
 	for _, r := range reqs {
-		if err := c.sink.Prepare(fenceCtx(ctx, table, a), spec, r.Shape); err != nil {
+		if err := c.sink.EvolveSchema(ctx, spec, r.Shape, a, time.Now()); err != nil {
 			failure = err
 			if len(done) == 0 && !c.fenced(err) && ctx.Err() == nil && r.Err != err.Error() {
 				_ = c.prop.SchemaApplied(ctx, table, []string{r.ID}, err.Error(), a) // shown to the requester
