@@ -28,7 +28,9 @@ const MinOrphanAge = time.Hour
 // deleted. Typical orphans: files of a writer that crashed before recording
 // them, metadata files of commits that lost a race. committer is the role
 // the cleanup runs as: it deletes files but commits nothing, so no catalog
-// commit carries it; it is logged with each deletion.
+// commit carries it; it is logged with each deletion. The deletion itself
+// is not fenced yet (no barrier and re-check of the role just before it): a
+// committer cut off past minAge could delete what its successor recorded.
 func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duration, keep map[string]bool, committer ledger.Assignment) (int, int64, error) {
 	var (
 		files int
