@@ -41,11 +41,7 @@ type TableResume struct {
 // skips. The table must exist or be the target of a registered source.
 // Skips the table has already committed past are dropped.
 func applyResumeTable(s *State, c *ResumeTable) error {
-	known := s.Tables[c.Table] != nil
-	for _, src := range s.Sources {
-		known = known || src.Table == c.Table
-	}
-	if c.Table == "" || !known {
+	if !knownTable(s, c.Table) {
 		return fmt.Errorf("resuming table %s: %w", ledger.DisplayName(c.Table), ErrNoSuchTable)
 	}
 	for _, sk := range c.Skips {
@@ -92,3 +88,4 @@ func clearPassedSkips(s *State, table string) {
 		r.Skips = nil
 	}
 }
+

@@ -51,11 +51,7 @@ type SchemaRequest struct {
 const maxSchemaRequests = 1024
 
 func applyRequestSchema(s *State, c *RequestSchema) error {
-	known := s.Tables[c.Table] != nil
-	for _, src := range s.Sources {
-		known = known || src.Table == c.Table
-	}
-	if c.Table == "" || !known {
+	if !knownTable(s, c.Table) {
 		return fmt.Errorf("requesting a schema of table %s: %w", ledger.DisplayName(c.Table), ErrNoSuchTable)
 	}
 	if c.ID == "" || len(c.Shape) == 0 || string(c.Shape) == "null" {
