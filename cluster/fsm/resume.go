@@ -88,4 +88,3 @@ func clearPassedSkips(s *State, table string) {
 		r.Skips = nil
 	}
 }
-
