@@ -25,6 +25,7 @@ import (
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
@@ -141,24 +142,24 @@ func TestCrashRecovery(t *testing.T) {
 	// Final run: wait until everything is committed, read status through
 	// the CLI, then stop gracefully.
 	cmd := startProc()
-	deadline := time.Now().Add(3 * time.Minute)
 	var rep status.Report
-	for {
+	err = wait.Poll(3*time.Minute, func() error {
 		out, err := execCommand(bin, "status", "--admin-addr", cfg.Node.AdminAddr, "-o", "json").Output()
-		if err == nil {
-			rep = status.Report{}
-			if err := json.Unmarshal(out, &rep); err != nil {
-				t.Fatalf("status output: %v\n%s", err, out)
-			}
-			if len(rep.Tables) > 0 && rep.Tables[0].Rows == total {
-				break
-			}
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("not caught up: %+v (err %v)", rep, err)
+		rep = status.Report{}
+		if err := json.Unmarshal(out, &rep); err != nil {
+			t.Fatalf("status output: %v\n%s", err, out)
 		}
-		time.Sleep(250 * time.Millisecond)
+		if len(rep.Tables) == 0 || rep.Tables[0].Rows != total {
+			return fmt.Errorf("rows short of %d", total)
+		}
+		return nil
+	})
+	if err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("not caught up: %+v (%v)", rep, err)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

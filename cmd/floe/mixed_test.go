@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/internal/testing/wait"
 )
 
 // TestMixedVersions is a rolling upgrade across Raft command types: three
@@ -61,17 +62,10 @@ func TestMixedVersions(t *testing.T) {
 	if rep, _, err := f.status(); err == nil && rep.Leader == last.id {
 		f.event("pausing %s (old build, leader) so a current-build node takes over", last.id)
 		f.pause(last)
-		deadline := time.Now().Add(time.Minute)
-		for {
+		wait.For(t, time.Minute, "a current-build leader after pausing "+last.id, func() bool {
 			rep, _, err := f.status()
-			if err == nil && rep.Leader != "" && rep.Leader != last.id {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no current-build leader after pausing %s", last.id)
-			}
-			time.Sleep(250 * time.Millisecond)
-		}
+			return err == nil && rep.Leader != "" && rep.Leader != last.id
+		})
 		f.resume(last)
 		f.settle(2 * time.Minute)
 	}

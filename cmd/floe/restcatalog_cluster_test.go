@@ -15,8 +15,8 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/restcatalog"
-	"github.com/floe-io/floe/status"
 )
 
 // TestRESTCatalogCluster asks every node of a 3-node fleet of real floe
@@ -146,19 +146,19 @@ func TestRESTCatalogCluster(t *testing.T) {
 // leaderLocation is the leader's current metadata location of a topic's table.
 func leaderLocation(t *testing.T, f *fleet, topic string) string {
 	t.Helper()
-	var rep status.Report
-	var err error
-	for range 20 {
-		if rep, _, err = f.leaderStatus(); err == nil {
-			if tr, ok := tableReport(rep, tableOf(topic)); ok && tr.MetadataLocation != "" {
-				return tr.MetadataLocation
-			}
-			err = fmt.Errorf("no metadata location for %s", tableOf(topic))
+	var loc string
+	wait.Until(t, 5*time.Second, "the leader's metadata location of "+topic, func() error {
+		rep, _, err := f.leaderStatus()
+		if err != nil {
+			return err
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Fatalf("leader's metadata location of %s: %v", topic, err)
-	return ""
+		if tr, ok := tableReport(rep, tableOf(topic)); ok && tr.MetadataLocation != "" {
+			loc = tr.MetadataLocation
+			return nil
+		}
+		return fmt.Errorf("no metadata location for %s", tableOf(topic))
+	})
+	return loc
 }
 
 // metadataVersion is the version prefix of a metadata file name
