@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,13 +46,33 @@ func demoCmd() *cobra.Command {
 	return cmd
 }
 
+// handedOut holds the addresses freeAddr has returned: the kernel may give a
+// port that was listened on and closed again to the next listener, and the
+// nodes started together (a demo, a bench's cluster, a test fleet) must not
+// be handed the same port before any of them binds it.
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
+
+// freeAddr returns a loopback address with a port nothing listens on now and
+// that this process has not handed out before.
 func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		addr := l.Addr().String()
+		l.Close()
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return "", fmt.Errorf("no free loopback port not handed out already after 100 tries")
 }
 
 func runDemo(ctx context.Context, out io.Writer, dir string, total, partitions, rate int) error {
