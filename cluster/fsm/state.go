@@ -86,6 +86,10 @@ type State struct {
 	Paused map[string]int64 `json:"paused,omitempty"`
 	// Rewinds is the last rewind of each rewound table, by table key.
 	Rewinds map[string]*TableRewind `json:"rewinds,omitempty"`
+	// Proposals are the results of the last applied proposals that carried
+	// a proposal id, so that a resent proposal answers as the first did
+	// instead of applying twice; nil until the first one.
+	Proposals *ProposalWindow `json:"proposals,omitempty"`
 	// LastBackup is the newest state backup the leader reported writing.
 	LastBackup *BackupWritten `json:"last_backup,omitempty"`
 	// Applied is the index of the last applied log entry.
