@@ -28,7 +28,7 @@ func (n *Node) removeMember(ctx context.Context, id string) error {
 }
 
 func mustEncode(c fsm.Command) []byte {
-	b, err := fsm.Encode(c)
+	b, err := fsm.EncodeProposal(newProposalID(), c)
 	if err != nil {
 		panic(err) // the fixed command types always encode
 	}
