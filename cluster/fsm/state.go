@@ -52,6 +52,11 @@ type Member struct {
 	Version string            `json:"version,omitempty"`
 	// Draining members take no new work; their work is moved away.
 	Draining bool `json:"draining,omitempty"`
+	// ProposalIDs: the member's FSM deduplicates proposals by id (State.
+	// Proposals). Proposers attach ids only while every member says so: an
+	// older member would apply a resend that the others answer from their
+	// window, and the replicas would part.
+	ProposalIDs bool `json:"proposal_ids,omitempty"`
 }
 
 // Zone returns the member's zone attribute, empty when not given.

@@ -2,7 +2,6 @@ package raftnode
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -19,11 +18,11 @@ import (
 // and the FSM's verdict. Concurrent proposals are batched by Raft into one
 // log write, which is what keeps fsync cost per commit low.
 //
-// The command carries a proposal id drawn here, once: every resend of it
-// carries the same id, and the FSM answers a resend of an applied proposal
-// with the first answer instead of applying it twice.
+// The command carries a proposal id drawn here, once (see encode): every
+// resend of it carries the same id, and the FSM answers a resend of an
+// applied proposal with the first answer instead of applying it twice.
 func (n *Node) Apply(ctx context.Context, c fsm.Command) (uint64, error) {
-	data, err := fsm.EncodeProposal(newProposalID(), c)
+	data, err := n.encode(c)
 	if err != nil {
 		return 0, err
 	}
@@ -121,10 +120,6 @@ func (n *Node) forward(ctx context.Context, data []byte) (uint64, error) {
 	}
 	return resp.Index, nil
 }
-
-// newProposalID draws a proposal id: 128 random bits (crypto/rand.Text),
-// so ids never repeat across nodes or restarts. The FSM never draws one.
-func newProposalID() string { return rand.Text() }
 
 // rpcAddrOf returns a member's internal RPC address from the replicated
 // membership.
