@@ -28,7 +28,11 @@ func New() *FSM {
 // Apply applies the command entry data at log index. A command of a type
 // this version does not know is skipped and counted (State.Skipped): a newer
 // leader's log keeps applying during a rolling upgrade. The error is the
-// FSM's refusal; a refused entry changes nothing but the applied index.
+// FSM's refusal; a refused entry changes nothing but the applied index (and
+// the proposal window). An entry whose proposal id is in the window
+// (State.Proposals) is a resend: it is not applied again and returns the
+// first one's result. Every entry with an id is recorded, refused, skipped
+// or applied, so every replica's window holds the same ids.
 func (f *FSM) Apply(index uint64, data []byte) error {
 	if len(data) == 0 {
 		return fmt.Errorf("empty command at index %d", index)
@@ -38,16 +42,33 @@ func (f *FSM) Apply(index uint64, data []byte) error {
 	defer func() { f.notify(t) }()
 	defer f.mu.Unlock()
 	f.state.Applied = index
-	def, ok := commands[CommandType(data[0])]
-	if !ok {
-		f.state.Skipped++
-		return nil
+	id := ProposalID(data)
+	if res, ok := f.state.Proposals.Lookup(id); ok {
+		// A resend of a proposal applied already (its answer was lost):
+		// not applied again; it answers as the first did.
+		return res.Err()
 	}
 	var err error
-	// Watchers of the touched tables wake even when the entry is refused:
-	// a refusal changes nothing, and a spurious wake only costs a re-read.
-	t, err = def.apply(f.state, data[1:])
+	t, err = applyCommand(f.state, data)
+	if id != "" {
+		if f.state.Proposals == nil {
+			f.state.Proposals = &ProposalWindow{}
+		}
+		f.state.Proposals.add(resultOf(id, index, err))
+	}
 	return err
+}
+
+// applyCommand applies one entry to s. Watchers of the touched tables wake
+// even when the entry is refused: a refusal changes nothing, and a spurious
+// wake only costs a re-read.
+func applyCommand(s *State, data []byte) (touched, error) {
+	def, ok := commands[CommandType(data[0])]
+	if !ok {
+		s.Skipped++
+		return touched{}, nil
+	}
+	return def.apply(s, data[1:])
 }
 
 // notify wakes the global watchers and those of the touched tables.

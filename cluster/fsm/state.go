@@ -52,6 +52,11 @@ type Member struct {
 	Version string            `json:"version,omitempty"`
 	// Draining members take no new work; their work is moved away.
 	Draining bool `json:"draining,omitempty"`
+	// ProposalIDs: the member's FSM deduplicates proposals by id (State.
+	// Proposals). Proposers attach ids only while every member says so: an
+	// older member would apply a resend that the others answer from their
+	// window, and the replicas would part.
+	ProposalIDs bool `json:"proposal_ids,omitempty"`
 }
 
 // Zone returns the member's zone attribute, empty when not given.
@@ -86,6 +91,10 @@ type State struct {
 	Paused map[string]int64 `json:"paused,omitempty"`
 	// Rewinds is the last rewind of each rewound table, by table key.
 	Rewinds map[string]*TableRewind `json:"rewinds,omitempty"`
+	// Proposals are the results of the last applied proposals that carried
+	// a proposal id, so that a resent proposal answers as the first did
+	// instead of applying twice; nil until the first one.
+	Proposals *ProposalWindow `json:"proposals,omitempty"`
 	// LastBackup is the newest state backup the leader reported writing.
 	LastBackup *BackupWritten `json:"last_backup,omitempty"`
 	// Applied is the index of the last applied log entry.

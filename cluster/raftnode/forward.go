@@ -17,8 +17,12 @@ import (
 // caller reads its own write from the local state. It returns the log index
 // and the FSM's verdict. Concurrent proposals are batched by Raft into one
 // log write, which is what keeps fsync cost per commit low.
+//
+// The command carries a proposal id drawn here, once (see encode): every
+// resend of it carries the same id, and the FSM answers a resend of an
+// applied proposal with the first answer instead of applying it twice.
 func (n *Node) Apply(ctx context.Context, c fsm.Command) (uint64, error) {
-	data, err := fsm.Encode(c)
+	data, err := n.encode(c)
 	if err != nil {
 		return 0, err
 	}
@@ -36,11 +40,12 @@ func (n *Node) Apply(ctx context.Context, c fsm.Command) (uint64, error) {
 }
 
 // applyRaw applies encoded command bytes locally when leader, else forwards
-// them. A forward is retried only when it cannot have been applied (no
-// leader known, leader unreachable before answering, or the receiver was no
-// longer leader); an ambiguous failure is returned, and the fencing rules
-// make a repeated command harmless (a repeated record is refused as an
-// overlap, a repeated commit fails its compare-and-swap).
+// them. A forward is resent when it was not applied (no leader known, or
+// the receiver was no longer leader) and when the leader became unreachable
+// before answering, in which case it may have been applied: the resend
+// carries the same proposal id, so the FSM answers it with the first
+// answer (a deleted mapping stays deleted and answers success, not "no
+// such mapping"). Other ambiguous failures are returned.
 func (n *Node) applyRaw(ctx context.Context, data []byte) (uint64, error) {
 	for {
 		if n.raft.State() == raft.Leader {
@@ -101,8 +106,8 @@ func (n *Node) forward(ctx context.Context, data []byte) (uint64, error) {
 		if unreachable(err) && ctx.Err() == nil {
 			// Unreachable leader: retry until the deadline, the group
 			// elects another or the connection comes back. A command may
-			// have been applied if the connection broke mid-call; fencing
-			// makes a repeat harmless.
+			// have been applied if the connection broke mid-call; its
+			// proposal id makes the FSM answer the repeat as the first.
 			return 0, fmt.Errorf("forwarding to leader %s: %v: %w", leaderID, err, ErrNotLeader)
 		}
 		return 0, fmt.Errorf("forwarding to leader %s: %w", leaderID, err)

@@ -13,7 +13,11 @@ import (
 // removeMember drops a node from the membership (so its work moves) and
 // from the Raft configuration. Leader only.
 func (n *Node) removeMember(ctx context.Context, id string) error {
-	if _, err := n.applyLocal(ctx, mustEncode(fsm.RemoveNode{ID: id})); err != nil {
+	data, err := n.encode(fsm.RemoveNode{ID: id})
+	if err != nil {
+		return err
+	}
+	if _, err := n.applyLocal(ctx, data); err != nil {
 		return fmt.Errorf("removing member %s: %w", id, err)
 	}
 	if id == n.cfg.ID {
@@ -25,14 +29,6 @@ func (n *Node) removeMember(ctx context.Context, id string) error {
 	n.health.forget(id)
 	n.log.Info("node removed", "removed", id)
 	return nil
-}
-
-func mustEncode(c fsm.Command) []byte {
-	b, err := fsm.Encode(c)
-	if err != nil {
-		panic(err) // the fixed command types always encode
-	}
-	return b
 }
 
 // TransferLeadership hands leadership to another voter, if this node leads.
@@ -72,7 +68,8 @@ func (n *Node) Leave(ctx context.Context) error {
 
 // self is this node's membership record as it should be replicated.
 func (n *Node) self() fsm.Member {
-	m := fsm.Member{ID: n.cfg.ID, Addr: n.cfg.Advertise, RPC: n.cfg.RPCAdvertise, Admin: n.cfg.AdminAddr, Version: n.cfg.Version}
+	m := fsm.Member{ID: n.cfg.ID, Addr: n.cfg.Advertise, RPC: n.cfg.RPCAdvertise, Admin: n.cfg.AdminAddr, Version: n.cfg.Version,
+		ProposalIDs: true}
 	if a, err := advertisable(m.Admin); err == nil {
 		m.Admin = a
 	}
@@ -110,7 +107,8 @@ func (n *Node) ensureRegistered() {
 		}
 	})
 	if cur != nil && cur.Addr == want.Addr && cur.RPC == want.RPC && cur.Admin == want.Admin &&
-		cur.Version == want.Version && cur.Zone() == want.Zone() && !(cur.Draining && !n.draining.Load()) {
+		cur.Version == want.Version && cur.Zone() == want.Zone() && cur.ProposalIDs == want.ProposalIDs &&
+		!(cur.Draining && !n.draining.Load()) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

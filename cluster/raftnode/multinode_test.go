@@ -356,10 +356,11 @@ func testLogger(t *testing.T) *slog.Logger {
 }
 
 // TestLostAnswerThenResend: the leader applies a forwarded commit but its
-// answer is lost (it died mid-call); the follower resends, the copy is
-// refused by the compare-and-swap, and the catalog must see that its commit
-// took effect - not report a failure and, above all, not delete the
-// metadata file that is now the table's pointer.
+// answer is lost (it died mid-call); the follower resends, the FSM answers
+// the copy as the first (its proposal id is in the window; a copy from a
+// proposer without ids is refused by the compare-and-swap), and the catalog
+// must see that its commit took effect - not report a failure and, above
+// all, not delete the metadata file that is now the table's pointer.
 func TestLostAnswerThenResend(t *testing.T) {
 	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
 	l := g.leader()

@@ -56,3 +56,23 @@ func TestRefusalsKeepTheirSentinels(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedRefusalCodesAreWireCodes: the FSM records a refusal in its
+// proposal window by the code it crosses the internal RPC with, and a
+// resent proposal's recorded refusal crosses the wire as the first did.
+func TestRecordedRefusalCodesAreWireCodes(t *testing.T) {
+	for code, sentinel := range fsm.RefusalCodes() {
+		first := withIcebergSentinel(fmt.Errorf("refused: %w", sentinel))
+		if got := toWire(first).Code; got != code {
+			t.Errorf("%v: the FSM records code %q, the wire sends %q", sentinel, code, got)
+		}
+		again := withIcebergSentinel(fsm.ProposalResult{ID: "p", Code: code, Message: first.Error()}.Err())
+		w := toWire(again)
+		if w.Code != code || w.Message != first.Error() {
+			t.Errorf("%s: the resend's answer crosses as %+v", code, w)
+		}
+		if err := fromWire(w); !errors.Is(err, sentinel) || IsRetryable(err) != IsRetryable(first) {
+			t.Errorf("%s: the forwarding node sees %v (retryable %v)", code, err, IsRetryable(err))
+		}
+	}
+}
