@@ -193,6 +193,7 @@ type fakeCluster struct {
 	// Maintenance calls record the role they were fenced by.
 	expireIntents, orphanIntents, rewriteIntents []*fenceCall
 	orphanGate                                   chan struct{} // when set, CleanOrphans waits until it closes
+	orphanErr                                    error         // what CleanOrphans returns
 	rewrite                                      sink.Rewrite  // what PlanRewrite returns
 	// committerReads counts Committer calls: a commit loop makes one per
 	// round, so a test can wait for rounds instead of sleeping;
@@ -511,7 +512,7 @@ func (c *fakeCluster) Expire(_ context.Context, table string, _ time.Duration, _
 func (c *fakeCluster) CleanOrphans(ctx context.Context, table string, _ time.Duration, _ map[string]bool, committer ledger.Assignment) (int, int64, error) {
 	c.mu.Lock()
 	c.orphanIntents = append(c.orphanIntents, fenced(table, committer, time.Now()))
-	gate := c.orphanGate
+	gate, err := c.orphanGate, c.orphanErr
 	c.mu.Unlock()
 	if gate != nil {
 		select {
@@ -520,7 +521,7 @@ func (c *fakeCluster) CleanOrphans(ctx context.Context, table string, _ time.Dur
 			return 0, 0, ctx.Err()
 		}
 	}
-	return 0, 0, nil
+	return 0, 0, err
 }
 
 func (c *fakeCluster) PlanRewrite(context.Context, string, sink.CompactionPolicy) (sink.Rewrite, error) {

@@ -293,8 +293,9 @@ func (l *tableLoop) wait(ctx context.Context, a ledger.Assignment, mine bool, ch
 	return again
 }
 
-// cleanedUp reports the background orphan cleanup that ended.
+// cleanedUp reports the background orphan cleanup that ended; its failure
+// is not this node's to show once the loop saw the role move.
 func (l *tableLoop) cleanedUp(ctx context.Context, out orphanOutcome) {
 	l.cleaning = nil
-	l.c.orphansDone(ctx, l.table, out, l.log)
+	l.c.orphansDone(ctx, l.table, out, l.wasMine, l.log)
 }

@@ -187,16 +187,17 @@ func (c *Committer) startCleanup(ctx context.Context, table string, a ledger.Ass
 }
 
 // orphansDone reports an orphan cleanup's outcome in status. A refusal
-// because the role moved is not a failure: the new committer cleans. Any
-// other failure (the fence's barrier included) is shown and retried at the
-// next interval.
-func (c *Committer) orphansDone(ctx context.Context, table string, out orphanOutcome, log *slog.Logger) {
+// because the role moved is not a failure: the new committer cleans; nor is
+// any failure once the loop saw the role move (mine is false). Any other
+// failure (the fence's barrier included) is shown and retried at the next
+// interval.
+func (c *Committer) orphansDone(ctx context.Context, table string, out orphanOutcome, mine bool, log *slog.Logger) {
 	if ctx.Err() != nil {
 		return
 	}
 	msg := ""
 	switch {
-	case c.fenced(out.err):
+	case c.fenced(out.err) || (out.err != nil && !mine):
 		log.Info("orphan cleanup refused: the committer role moved; deleted nothing", "err", out.err)
 	case out.err != nil:
 		log.Warn("cleaning orphan files", "err", out.err)
