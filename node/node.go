@@ -189,6 +189,7 @@ func (n *Node) buildWorker() error {
 		nsLocations[ns] = strings.TrimSuffix(c.Location, "/")
 	}
 	sink := icebergsink.New(n.catalog, int64(cfg.TargetFileSize), n.log, nsLocations)
+	sink.SetFence(NewFence(n.raft)) // deletions are fenced (DESIGN.md, Maintenance)
 	kc, err := source.NewKafkaClient(cfg.Kafka)
 	if err != nil {
 		return err

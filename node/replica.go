@@ -8,6 +8,8 @@ import (
 	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
+	"github.com/floe-io/floe/ledger"
+	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
 
 // NewCatalog returns the catalog of record on a Raft node: it reads the
@@ -28,4 +30,33 @@ func (r replica) Apply(ctx context.Context, c fsm.Command) (uint64, error) { ret
 
 func (r replica) WaitApplied(ctx context.Context, index uint64) error {
 	return r.n.FSM().WaitApplied(ctx, index)
+}
+
+// NewFence returns the Iceberg sink's fence on a Raft node
+// (icebergsink.Fence): its barrier is the node's ReadBarrier, and it reads
+// roles and pending entries from the node's state.
+func NewFence(rn *raftnode.Node) icebergsink.Fence { return fence{rn} }
+
+// fence is the sink's view of a Raft node before it deletes table files.
+type fence struct{ n *raftnode.Node }
+
+func (f fence) Barrier(ctx context.Context) error { return f.n.ReadBarrier(ctx) }
+
+func (f fence) Committer(key string) (a ledger.Assignment, ok bool) {
+	f.n.FSM().Read(func(s *fsm.State) { a, ok = s.Committers[key] })
+	return a, ok
+}
+
+func (f fence) PendingFiles(key string) (out []string) {
+	f.n.FSM().Read(func(s *fsm.State) {
+		for _, e := range s.Ledger.Pending[key] {
+			for _, d := range e.Files {
+				out = append(out, d.Path)
+			}
+			for _, d := range e.DLQFiles {
+				out = append(out, d.Path)
+			}
+		}
+	})
+	return out
 }

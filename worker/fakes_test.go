@@ -192,7 +192,9 @@ type fakeCluster struct {
 
 	// Maintenance calls record the role they were fenced by.
 	expireIntents, orphanIntents, rewriteIntents []*fenceCall
-	rewrite                                      sink.Rewrite // what PlanRewrite returns
+	orphanGate                                   chan struct{} // when set, CleanOrphans waits until it closes
+	orphanErr                                    error         // what CleanOrphans returns
+	rewrite                                      sink.Rewrite  // what PlanRewrite returns
 	// committerReads counts Committer calls: a commit loop makes one per
 	// round, so a test can wait for rounds instead of sleeping;
 	// committerReadsOf counts them per table.
@@ -507,11 +509,19 @@ func (c *fakeCluster) Expire(_ context.Context, table string, _ time.Duration, _
 
 // CleanOrphans commits nothing, so it has no commit time: the fake stamps
 // the call's.
-func (c *fakeCluster) CleanOrphans(_ context.Context, table string, _ time.Duration, _ map[string]bool, committer ledger.Assignment) (int, int64, error) {
+func (c *fakeCluster) CleanOrphans(ctx context.Context, table string, _ time.Duration, _ map[string]bool, committer ledger.Assignment) (int, int64, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.orphanIntents = append(c.orphanIntents, fenced(table, committer, time.Now()))
-	return 0, 0, nil
+	gate, err := c.orphanGate, c.orphanErr
+	c.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
+		}
+	}
+	return 0, 0, err
 }
 
 func (c *fakeCluster) PlanRewrite(context.Context, string, sink.CompactionPolicy) (sink.Rewrite, error) {

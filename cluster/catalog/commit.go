@@ -100,6 +100,12 @@ func (c *Catalog) writeUpdated(ctx context.Context, ident table.Identifier, reqs
 // candidates. Staged files go only on a terminal refusal: iceberg-go retries
 // ErrCommitFailed in the same session, which reuses them. Any other error
 // (a Raft timeout) is ambiguous: keep everything.
+//
+// Unlike orphan cleanup, this deletion needs no read barrier (DESIGN.md,
+// invariant 10): the files are the ones this very proposal wrote, under
+// names no other command carries (version and a fresh uuid), and the
+// refusal is the replicated log's own verdict, which every node applies
+// alike, so no state, current or future, can point at them.
 func (c *Catalog) removeRefused(ctx context.Context, cmd fsm.CommitTables, err error) {
 	terminal := ledger.Refused(err) || errors.Is(err, fsm.ErrStaleCommitter)
 	if !terminal && !errors.Is(err, table.ErrCommitFailed) {

@@ -87,6 +87,7 @@ type rpcHandler interface {
 	rpcJoin(ctx context.Context, in *JoinRequest) (*Empty, error)
 	rpcLeave(ctx context.Context, in *LeaveRequest) (*Empty, error)
 	rpcTransfer(ctx context.Context, in *TransferRequest) (*Empty, error)
+	rpcBarrier(ctx context.Context, in *BarrierRequest) (*BarrierResponse, error)
 }
 
 // TransferRequest asks the leader to hand leadership to voter ID (any
@@ -122,6 +123,7 @@ var rpcDesc = grpc.ServiceDesc{
 		unary("Join", rpcHandler.rpcJoin),
 		unary("Leave", rpcHandler.rpcLeave),
 		unary("Transfer", rpcHandler.rpcTransfer),
+		unary("Barrier", rpcHandler.rpcBarrier),
 	},
 	Metadata: "floe/internal/v1 (json codec)",
 }

@@ -196,6 +196,7 @@ func TestCrashRecovery(t *testing.T) {
 	// data file left is one the table references.
 	time.Sleep(50 * time.Millisecond)
 	sink := icebergsink.New(cat, 64<<20, nil, nil)
+	sink.SetFence(node.NewFence(rn))
 	key := ledger.TableKey([]string{"e2e", "crash"})
 	var role ledger.Assignment // the table's committer, as the node left it
 	rn.FSM().Read(func(s *fsm.State) { role = s.Committers[key] })

@@ -108,8 +108,13 @@ func eligible(tasks []table.FileScanTask, p sink.CompactionPolicy) []table.FileS
 // PlanRewrite plans bin-packing compaction of a table's small files per
 // partition and writes the compacted files. It commits nothing: the
 // committer commits the result with CommitRewrite, in order with appends.
+// It first waits until this node has applied the log (the fence's
+// barrier), so a node catching up does not read deleted metadata.
 func (s *Sink) PlanRewrite(ctx context.Context, key string, p sink.CompactionPolicy) (sink.Rewrite, error) {
 	name := ledger.DisplayName(key)
+	if err := s.caughtUp(ctx, key); err != nil {
+		return nil, fmt.Errorf("compacting %s: %w", name, err)
+	}
 	tbl, err := s.cat.LoadTable(ctx, ledger.TableIdent(key))
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return &Rewrite{}, nil // created on first data

@@ -14,4 +14,14 @@
 // sink gets the role as an argument, never from the context. A pipeline's
 // Prepare (creating the table, aligning its partition spec) commits
 // unbound, ordered by the catalog's compare-and-swap alone.
+//
+// Deleting files commits nothing, so no catalog commit can fence it: orphan
+// cleanup is fenced through Fence (fence.go), which the node wires over its
+// Raft node. After listing candidates and before the first deletion, a
+// read barrier proves this node's state current, the committer role is
+// re-checked in it, and the candidates are re-checked against the current
+// metadata and pending ledger entries; otherwise nothing is deleted
+// (ErrUnfenced, ledger.ErrStaleCommitter). Expiry and compaction planning
+// pass the same barrier before reading metadata, so a node catching up
+// does not read metadata files that later commits deleted.
 package iceberg

@@ -22,9 +22,14 @@ const keptMetadataFiles = "50"
 // maxCount, whichever is stricter. The current snapshot, which carries the
 // latest committed offsets, is always kept. It commits through the catalog
 // like any other change of the table, fenced by committer, and returns how
-// many snapshots went.
+// many snapshots went. It first waits until this node has applied the log
+// (the fence's barrier), so a node catching up does not read metadata that
+// later commits deleted.
 func (s *Sink) Expire(ctx context.Context, key string, maxAge time.Duration, maxCount int, now time.Time, committer ledger.Assignment) (int, error) {
 	name := ledger.DisplayName(key)
+	if err := s.caughtUp(ctx, key); err != nil {
+		return 0, fmt.Errorf("expiring snapshots of %s: %w", name, err)
+	}
 	tbl, err := s.bindMaintenance(key, committer, now).LoadTable(ctx, ledger.TableIdent(key))
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return 0, nil // created on first data; nothing to expire yet
@@ -63,8 +68,8 @@ func (s *Sink) Expire(ctx context.Context, key string, maxAge time.Duration, max
 	age := time.Since(time.UnixMilli(cutoff)) + time.Millisecond
 	tx := tbl.NewTransaction()
 	// Files that only expired snapshots referenced are not deleted here:
-	// orphan cleanup removes them once they pass its safety age, which
-	// also gives readers of an expired snapshot time to finish. (Deleting
+	// orphan cleanup removes them, fenced, once they pass its safety age,
+	// which also gives readers of an expired snapshot time to finish. (Deleting
 	// them in iceberg-go's post-commit step also failed on files a
 	// compaction's replaced-file entries had already let it delete.)
 	if err := tx.ExpireSnapshots(table.WithOlderThan(age), table.WithRetainLast(1), table.WithPostCommit(false)); err != nil {

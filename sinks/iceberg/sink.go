@@ -59,6 +59,8 @@ type Sink struct {
 	locks map[string]*sync.Mutex // per table: serializes schema changes
 
 	nsLocations map[string]string // namespace -> location of its tables
+
+	fence Fence // set once before use (SetFence); nil deletes nothing
 }
 
 // New returns a sink writing data files of about targetSize bytes.

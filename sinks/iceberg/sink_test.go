@@ -41,7 +41,9 @@ func newSink(t *testing.T) (*Sink, *catalog.Catalog, *raftnode.Node) {
 	t.Cleanup(func() { n.Close() })
 	wait.For(t, 30*time.Second, "the node to lead", n.IsLeader)
 	cat := newCatalog(n, "file://"+filepath.Join(dir, "wh"), iceberg.Properties{})
-	return New(cat, 64<<20, nil, nil), cat, n
+	s := New(cat, 64<<20, nil, nil)
+	s.SetFence(&testFence{n: n})
+	return s, cat, n
 }
 
 // committer gives table key the committer role n1 epoch 1 on n and

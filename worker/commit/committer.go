@@ -54,7 +54,10 @@ type Sink interface {
 	// committer.
 	Expire(ctx context.Context, table string, maxAge time.Duration, maxCount int, now time.Time, committer ledger.Assignment) (int, error)
 	// CleanOrphans deletes unreferenced files older than minAge, sparing
-	// those keep names, as committer.
+	// those keep names, as committer. It commits nothing, so the sink
+	// fences the deletion itself (a read barrier and the role re-checked
+	// just before it) and refuses with ledger.ErrStaleCommitter when the
+	// role moved. The loop runs it in the background, beside its commits.
 	CleanOrphans(ctx context.Context, table string, minAge time.Duration, keep map[string]bool, committer ledger.Assignment) (int, int64, error)
 	// PlanRewrite plans and writes a compaction, committing nothing.
 	PlanRewrite(ctx context.Context, table string, p sink.CompactionPolicy) (sink.Rewrite, error)

@@ -3,7 +3,11 @@
 // pending entries through the sink, applies schema requests and a replace
 // rewind's delete, and runs the table's maintenance (snapshot expiry,
 // orphan cleanup, compaction) in order with the appends, so the table has
-// a single writer. Every sink call that changes the table names the
+// a single writer. The slow parts run in the background beside the loop,
+// one at a time per table: a compaction's planning (its commit is made in
+// the loop) and orphan cleanup (which commits nothing; the sink fences its
+// deletions by a read barrier and the role), reported to status when they
+// end. Every sink call that changes the table names the
 // committer role the loop read, and the sink fences its commit by it; a
 // refusal with ledger.ErrStaleCommitter is not a failure (fence.go).
 //

@@ -35,6 +35,9 @@ type tableLoop struct {
 	// is its outcome, to commit at the next round.
 	rewriting chan rewriteOutcome
 	planned   *rewriteOutcome
+	// cleaning delivers the outcome of the orphan cleanup running in the
+	// background, at most one at a time.
+	cleaning chan orphanOutcome
 	// fencedAt is the role a commit was refused as stale for: while the
 	// state still shows it, this node's state lags behind the move, and
 	// committing again would only be refused again.
@@ -49,10 +52,11 @@ type tableLoop struct {
 // Run commits a table's recorded files whenever this node holds its
 // committer role and the ledger has entries pending, until ctx ends. It
 // wakes on every change to the table's state (not to other tables'), so a
-// flush is committed as soon as it is recorded. It also runs the table's maintenance: expiry, orphan cleanup
-// and compaction, whose rewrite runs in the background and whose commit is
-// made here, in order with the appends, so that the table has a single
-// writer.
+// flush is committed as soon as it is recorded. It also runs the table's
+// maintenance: expiry; orphan cleanup, in the background (it commits
+// nothing, and the sink fences its deletions), reported when it ends; and
+// compaction, whose rewrite runs in the background and whose commit is made
+// here, in order with the appends, so that the table has a single writer.
 func (c *Committer) Run(ctx context.Context, table string) {
 	l := &tableLoop{
 		c: c, table: table, log: c.log.With("table", ledger.DisplayName(table), "role", "committer"),
@@ -63,6 +67,9 @@ func (c *Committer) Run(ctx context.Context, table string) {
 	defer func() {
 		if l.rewriting != nil {
 			<-l.rewriting // ctx is done: the rewrite returns promptly
+		}
+		if l.cleaning != nil {
+			<-l.cleaning // likewise the orphan cleanup
 		}
 	}()
 	for l.round(ctx) != stop {
@@ -76,6 +83,11 @@ func (c *Committer) Run(ctx context.Context, table string) {
 // there is nothing to do.
 func (l *tableLoop) round(ctx context.Context) next {
 	changed := l.c.state.WatchTable(l.table)
+	select {
+	case out := <-l.cleaning: // nil when none runs: never ready
+		l.cleanedUp(ctx, out)
+	default:
+	}
 	a, mine := l.role()
 	if mine {
 		l.maintainIfDue(ctx, a)
@@ -119,14 +131,14 @@ func (l *tableLoop) role() (ledger.Assignment, bool) {
 // fence remembers that role a was refused as stale.
 func (l *tableLoop) fence(a ledger.Assignment) { l.fencedAt = &a }
 
-// maintainIfDue runs expiry and orphan cleanup when due and starts a
+// maintainIfDue runs expiry when due, and starts an orphan cleanup and a
 // compaction in the background when one is due and none is in flight.
 func (l *tableLoop) maintainIfDue(ctx context.Context, a ledger.Assignment) {
 	if l.sched.expireDue(l.c.cfg.ExpireInterval) {
 		l.c.expire(ctx, l.table, a, l.log)
 	}
-	if l.sched.orphansDue(l.c.cfg.OrphanInterval) {
-		l.c.cleanOrphans(ctx, l.table, a, l.log)
+	if l.sched.orphansDue(l.c.cfg.OrphanInterval) && l.cleaning == nil {
+		l.cleaning = l.c.startCleanup(ctx, l.table, a)
 	}
 	_, m, ok := l.c.lookup(l.table)
 	if !ok || l.rewriting != nil || l.planned != nil {
@@ -268,8 +280,22 @@ func (l *tableLoop) wait(ctx context.Context, a ledger.Assignment, mine bool, ch
 	case <-l.tick.C:
 	case out := <-l.rewriting:
 		l.rewriting, l.planned = nil, &out
+	case out := <-l.cleaning:
+		l.cleanedUp(ctx, out)
 	case req := <-l.maintain:
+		if l.cleaning != nil {
+			// One cleanup at a time: the one on demand follows the
+			// background one.
+			l.cleanedUp(ctx, <-l.cleaning)
+		}
 		req.reply <- l.c.maintainNow(ctx, l.table, mine, a, &l.sched.budget, l.log)
 	}
 	return again
+}
+
+// cleanedUp reports the background orphan cleanup that ended; its failure
+// is not this node's to show once the loop saw the role move.
+func (l *tableLoop) cleanedUp(ctx context.Context, out orphanOutcome) {
+	l.cleaning = nil
+	l.c.orphansDone(ctx, l.table, out, l.wasMine, l.log)
 }

@@ -159,28 +159,56 @@ func (c *Committer) keepFiles(table string) map[string]bool {
 	return keep
 }
 
-// cleanOrphans deletes a table's orphan files as committer a, sparing every
-// file the ledger has recorded. Like expiry it never blocks commits.
-func (c *Committer) cleanOrphans(ctx context.Context, table string, a ledger.Assignment, log *slog.Logger) {
+// orphanOutcome is a background orphan cleanup's result.
+type orphanOutcome struct {
+	files int
+	bytes int64
+	err   error
+}
+
+// startCleanup starts orphan cleanup of a table as committer a in the
+// background, sparing every file the ledger has recorded, and returns the
+// channel its outcome arrives on (nil when no mapping routes into the
+// table). It runs off the commit loop: listing a large table and the fence
+// before deleting take long, and appends go on meanwhile. The sink fences
+// the deletion itself (a read barrier and the role re-checked).
+func (c *Committer) startCleanup(ctx context.Context, table string, a ledger.Assignment) chan orphanOutcome {
 	_, m, ok := c.lookup(table)
 	if !ok {
-		return
+		return nil
 	}
-	n, bytes, err := c.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), c.keepFiles(table), a)
+	keep := c.keepFiles(table)
+	out := make(chan orphanOutcome, 1)
+	go func() {
+		n, bytes, err := c.sink.CleanOrphans(ctx, table, m.OrphanMinAge.D(), keep, a)
+		out <- orphanOutcome{files: n, bytes: bytes, err: err}
+	}()
+	return out
+}
+
+// orphansDone reports an orphan cleanup's outcome in status. A refusal
+// because the role moved is not a failure: the new committer cleans; nor is
+// any failure once the loop saw the role move (mine is false). Any other
+// failure (the fence's barrier included) is shown and retried at the next
+// interval.
+func (c *Committer) orphansDone(ctx context.Context, table string, out orphanOutcome, mine bool, log *slog.Logger) {
 	if ctx.Err() != nil {
 		return
 	}
 	msg := ""
-	if err != nil {
-		log.Warn("cleaning orphan files", "err", err)
-		msg = err.Error()
-	} else if n > 0 {
-		log.Info("deleted orphan files", "files", n, "bytes", bytes)
+	switch {
+	case c.fenced(out.err) || (out.err != nil && !mine):
+		log.Info("orphan cleanup refused: the committer role moved; deleted nothing", "err", out.err)
+	case out.err != nil:
+		log.Warn("cleaning orphan files", "err", out.err)
+		msg = out.err.Error()
+	case out.files > 0:
+		log.Info("deleted orphan files", "files", out.files, "bytes", out.bytes)
 	}
 	c.update(table, func(t *status.TableStatus) {
 		t.Problem("orphan cleanup", msg)
-		t.OrphansDeleted += int64(n)
-		if err == nil {
+		t.OrphansDeleted += int64(out.files)
+		if out.err == nil {
 			t.LastOrphanCleanup = time.Now()
 		}
 	})
