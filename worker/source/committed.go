@@ -40,8 +40,10 @@ func readerOpts(cfg config.Kafka) ([]kgo.Opt, error) {
 		kgo.FetchMaxWait(250 * time.Millisecond),
 		kgo.FetchMaxBytes(16 << 20),
 		kgo.FetchMaxPartitionBytes(16 << 20),
+		// Each reader is its own client: refresh metadata on errors (a
+		// moved leader) within a second, but not every few seconds per
+		// partition otherwise (franz-go's default, 5 minutes).
 		kgo.MetadataMinAge(time.Second),
-		kgo.MetadataMaxAge(5 * time.Second),
 	}
 	if cfg.ClientID != "" {
 		opts = append(opts, kgo.ClientID(cfg.ClientID))
