@@ -131,7 +131,7 @@ func runBench(ctx context.Context, out io.Writer, n, partitions int) error {
 	mb := float64(bytes) / 1e6
 	fmt.Fprintf(out, "%-44s %12s %10s %8s\n", "", "records/s", "MB/s", "seconds")
 	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "raw limit (decode + Parquet encode, 1 loop)", float64(n)/rawDur.Seconds(), mb/rawDur.Seconds(), rawDur.Seconds())
-	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "fetch only (kafka-go from in-process kfake)", float64(n)/fetchDur.Seconds(), mb/fetchDur.Seconds(), fetchDur.Seconds())
+	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "fetch only (franz-go from in-process kfake)", float64(n)/fetchDur.Seconds(), mb/fetchDur.Seconds(), fetchDur.Seconds())
 	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "end to end (kfake -> floe -> Iceberg)", float64(n)/e2eDur.Seconds(), mb/e2eDur.Seconds(), e2eDur.Seconds())
 	fmt.Fprintf(out, "\nratio end-to-end / raw limit: %.2f   (data files committed: %d)\n", rawDur.Seconds()/e2eDur.Seconds(), files)
 	return nil

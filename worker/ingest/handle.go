@@ -26,6 +26,10 @@ func (p *Pipeline) handle(ctx context.Context, f fetched) {
 	if !ok || ps.gen != f.gen || p.suspended || f.msg.Offset < ps.next {
 		return // from a stopped fetcher, or already consumed
 	}
+	if f.msg.Control {
+		p.passed(f, ps)
+		return
+	}
 	m := f.msg
 	rec := &records.Record{Topic: f.tp.Topic, Partition: f.tp.Partition, Offset: m.Offset, Timestamp: m.Time, Key: m.Key, Headers: m.Headers}
 	v := p.decode(ctx, f, rec)
@@ -138,6 +142,20 @@ func (p *Pipeline) consumed(f fetched, ps *partState) {
 				s.LastError, s.ErrorSince = "", time.Time{}
 				t.Problem("kafka "+f.tp.String(), "")
 			}
+		}
+	})
+}
+
+// passed advances the partition past a transaction's commit or abort
+// marker: it holds no record, but the next range covers its offset (and
+// the aborted records before an abort marker, which the reader skipped),
+// so the ledger stays contiguous and the partition reaches its end.
+func (p *Pipeline) passed(f fetched, ps *partState) {
+	ps.next = f.msg.Offset + 1
+	p.status(func(t *status.TableStatus) {
+		if s, ok := t.Partitions[f.tp.String()]; ok {
+			s.Fetched = ps.next
+			s.HighWatermark = max(s.HighWatermark, f.msg.HighWatermark)
 		}
 	})
 }

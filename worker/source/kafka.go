@@ -15,18 +15,18 @@ import (
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
 )
 
 // KafkaClient reads Kafka with segmentio/kafka-go; it implements the
 // worker's Kafka.
 type KafkaClient struct {
-	brokers []string
-	client  *kafka.Client
-	dialer  *kafka.Dialer
+	brokers  []string
+	client   *kafka.Client
+	readOpts []kgo.Opt // the partition readers' (committed.go)
 }
 
 // NewKafkaClient builds a client from the kafka section of the config.
@@ -36,11 +36,14 @@ func NewKafkaClient(cfg config.Kafka) (*KafkaClient, error) {
 		return nil, err
 	}
 	transport.MetadataTTL = 5 * time.Second
-	dialer := &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, ClientID: cfg.ClientID, TLS: transport.TLS, SASLMechanism: transport.SASL}
+	readOpts, err := readerOpts(cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &KafkaClient{
-		brokers: cfg.BootstrapServers,
-		client:  &kafka.Client{Addr: kafka.TCP(cfg.BootstrapServers...), Timeout: 10 * time.Second, Transport: transport},
-		dialer:  dialer,
+		brokers:  cfg.BootstrapServers,
+		client:   &kafka.Client{Addr: kafka.TCP(cfg.BootstrapServers...), Timeout: 10 * time.Second, Transport: transport},
+		readOpts: readOpts,
 	}, nil
 }
 
@@ -122,7 +125,8 @@ func (k *KafkaClient) Topics(ctx context.Context) (map[string]int32, error) {
 	return out, nil
 }
 
-// Offsets returns the earliest or latest offset of partitions of a topic.
+// Offsets returns the earliest or latest offset of partitions of a topic;
+// latest is the last stable offset, the end a read-committed reader sees.
 func (k *KafkaClient) Offsets(ctx context.Context, topic string, partitions []int32, latest bool) (map[int32]int64, error) {
 	reqs := make([]kafka.OffsetRequest, 0, len(partitions))
 	for _, p := range partitions {
@@ -132,7 +136,7 @@ func (k *KafkaClient) Offsets(ctx context.Context, topic string, partitions []in
 			reqs = append(reqs, kafka.FirstOffsetOf(int(p)))
 		}
 	}
-	resp, err := k.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	resp, err := k.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}, IsolationLevel: kafka.ReadCommitted})
 	if err != nil {
 		return nil, fmt.Errorf("listing offsets of %s: %w", topic, err)
 	}
@@ -152,45 +156,11 @@ func (k *KafkaClient) Offsets(ctx context.Context, topic string, partitions []in
 	return out, errors.Join(errs...)
 }
 
-// NewReader starts reading one partition at offset, reporting the reader
-// errors kafka-go retries to onError.
+// NewReader starts reading one partition at offset, read committed (see
+// committed.go), reporting the errors the reader retries to onError.
 func (k *KafkaClient) NewReader(tp ledger.TopicPartition, offset int64, onError func(error)) PartitionReader {
-	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers:        k.brokers,
-		Topic:          tp.Topic,
-		Partition:      int(tp.Partition),
-		Dialer:         k.dialer,
-		MinBytes:       1,
-		MaxBytes:       16 << 20,
-		MaxWait:        250 * time.Millisecond,
-		ReadBackoffMin: 100 * time.Millisecond,
-		ReadBackoffMax: 5 * time.Second,
-		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
-			if onError != nil {
-				onError(fmt.Errorf(msg, args...))
-			}
-		}),
-	})
-	// SetOffset only fails on a consumer-group reader, which this is not.
-	_ = r.SetOffset(offset)
-	return &kafkaReader{r: r}
+	return newCommittedReader(k.readOpts, tp, offset, onError)
 }
-
-type kafkaReader struct{ r *kafka.Reader }
-
-func (k *kafkaReader) Read(ctx context.Context) (Message, error) {
-	m, err := k.r.FetchMessage(ctx)
-	if err != nil {
-		return Message{}, err
-	}
-	hs := make([]records.Header, len(m.Headers))
-	for i, h := range m.Headers {
-		hs[i] = records.Header{Key: h.Key, Value: h.Value}
-	}
-	return Message{Offset: m.Offset, Key: m.Key, Value: m.Value, Headers: hs, Time: m.Time, HighWatermark: m.HighWaterMark}, nil
-}
-
-func (k *kafkaReader) Close() error { return k.r.Close() }
 
 // OffsetsAt returns, per partition, the first offset whose record time is
 // at or after t; a partition with no such record answers its end (the next
@@ -200,7 +170,7 @@ func (k *KafkaClient) OffsetsAt(ctx context.Context, topic string, partitions []
 	for _, p := range partitions {
 		reqs = append(reqs, kafka.TimeOffsetOf(int(p), t))
 	}
-	resp, err := k.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	resp, err := k.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}, IsolationLevel: kafka.ReadCommitted})
 	if err != nil {
 		return nil, fmt.Errorf("listing offsets of %s at %s: %w", topic, t.Format(time.RFC3339), err)
 	}

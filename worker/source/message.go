@@ -13,11 +13,16 @@ type PartitionReader interface {
 	Close() error
 }
 
-// Message is one fetched Kafka record.
+// Message is one fetched Kafka record, or a transaction's commit or abort
+// marker (Control): a marker holds no record, but its offset is read, so
+// the pipeline moves past it and a range may end after it.
 type Message struct {
-	Offset        int64
-	Key, Value    []byte
-	Headers       []records.Header
-	Time          time.Time
+	Offset     int64
+	Key, Value []byte
+	Headers    []records.Header
+	Time       time.Time
+	Control    bool
+	// HighWatermark is the partition's end as the reader sees it: the last
+	// stable offset, since readers read committed.
 	HighWatermark int64
 }

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/floe-io/floe/config"
+	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/status"
+)
+
+// TestReadCommitted: a transactional producer's committed and aborted
+// batches, interleaved with plain records, on two partitions. The table
+// holds every committed record once and no aborted one, no control record
+// is dead-lettered, and the committed offsets reach the high watermark:
+// the ledger accepted ranges that cover the markers and aborted batches.
+func TestReadCommitted(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	const topic = "txn"
+	kc, plain := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, topic)})
+	txn, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.TransactionalID("floe-read-committed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	committed, aborted, hwm := produceTransactions(t, plain, txn, topic)
+
+	// The verifier learns the committed records from Kafka itself.
+	if got := readCommitted(t, kc.ListenAddrs(), topic, hwm); fmt.Sprint(got) != fmt.Sprint(committed) {
+		t.Fatalf("read committed from Kafka: %v, produced committed: %v", got, committed)
+	}
+
+	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: topic, Namespace: "txn", Name: "events"}})
+	ctx := context.Background()
+	n, err := startNode(ctx, cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+
+	waitReport(t, n, "committed offsets at the high watermark", func(r status.Report) bool {
+		// Start 0: the ledger knows the partition (the report shows an
+		// unknown one at its fetched offset).
+		tr, _ := tableReport(r, "txn.events")
+		reached := 0
+		for _, p := range tr.Partitions {
+			if p.Start == 0 && p.Committed == hwm[p.Partition] && p.Lag == 0 {
+				reached++
+			}
+		}
+		return reached == len(hwm)
+	})
+	tbl, err := n.Catalog().LoadTable(ctx, []string{"txn", "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbls := []*table.Table{tbl}
+	// The dead-letter table exists only once something was dead-lettered:
+	// a commit or abort marker read as a record is not valid JSON.
+	if dlq, err := n.Catalog().LoadTable(ctx, []string{"txn", "events_dlq"}); err == nil {
+		tbls = append(tbls, dlq)
+	} else if !errors.Is(err, catalog.ErrNoSuchTable) {
+		t.Fatal(err)
+	}
+	checkOffsetsOnce(t, tbls, topic, committed, aborted)
+	offs, err := icebergsink.Offsets(tbl.CurrentSnapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, end := range hwm {
+		if got := offs[fmt.Sprintf("%s/%d", topic, p)]; got != end {
+			t.Fatalf("floe.offsets %s/%d = %d, want the high watermark %d", topic, p, got, end)
+		}
+	}
+}
+
+// produceTransactions writes, on each of two partitions, committed and
+// aborted transactions of three records and plain records, interleaved;
+// each partition starts with an aborted batch and ends with a committed
+// one's marker, then an aborted batch and its marker. It returns the offsets of the committed
+// data records (transactional or plain) and of the aborted ones per
+// partition, in order, and each partition's high watermark.
+func produceTransactions(t *testing.T, plain, txn *kgo.Client, topic string) (committed, aborted map[int32][]int64, hwm map[int32]int64) {
+	t.Helper()
+	ctx := context.Background()
+	committed, aborted = map[int32][]int64{}, map[int32][]int64{}
+	i := 0
+	record := func(p int32, kind string) *kgo.Record {
+		i++
+		return &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprintf(`{"i":%d,"kind":%q}`, i, kind))}
+	}
+	plainRound := func() {
+		for p := range int32(2) {
+			r, err := plain.ProduceSync(ctx, record(p, "plain")).First()
+			if err != nil {
+				t.Fatal(err)
+			}
+			committed[p] = append(committed[p], r.Offset)
+		}
+	}
+	// A: an aborted transaction, C: a committed one, P: a plain record.
+	for _, step := range "ACPCCAPCACPPCA" {
+		if step == 'P' {
+			plainRound()
+			continue
+		}
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		var recs []*kgo.Record
+		for range 3 {
+			recs = append(recs, record(0, "txn"), record(1, "txn"))
+		}
+		if err := txn.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.EndTransaction(ctx, kgo.TransactionEndTry(step == 'C')); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if step == 'C' {
+				committed[r.Partition] = append(committed[r.Partition], r.Offset)
+			} else {
+				aborted[r.Partition] = append(aborted[r.Partition], r.Offset)
+			}
+		}
+	}
+	return committed, aborted, highWatermarks(t, plain, topic, 2)
+}
+
+// highWatermarks lists the ends of a topic's partitions.
+func highWatermarks(t *testing.T, cl *kgo.Client, topic string, partitions int32) map[int32]int64 {
+	t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	for p := range partitions {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = p, -1
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int32]int64{}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+				t.Fatalf("listing %s/%d: %v", topic, rp.Partition, err)
+			}
+			out[rp.Partition] = rp.Offset
+		}
+	}
+	return out
+}
+
+// readCommitted reads the topic read committed with franz-go until every
+// partition's reader has passed its last offset before hwm (the high
+// watermark: a marker's offset is never returned, but the reader's fetch
+// position moves past it) and returns the offsets of its records per
+// partition, in order.
+func readCommitted(t *testing.T, brokers []string, topic string, hwm map[int32]int64) map[int32][]int64 {
+	t.Helper()
+	starts := map[int32]kgo.Offset{}
+	for p := range hwm {
+		starts[p] = kgo.NewOffset().AtStart()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: starts}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, pos := map[int32][]int64{}, map[int32]int64{}
+	done := func() bool {
+		for p, end := range hwm {
+			if pos[p] < end {
+				return false
+			}
+		}
+		return true
+	}
+	for !done() {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("reading %s read committed: %v (at %v of %v)", topic, err, pos, hwm)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			pos[r.Partition] = r.Offset + 1
+			if !r.Attrs.IsControl() {
+				out[r.Partition] = append(out[r.Partition], r.Offset)
+			}
+		})
+	}
+	return out
+}
+
+// checkOffsetsOnce is checkExactlyOnce for partitions with gaps: across
+// the tables, every offset in want appears exactly once, no offset in
+// never appears, and nothing else does.
+func checkOffsetsOnce(t *testing.T, tbls []*table.Table, topic string, want, never map[int32][]int64) {
+	t.Helper()
+	all := map[string]map[int64]int{}
+	for _, tbl := range tbls {
+		counts, _, err := offsetCounts(context.Background(), tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for tp, offs := range counts {
+			if all[tp] == nil {
+				all[tp] = map[int64]int{}
+			}
+			for o, c := range offs {
+				all[tp][o] += c
+			}
+		}
+	}
+	for p, offs := range want {
+		got := all[fmt.Sprintf("%s/%d", topic, p)]
+		for _, o := range never[p] {
+			if got[o] != 0 {
+				t.Fatalf("%s/%d offset %d of an aborted transaction appears %d times", topic, p, o, got[o])
+			}
+		}
+		for _, o := range offs {
+			if got[o] != 1 {
+				t.Fatalf("%s/%d committed offset %d appears %d times", topic, p, o, got[o])
+			}
+		}
+		if len(got) != len(offs) {
+			t.Fatalf("%s/%d: %d distinct offsets in the tables, want the %d committed ones", topic, p, len(got), len(offs))
+		}
+	}
+}
