@@ -64,6 +64,11 @@ func TestResumeSkipFleet(t *testing.T) {
 		var suspended, other []*fleetNode
 		own := map[*fleetNode]string{}
 		for _, n := range f.running() {
+			// A node still joining the group answers status but refuses
+			// writes: resume only through ready nodes.
+			if !ready(n) {
+				continue
+			}
 			rep, err := f.fetch(n, 3*time.Second)
 			if err != nil {
 				continue
