@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -29,10 +30,9 @@ func TestReadCommitted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	const topic = "txn"
-	kc, plain := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, topic)})
-	txn, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.TransactionalID("floe-read-committed"))
+	brokers, plain, topic := txnKafka(t)
+	txn, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.TransactionalID("floe-read-committed-"+topic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +40,11 @@ func TestReadCommitted(t *testing.T) {
 	committed, aborted, hwm := produceTransactions(t, plain, txn, topic)
 
 	// The verifier learns the committed records from Kafka itself.
-	if got := readCommitted(t, kc.ListenAddrs(), topic, hwm); fmt.Sprint(got) != fmt.Sprint(committed) {
+	if got := readCommitted(t, brokers, topic, hwm); fmt.Sprint(got) != fmt.Sprint(committed) {
 		t.Fatalf("read committed from Kafka: %v, produced committed: %v", got, committed)
 	}
 
-	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: topic, Namespace: "txn", Name: "events"}})
+	cfg := testConfig(t, t.TempDir(), brokers, []config.Table{{Topic: topic, Namespace: "txn", Name: "events"}})
 	ctx := context.Background()
 	n, err := startNode(ctx, cfg, testLogger(t), true)
 	if err != nil {
@@ -86,6 +86,40 @@ func TestReadCommitted(t *testing.T) {
 			t.Fatalf("floe.offsets %s/%d = %d, want the high watermark %d", topic, p, got, end)
 		}
 	}
+}
+
+// txnKafka is the broker of TestReadCommitted: in-process kfake, or the
+// real Kafka broker at FLOE_S11_KAFKA (interop scenario 11), where the test
+// makes a topic of its own. It returns the brokers, a plain producer and the
+// topic, of two partitions.
+func txnKafka(t *testing.T) (brokers []string, plain *kgo.Client, topic string) {
+	t.Helper()
+	addr := os.Getenv("FLOE_S11_KAFKA")
+	if addr == "" {
+		kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "txn")})
+		return kc.ListenAddrs(), cl, "txn"
+	}
+	topic = fmt.Sprintf("txn-%d", time.Now().UnixNano())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 2, 1
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatalf("creating topic %s on %s: %v", topic, addr, err)
+	}
+	for _, r := range resp.Topics {
+		if err := kerr.ErrorForCode(r.ErrorCode); err != nil {
+			t.Fatalf("creating topic %s on %s: %v", topic, addr, err)
+		}
+	}
+	t.Logf("real Kafka at %s, topic %s", addr, topic)
+	return []string{addr}, cl, topic
 }
 
 // produceTransactions writes, on each of two partitions, committed and

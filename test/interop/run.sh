@@ -19,6 +19,8 @@ source "$INTEROP_DIR/scenarios.sh"
 source "$INTEROP_DIR/scenario9.sh"
 # shellcheck source=scenario10.sh
 source "$INTEROP_DIR/scenario10.sh"
+# shellcheck source=scenario11.sh
+source "$INTEROP_DIR/scenario11.sh"
 
 RUN_START=$(date +%s)
 RUN_DIR=""
