@@ -244,7 +244,7 @@ scenario_7() {
 		FLOE_CHAOS_DIR="$dir/fleet" FLOE_CHAOS_REPORT="$report" \
 		FLOE_CHAOS_S3_ENDPOINT="$S3_ENDPOINT" FLOE_CHAOS_S3_BUCKET="$S3_BUCKET" FLOE_CHAOS_S3_REGION="$S3_REGION" \
 		FLOE_CHAOS_S3_ACCESS_KEY="$S3_ACCESS_KEY" FLOE_CHAOS_S3_SECRET_KEY="$S3_SECRET_KEY" \
-		go -C "$REPO" test -count=1 -timeout 40m -run '^TestChaos$' -v ./cmd/floe/ >"$testlog" 2>&1 || rc=$?
+		go -C "$REPO" test -tags long -count=1 -timeout 40m -run '^TestChaos$' -v ./cmd/floe/ >"$testlog" 2>&1 || rc=$?
 	# The seed, the actions taken and the checks' outcome, for the run's log.
 	grep -E 'chaos seed|chaos over|caught up|exactly once|status watcher|UNEXPECTED|--- (PASS|FAIL)' "$testlog" | sed 's/^ */  /' || true
 	if ((rc != 0)); then
