@@ -107,8 +107,11 @@ func TestRegistryErrorModes(t *testing.T) {
 	})
 	t.Run("suspend, then resume past each bad record", func(t *testing.T) {
 		for i, at := range []int64{10, 16, 22} {
+			// The records before the bad one are flushed and recorded when
+			// the table suspends, and committed by the commit loop moments
+			// later: wait for both.
 			tr := waitTable(t, n, "modes.p_suspend", "SUSPENDED", time.Minute, func(tr status.TableReport) bool {
-				return tr.State == "SUSPENDED" && tr.SuspendedAt != nil && tr.SuspendedAt.Offset == at
+				return tr.State == "SUSPENDED" && tr.SuspendedAt != nil && tr.SuspendedAt.Offset == at && tr.Rows >= at-int64(i)
 			})
 			if tr.Rows != at-int64(i) || tr.SuspendedAt.Topic != "p_suspend" || tr.SuspendedAt.Partition != 0 ||
 				!strings.Contains(tr.Reason, "p_suspend/0 offset") || tr.SuspendedAt.Error == "" {
