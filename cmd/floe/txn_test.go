@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	"github.com/floe-io/floe/status"
 )
@@ -176,10 +177,29 @@ func produceTransactions(t *testing.T, plain, txn *kgo.Client, topic string) (co
 	return committed, aborted, highWatermarks(t, plain, topic, 2)
 }
 
-// highWatermarks lists the ends of a topic's partitions.
+// highWatermarks lists the ends of a topic's partitions once no
+// transaction is open on them. EndTransaction returns when the coordinator
+// has logged the outcome; it writes the commit or abort markers to the
+// partitions afterwards, so a high watermark read at once may stop short of
+// the last marker. Until the marker lands, the last stable offset (what a
+// read-committed ListOffsets returns) stays at the open transaction's first
+// offset, below the high watermark: the ends are final when the two agree.
 func highWatermarks(t *testing.T, cl *kgo.Client, topic string, partitions int32) map[int32]int64 {
 	t.Helper()
+	var hwm map[int32]int64
+	wait.For(t, 30*time.Second, "the last transaction markers on "+topic, func() bool {
+		hwm = listOffsets(t, cl, topic, partitions, 0)
+		return fmt.Sprint(hwm) == fmt.Sprint(listOffsets(t, cl, topic, partitions, 1))
+	})
+	return hwm
+}
+
+// listOffsets lists the ends of a topic's partitions at an isolation
+// level: 0 the high watermarks, 1 the last stable offsets.
+func listOffsets(t *testing.T, cl *kgo.Client, topic string, partitions int32, isolation int8) map[int32]int64 {
+	t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
+	req.IsolationLevel = isolation
 	rt := kmsg.NewListOffsetsRequestTopic()
 	rt.Topic = topic
 	for p := range partitions {
