@@ -1,0 +1,1 @@
+{"parts":["db"],"props":{"owner":"data"},"if_not_exists":true}

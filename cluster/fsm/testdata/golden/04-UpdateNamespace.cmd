@@ -1,0 +1,1 @@
+{"parts":["db"],"removals":["old"],"updates":{"owner":"ops"}}

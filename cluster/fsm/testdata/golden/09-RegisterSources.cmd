@@ -1,0 +1,1 @@
+	{"sources":[{"topic":"orders","table":"db\u001forders","partitions":12}]}

@@ -1,0 +1,1 @@
+{"id":"n1","draining":true}

@@ -1,0 +1,1 @@
+{"table":"db\u001forders","skips":[{"topic":"orders","partition":2,"offset":55}],"at":1767225605000}

@@ -1,0 +1,1 @@
+{"table":"db\u001forders","id":"s1","node":"n1","shape":{"Kind":5,"Fields":[{"Name":"id","Shape":{"Kind":2,"Fields":null,"Elem":null,"Key":null,"Precision":0,"Scale":0,"Size":0,"SchemaID":0,"CommittedSchemaID":0},"Committed":true}],"Elem":null,"Key":null,"Precision":0,"Scale":0,"Size":0,"SchemaID":3,"CommittedSchemaID":2},"at":1767225606000}

@@ -1,0 +1,1 @@
+{"table":"db\u001forders","to":[{"topic":"orders","partition":2,"offset":40}],"replace":true,"at":1767225609000}

@@ -1,0 +1,1 @@
+{"ident":["db","orders"],"metadata_location":"s3://w/db/orders/metadata/00000-a.metadata.json"}

@@ -1,0 +1,1 @@
+{"ident":["db","orders"]}

@@ -1,0 +1,1 @@
+{"table":"db\u001forders","ids":["s1"],"err":"column id: cannot narrow","committer":{"node":"n1","epoch":7},"at":1767225607000}
