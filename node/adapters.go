@@ -237,7 +237,7 @@ func (a stateAdapter) Control(table string) (c control.TableControl) {
 func (a stateAdapter) Mappings() (out []config.Table) {
 	a.read(func(s *fsm.State) {
 		for _, name := range slices.Sorted(maps.Keys(s.Mappings)) {
-			out = append(out, s.Mappings[name].Table)
+			out = append(out, s.Mappings[name].Table.Config())
 		}
 	})
 	return out

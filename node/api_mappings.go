@@ -24,7 +24,7 @@ func (n *Node) Mappings(ctx context.Context) ([]admin.Mapping, error) {
 	}
 	n.raft.FSM().Read(func(s *fsm.State) {
 		for _, name := range sortedNames(s.Mappings) {
-			out = append(out, admin.Mapping{Name: name, Source: admin.MappingFromAPI, Table: s.Mappings[name].Table})
+			out = append(out, admin.Mapping{Name: name, Source: admin.MappingFromAPI, Table: s.Mappings[name].Table.Config()})
 		}
 	})
 	return out, nil
@@ -59,7 +59,7 @@ func (n *Node) PutMapping(ctx context.Context, m admin.Mapping, create bool) (ad
 			return admin.WriteResult{}, fmt.Errorf("%w: mapping.topic: topic %s is already mapped by tables[%d] of the configuration, which routes first", admin.ErrConflict, t.Topic, i)
 		}
 	}
-	want := fsm.Mapping{Name: m.Name, Table: t}
+	want := fsm.Mapping{Name: m.Name, Table: fsm.SpecOf(t)}
 	var cur *fsm.Mapping
 	n.raft.FSM().Read(func(s *fsm.State) {
 		if c, ok := s.Mappings[m.Name]; ok {

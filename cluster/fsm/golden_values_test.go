@@ -56,7 +56,7 @@ func goldenConfigTable() config.Table {
 }
 
 func goldenMapping() fsm.Mapping {
-	return fsm.Mapping{Name: "orders", Table: goldenConfigTable()}
+	return fsm.Mapping{Name: "orders", Table: fsm.SpecOf(goldenConfigTable())}
 }
 
 // goldenShape is a records.Shape as the admin adapter encodes it.
@@ -136,3 +136,10 @@ func goldenState(t testing.TB) *fsm.State {
 		Skipped:    1,
 	}
 }
+
+// mainReleaseCommands are the values testdata/golden/main was made from:
+// the golden commands as the release before the wire format had them.
+func mainReleaseCommands(t testing.TB) []fsm.Command { return goldenCommands(t) }
+
+// mainReleaseState is the state testdata/golden/main/snapshot.json holds.
+func mainReleaseState(t testing.TB) *fsm.State { return goldenState(t) }

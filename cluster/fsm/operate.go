@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -16,8 +15,8 @@ import (
 // Mapping is a topic mapping made through the admin API. Mappings from a
 // node's configuration file are not replicated: every node reads its own.
 type Mapping struct {
-	Name  string       `json:"name"`
-	Table config.Table `json:"table"`
+	Name  string    `json:"name"`
+	Table TableSpec `json:"table"`
 }
 
 // Same reports whether two mappings have the same content.

@@ -16,7 +16,7 @@ import (
 
 func TestApplyMappings(t *testing.T) {
 	m := func(topic string) Mapping {
-		return Mapping{Name: "orders", Table: config.Table{Topic: topic, Namespace: "db"}}
+		return Mapping{Name: "orders", Table: SpecOf(config.Table{Topic: topic, Namespace: "db"})}
 	}
 	cases := []struct {
 		name    string

@@ -66,7 +66,7 @@ func TestResentProposalAppliesOnce(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := seeded(t)
-			if err := apply(t, f, 50, PutMapping{Mapping: Mapping{Name: "m", Table: config.Table{Topic: "x", Namespace: "db"}}, Create: true}); err != nil {
+			if err := apply(t, f, 50, PutMapping{Mapping: Mapping{Name: "m", Table: SpecOf(config.Table{Topic: "x", Namespace: "db"})}, Create: true}); err != nil {
 				t.Fatal(err)
 			}
 			data := proposal(t, "p-"+c.name, c.cmd)
