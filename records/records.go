@@ -43,7 +43,9 @@ func (r *Record) Size() int64 {
 	return n
 }
 
-// Kind is the type of a schemaless value.
+// Kind is the type of a schemaless value. Its numbers are part of the
+// replicated format (a Shape travels in fsm.RequestSchema): append only,
+// never renumber.
 type Kind uint8
 
 // Kinds. Long and Double are JSON numbers without and with a fraction or
@@ -120,27 +122,35 @@ func (k Kind) String() string {
 
 // Shape is the type of a value: inferred from JSON, or converted from a
 // registry schema.
+//
+// A Shape is replicated (fsm.RequestSchema carries it as JSON), so its JSON
+// keys are frozen at the Go field names it was first encoded with (no tags
+// then): a node of the previous release reads them, and a Go rename no
+// longer changes the Raft log. records_test.go pins the encoding.
 type Shape struct {
-	Kind   Kind
-	Fields []*Field // Struct: in order of first appearance
-	Elem   *Shape   // List element, Map value
-	Key    *Shape   // Map key
+	Kind   Kind     `json:"Kind"`
+	Fields []*Field `json:"Fields"` // Struct: in order of first appearance
+	Elem   *Shape   `json:"Elem"`   // List element, Map value
+	Key    *Shape   `json:"Key"`    // Map key
 	// Precision and Scale of a Decimal, Size in bytes of a Fixed.
-	Precision, Scale, Size int
+	Precision int `json:"Precision"`
+	Scale     int `json:"Scale"`
+	Size      int `json:"Size"`
 	// SchemaID (on a table's top-level shape) is the highest registry
 	// schema id the table follows; CommittedSchemaID what the table has
 	// recorded. A schema with a lower id is an older writer: its narrower
 	// types fit the table's wider columns.
-	SchemaID, CommittedSchemaID int
+	SchemaID          int `json:"SchemaID"`
+	CommittedSchemaID int `json:"CommittedSchemaID"`
 }
 
-// Field is one field of a Struct shape.
+// Field is one field of a Struct shape (keys frozen as Shape's).
 type Field struct {
-	Name  string
-	Shape *Shape
+	Name  string `json:"Name"`
+	Shape *Shape `json:"Shape"`
 	// Committed is true once the field exists in the table; a committed
 	// field's type can no longer widen.
-	Committed bool
+	Committed bool `json:"Committed"`
 }
 
 // Lookup returns the struct field with the given name.
