@@ -30,6 +30,15 @@ type Range struct {
 // table format's own data-file entry without reading the file again: path,
 // size, record count, partition values and per-column statistics keyed by
 // field id (bounds in Iceberg's single-value binary serialization).
+//
+// Partition values are in PartValues, keyed by partition field id, in
+// Iceberg's single-value binary serialization (a nil value is a null): the
+// table format decodes them with the partition field's type, exactly.
+// Partition holds the same values as JSON gives them back (a long above
+// 2^53 rounded, decimals and uuids as whatever they marshal to); it is
+// still written because a node of the release before reads only it during a
+// rolling upgrade, and it is read only for an entry without PartValues (one
+// such node wrote).
 type FileDescriptor struct {
 	Path         string         `json:"path"`
 	Format       string         `json:"format"`
@@ -37,6 +46,7 @@ type FileDescriptor struct {
 	RecordCount  int64          `json:"records"`
 	SizeBytes    int64          `json:"size"`
 	Partition    map[int]any    `json:"partition,omitempty"`
+	PartValues   map[int][]byte `json:"partition_values,omitempty"`
 	ColumnSizes  map[int]int64  `json:"column_sizes,omitempty"`
 	ValueCounts  map[int]int64  `json:"value_counts,omitempty"`
 	NullCounts   map[int]int64  `json:"null_counts,omitempty"`

@@ -2,6 +2,7 @@ package records
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -33,5 +34,17 @@ func TestShapeWireFormat(t *testing.T) {
 	}
 	if again, _ := json.Marshal(back); string(again) != want {
 		t.Fatalf("decoded shape re-encodes as %s", again)
+	}
+}
+
+// TestShapeFieldsTagged: every field of the replicated Shape has an explicit
+// JSON key, so that a Go rename cannot change the format.
+func TestShapeFieldsTagged(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[Shape](), reflect.TypeFor[Field]()} {
+		for i := range typ.NumField() {
+			if f := typ.Field(i); f.Tag.Get("json") == "" {
+				t.Errorf("%s.%s has no JSON key: add a tag", typ, f.Name)
+			}
+		}
 	}
 }

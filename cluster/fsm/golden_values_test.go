@@ -24,6 +24,8 @@ func goldenFile() ledger.FileDescriptor {
 		Path: "s3://w/db/orders/data/day=2026-01-01/00000-1.parquet", Format: "PARQUET", SpecID: 1,
 		RecordCount: 100, SizeBytes: 4096,
 		Partition:   map[int]any{1000: float64(20454), 1001: "eu"},
+		// date 20454 (4 bytes little-endian), "eu" (UTF-8), a null
+		PartValues:  map[int][]byte{1000: {0xe6, 0x4f, 0, 0}, 1001: []byte("eu"), 1002: nil},
 		ColumnSizes: map[int]int64{1: 100, 2: 200}, ValueCounts: map[int]int64{1: 100, 2: 100},
 		NullCounts: map[int]int64{1: 0, 2: 3}, NaNCounts: map[int]int64{3: 1},
 		LowerBounds: map[int][]byte{1: {1, 0, 0, 0, 0, 0, 0, 0}}, UpperBounds: map[int][]byte{1: {9, 0, 0, 0, 0, 0, 0, 0}},
@@ -138,8 +140,43 @@ func goldenState(t testing.TB) *fsm.State {
 }
 
 // mainReleaseCommands are the values testdata/golden/main was made from:
-// the golden commands as the release before the wire format had them.
-func mainReleaseCommands(t testing.TB) []fsm.Command { return goldenCommands(t) }
+// the golden commands as the release before the wire format had them (no
+// binary partition values).
+func mainReleaseCommands(t testing.TB) []fsm.Command {
+	out := goldenCommands(t)
+	for i, c := range out {
+		switch c := c.(type) {
+		case fsm.RecordFiles:
+			c.Entry = mainReleaseEntry(c.Entry)
+			out[i] = c
+		case fsm.RestoreState:
+			out[i] = fsm.RestoreState{State: mainReleaseState(t)}
+		}
+	}
+	return out
+}
 
 // mainReleaseState is the state testdata/golden/main/snapshot.json holds.
-func mainReleaseState(t testing.TB) *fsm.State { return goldenState(t) }
+func mainReleaseState(t testing.TB) *fsm.State {
+	s := goldenState(t)
+	for key, entries := range s.Ledger.Pending {
+		for i := range entries {
+			entries[i] = mainReleaseEntry(entries[i])
+		}
+		s.Ledger.Pending[key] = entries
+	}
+	return s
+}
+
+func mainReleaseEntry(e ledger.Entry) ledger.Entry {
+	strip := func(files []ledger.FileDescriptor) []ledger.FileDescriptor {
+		out := make([]ledger.FileDescriptor, len(files))
+		for i, f := range files {
+			f.PartValues = nil
+			out[i] = f
+		}
+		return out
+	}
+	e.Files, e.DLQFiles = strip(e.Files), strip(e.DLQFiles)
+	return e
+}

@@ -2,6 +2,7 @@ package fsm_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -34,11 +35,15 @@ func zeroFields(path string, v reflect.Value, omitted bool) []string {
 		}
 		return out
 	case reflect.Slice, reflect.Map:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
+			// Bytes show as a string (or a null) whatever they hold.
+			if omitted && v.Len() == 0 {
+				return []string{path}
+			}
+			return nil
+		}
 		if v.Len() == 0 {
 			return []string{path}
-		}
-		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
-			return nil
 		}
 		var out []string
 		if v.Kind() == reflect.Slice {
@@ -124,4 +129,64 @@ func TestGoldenMainRelease(t *testing.T) {
 			}
 		})
 	})
+}
+
+// untypedFields are the fields allowed to hold values whose encoding
+// depends on their Go type, and why.
+var untypedFields = map[string]bool{
+	// The partition values as JSON, still written for nodes of the release
+	// before; read only for entries that lack PartValues (their exact form).
+	"ledger.FileDescriptor.Partition": true,
+}
+
+// TestReplicatedTypesTagged walks every type reachable from the commands
+// and the state and requires an explicit JSON key on every field: without
+// one, encoding/json uses the Go name, and a rename would change the
+// replicated format. Embedded structs are walked (their fields are
+// promoted); map keys must be strings or integers, which encode as
+// themselves; types with their own MarshalJSON own their format.
+func TestReplicatedTypesTagged(t *testing.T) {
+	marshaler := reflect.TypeFor[json.Marshaler]()
+	seen := map[reflect.Type]bool{}
+	var walk func(path string, typ reflect.Type)
+	walk = func(path string, typ reflect.Type) {
+		if seen[typ] {
+			return
+		}
+		seen[typ] = true
+		if typ.Implements(marshaler) || reflect.PointerTo(typ).Implements(marshaler) {
+			return
+		}
+		switch typ.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(path, typ.Elem())
+		case reflect.Map:
+			switch typ.Key().Kind() {
+			case reflect.String, reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint32, reflect.Uint64:
+			default:
+				t.Errorf("%s: map key %s has no stable encoding", path, typ.Key())
+			}
+			walk(path+"[]", typ.Elem())
+		case reflect.Interface:
+			t.Errorf("%s: an interface's encoding depends on the dynamic Go type", path)
+		case reflect.Struct:
+			for i := range typ.NumField() {
+				f := typ.Field(i)
+				switch {
+				case !f.IsExported():
+				case f.Anonymous && f.Tag.Get("json") == "":
+					walk(path+"."+f.Name, f.Type)
+				case strings.Split(f.Tag.Get("json"), ",")[0] == "":
+					t.Errorf("%s.%s (%s) has no JSON key: add a tag", path, f.Name, typ)
+				case untypedFields[typ.String()+"."+f.Name]:
+				default:
+					walk(path+"."+f.Name, f.Type)
+				}
+			}
+		}
+	}
+	walk("State", reflect.TypeFor[fsm.State]())
+	for _, c := range goldenCommands(t) {
+		walk(c.Type().String(), reflect.TypeOf(c))
+	}
 }
