@@ -23,7 +23,7 @@ func goldenFile() ledger.FileDescriptor {
 	return ledger.FileDescriptor{
 		Path: "s3://w/db/orders/data/day=2026-01-01/00000-1.parquet", Format: "PARQUET", SpecID: 1,
 		RecordCount: 100, SizeBytes: 4096,
-		Partition:   map[int]any{1000: float64(20454), 1001: "eu"},
+		Partition: map[int]any{1000: float64(20454), 1001: "eu"},
 		// date 20454 (4 bytes little-endian), "eu" (UTF-8), a null
 		PartValues:  map[int][]byte{1000: {0xe6, 0x4f, 0, 0}, 1001: []byte("eu"), 1002: nil},
 		ColumnSizes: map[int]int64{1: 100, 2: 200}, ValueCounts: map[int]int64{1: 100, 2: 100},
