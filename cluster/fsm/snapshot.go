@@ -17,8 +17,8 @@ type snapshotEnvelope struct {
 }
 
 // EncodeSnapshot serializes a state as a versioned snapshot envelope. The
-// caller keeps the state from changing meanwhile (FSM.Snapshot holds the
-// read lock; a backup encodes inside FSM.Read).
+// caller keeps the state from changing meanwhile: it encodes a copy
+// (FSM.Snapshot), never the FSM's live state outside its lock.
 func EncodeSnapshot(s *State) ([]byte, error) {
 	data, err := json.Marshal(snapshotEnvelope{Version: SnapshotVersion, State: s})
 	if err != nil {

@@ -46,14 +46,11 @@ func (a *RaftFSM) Apply(l *raft.Log) any {
 	return ApplyResult{Err: withIcebergSentinel(a.f.Apply(l.Index, l.Data))}
 }
 
-// Snapshot implements raft.FSM. The state is serialized now, under the
-// FSM's read lock, so Persist can run concurrently with later Applies.
+// Snapshot implements raft.FSM. It runs on Raft's FSM goroutine, so it
+// only takes a copy of the state (under the FSM's read lock); Persist,
+// which Raft runs concurrently with later Applies, encodes it.
 func (a *RaftFSM) Snapshot() (raft.FSMSnapshot, error) {
-	data, err := a.f.Snapshot()
-	if err != nil {
-		return nil, err
-	}
-	return &fsmSnapshot{data: data}, nil
+	return &fsmSnapshot{state: a.f.Snapshot()}, nil
 }
 
 // Restore implements raft.FSM.
@@ -62,10 +59,17 @@ func (a *RaftFSM) Restore(rc io.ReadCloser) error {
 	return a.f.Restore(rc)
 }
 
-type fsmSnapshot struct{ data []byte }
+// fsmSnapshot is a copy of the state no one else references: Persist may
+// read it while the FSM applies further entries.
+type fsmSnapshot struct{ state *fsm.State }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(s.data); err != nil {
+	data, err := fsm.EncodeSnapshot(s.state)
+	if err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	if _, err := sink.Write(data); err != nil {
 		_ = sink.Cancel()
 		return fmt.Errorf("writing snapshot: %w", err)
 	}

@@ -89,24 +89,16 @@ func (b *Backup) WriteOnce(ctx context.Context) error {
 	b.mu.Lock()
 	written, last := b.written, b.lastApplied
 	b.mu.Unlock()
-	var (
-		data    []byte
-		applied uint64
-		encErr  error
-	)
-	// Encode under the read lock, like Snapshot: the state must not move
-	// while it is serialized. FSM.mu is a leaf: no other lock inside.
-	b.fsm.Read(func(s *fsm.State) {
-		applied = s.Applied
-		if written && applied == last {
-			return
-		}
-		data, encErr = EncodeBackup(s)
-	})
-	if encErr == nil && data == nil {
-		return nil // unchanged since the last write
+	var unchanged bool
+	b.fsm.Read(func(s *fsm.State) { unchanged = written && s.Applied == last })
+	if unchanged {
+		return nil // the write would be a no-op
 	}
-	err := encErr
+	// Encode a copy, outside the FSM's lock: encoding under it would hold
+	// up every Apply for as long as the state takes to marshal.
+	st := b.fsm.Snapshot()
+	applied := st.Applied
+	data, err := EncodeBackup(st)
 	if err == nil {
 		err = b.write(ctx, data)
 	}

@@ -55,7 +55,7 @@ func Seeded(t testing.TB) *fsm.FSM {
 // SnapshotBytes returns f's snapshot.
 func SnapshotBytes(t testing.TB, f *fsm.FSM) []byte {
 	t.Helper()
-	data, err := f.Snapshot()
+	data, err := fsm.EncodeSnapshot(f.Snapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
