@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -44,6 +45,10 @@ func TestSnapshotVersionRefused(t *testing.T) {
 	_, err := DecodeSnapshot(bytes.NewReader([]byte(`{"version": 99, "state": {}}`)))
 	if !errors.Is(err, ErrSnapshotVersion) {
 		t.Fatalf("future snapshot = %v", err)
+	}
+	if ve, ok := errors.AsType[*VersionError](err); !ok || ve.Version != 99 || ve.Supported != SnapshotVersion ||
+		!strings.Contains(err.Error(), "snapshot format version 99 is newer than this node reads (up to version 1)") {
+		t.Fatalf("future snapshot error does not name both versions: %v", err)
 	}
 	_, err = DecodeSnapshot(bytes.NewReader([]byte(`{"version": 1, "state": {"ledger": {"offsets": {"t": {"a/0": {"start": 5, "committed": 2, "end": 9}}}}}}`)))
 	if err == nil {

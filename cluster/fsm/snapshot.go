@@ -7,9 +7,32 @@ import (
 )
 
 // SnapshotVersion is the format version of FSM snapshots (and of the state
-// backup, which is the same envelope). A node refuses to restore a snapshot
-// with a higher version than it knows.
+// backup, which is the same envelope). It is a major version: it grows only
+// when a node of the version before would misread the new format. Fields an
+// older node can ignore (encoding/json skips unknown keys) are added without
+// a new version, as the proposal window was, so that an older follower
+// still installs a newer leader's snapshot during a rolling upgrade. A node
+// refuses a version higher than it knows (VersionError) rather than
+// misread it.
 const SnapshotVersion = 1
+
+// VersionError: a snapshot or state backup is in a format version this
+// node does not read. It wraps ErrSnapshotVersion.
+type VersionError struct {
+	Format    string // "snapshot", "state backup", ...
+	Version   int    // the version found
+	Supported int    // the highest version this node reads
+}
+
+func (e *VersionError) Error() string {
+	if e.Version > e.Supported {
+		return fmt.Sprintf("%s format version %d is newer than this node reads (up to version %d): upgrade this node to read it",
+			e.Format, e.Version, e.Supported)
+	}
+	return fmt.Sprintf("%s format version %d is not one this node reads (versions 1 to %d)", e.Format, e.Version, e.Supported)
+}
+
+func (e *VersionError) Unwrap() error { return ErrSnapshotVersion }
 
 type snapshotEnvelope struct {
 	Version int    `json:"version"`
@@ -34,7 +57,7 @@ func DecodeSnapshot(r io.Reader) (*State, error) {
 		return nil, fmt.Errorf("decoding snapshot: %w", err)
 	}
 	if env.Version < 1 || env.Version > SnapshotVersion {
-		return nil, fmt.Errorf("snapshot version %d (this node reads up to %d): %w", env.Version, SnapshotVersion, ErrSnapshotVersion)
+		return nil, &VersionError{Format: "snapshot", Version: env.Version, Supported: SnapshotVersion}
 	}
 	st := env.State
 	fillMissing(st)

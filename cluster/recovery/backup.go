@@ -2,6 +2,8 @@ package recovery
 
 import (
 	"context"
+	"errors"
+	"io"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -17,8 +19,9 @@ import (
 // A state backup is the replicated state written to the object store next
 // to the tables, so a cluster that lost every Raft disk at once (all ECS
 // tasks replaced on ephemeral storage) can start again from it (Recover).
-// It is the FSM snapshot envelope, byte for byte: the same version rules
-// apply and DecodeSnapshot reads it.
+// It is the FSM snapshot envelope, byte for byte, led by its format version
+// ({"version":1,...}, fsm.SnapshotVersion): the same version rules apply
+// and DecodeBackup reads it, refusing a newer version by name.
 
 // BackupLocation is where the state backup of a warehouse lives: under
 // _floe/, beside the namespace directories. (A namespace named _floe would
@@ -35,6 +38,17 @@ func EncodeBackup(s *fsm.State) ([]byte, error) {
 		return nil, fmt.Errorf("encoding state backup: %w", err)
 	}
 	return data, nil
+}
+
+// DecodeBackup reads a state backup (the snapshot envelope). A backup in a
+// newer format version is refused with a *fsm.VersionError that says it is
+// the state backup and names both versions.
+func DecodeBackup(r io.Reader) (*fsm.State, error) {
+	st, err := fsm.DecodeSnapshot(r)
+	if ve, ok := errors.AsType[*fsm.VersionError](err); ok {
+		ve.Format = "state backup"
+	}
+	return st, err
 }
 
 // Backup writes the FSM's state to the object store. Only the leader should

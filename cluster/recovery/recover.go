@@ -71,7 +71,7 @@ func Recover(ctx context.Context, warehouse string, props iceberg.Properties, lo
 	if err != nil {
 		return nil, fmt.Errorf("recovering from %s: %w", loc, err)
 	}
-	backup, err := fsm.DecodeSnapshot(bytes.NewReader(data))
+	backup, err := DecodeBackup(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("recovering from %s: %w", loc, err)
 	}
@@ -160,7 +160,7 @@ func ReadBackup(ctx context.Context, warehouse string, props iceberg.Properties)
 	if err != nil {
 		return nil, err
 	}
-	st, err := fsm.DecodeSnapshot(bytes.NewReader(data))
+	st, err := DecodeBackup(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", loc, err)
 	}

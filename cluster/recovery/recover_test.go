@@ -372,7 +372,17 @@ func TestRecoverWithoutBackup(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "_floe", "state", "latest.json"), []byte(`{"version": 99, "state": {}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Recover(context.Background(), wh, iceberg.Properties{}, nil); !errors.Is(err, ErrSnapshotVersion) {
+	_, err = Recover(context.Background(), wh, iceberg.Properties{}, nil)
+	if !errors.Is(err, ErrSnapshotVersion) {
 		t.Fatalf("recover from a future backup = %v", err)
+	}
+	// The refusal says what it read and which versions are involved.
+	for _, want := range []string{BackupLocation(wh), "state backup format version 99", "up to version 1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("recover from a future backup = %v: does not say %q", err, want)
+		}
+	}
+	if _, err := ReadBackup(context.Background(), wh, iceberg.Properties{}); !strings.Contains(fmt.Sprint(err), "state backup format version 99") {
+		t.Errorf("reading a future backup = %v", err)
 	}
 }
