@@ -3,8 +3,8 @@ package recovery
 import (
 	"context"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
