@@ -12,10 +12,12 @@ func (l *Ledger) Clone() *Ledger {
 	if l == nil {
 		return nil
 	}
-	out := &Ledger{
-		Offsets:     make(map[string]map[string]*Offsets, len(l.Offsets)),
-		Pending:     make(map[string][]Entry, len(l.Pending)),
-		Assignments: maps.Clone(l.Assignments),
+	out := &Ledger{Assignments: maps.Clone(l.Assignments)}
+	if l.Offsets != nil {
+		out.Offsets = make(map[string]map[string]*Offsets, len(l.Offsets))
+	}
+	if l.Pending != nil {
+		out.Pending = make(map[string][]Entry, len(l.Pending))
 	}
 	for table, offs := range l.Offsets {
 		c := make(map[string]*Offsets, len(offs))
@@ -32,12 +34,6 @@ func (l *Ledger) Clone() *Ledger {
 			c[i] = e.Clone()
 		}
 		out.Pending[table] = c
-	}
-	if l.Offsets == nil {
-		out.Offsets = nil
-	}
-	if l.Pending == nil {
-		out.Pending = nil
 	}
 	return out
 }

@@ -13,20 +13,19 @@ import (
 // one that is not.
 func (s *State) Clone() *State {
 	out := &State{
-		Namespaces:     cloneMapPtr(s.Namespaces, (*Namespace).clone),
-		Tables:         cloneMapPtr(s.Tables, (*Table).clone),
-		Ledger:         s.Ledger.Clone(),
-		Nodes:          cloneMapPtr(s.Nodes, (*Member).clone),
-		Sources:        cloneMapPtr(s.Sources, func(t *TopicSource) *TopicSource { c := *t; return &c }),
-		Committers:     maps.Clone(s.Committers),
-		Resumes:        cloneMapPtr(s.Resumes, (*TableResume).clone),
-		Mappings:       cloneMapPtr(s.Mappings, (*Mapping).clone),
-		Paused:         maps.Clone(s.Paused),
-		Rewinds:        cloneMapPtr(s.Rewinds, (*TableRewind).clone),
-		Proposals:      s.Proposals.clone(),
-		Applied:        s.Applied,
-		Skipped:        s.Skipped,
-		SchemaRequests: nil,
+		Namespaces: cloneMapPtr(s.Namespaces, (*Namespace).clone),
+		Tables:     cloneMapPtr(s.Tables, (*Table).clone),
+		Ledger:     s.Ledger.Clone(),
+		Nodes:      cloneMapPtr(s.Nodes, (*Member).clone),
+		Sources:    cloneMapPtr(s.Sources, func(t *TopicSource) *TopicSource { c := *t; return &c }),
+		Committers: maps.Clone(s.Committers),
+		Resumes:    cloneMapPtr(s.Resumes, (*TableResume).clone),
+		Mappings:   cloneMapPtr(s.Mappings, (*Mapping).clone),
+		Paused:     maps.Clone(s.Paused),
+		Rewinds:    cloneMapPtr(s.Rewinds, (*TableRewind).clone),
+		Proposals:  s.Proposals.clone(),
+		Applied:    s.Applied,
+		Skipped:    s.Skipped,
 	}
 	if s.SchemaRequests != nil {
 		out.SchemaRequests = make(map[string][]SchemaRequest, len(s.SchemaRequests))
