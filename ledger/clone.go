@@ -23,6 +23,10 @@ func (l *Ledger) Clone() *Ledger {
 		c := make(map[string]*Offsets, len(offs))
 		slab := make([]Offsets, 0, len(offs)) // one allocation per table
 		for tp, o := range offs {
+			if o == nil { // never written so, but a copy must not panic
+				c[tp] = nil
+				continue
+			}
 			slab = append(slab, *o)
 			c[tp] = &slab[len(slab)-1]
 		}
