@@ -8,9 +8,13 @@ type Report struct {
 	Leader string `json:"leader"`
 	// LeaderAddr is the leader's admin address and LeaderSince when this
 	// node saw the leader change last; both may be empty.
-	LeaderAddr  string            `json:"leader_admin_addr,omitempty"`
-	LeaderSince time.Time         `json:"leader_since,omitzero"`
-	RaftState   string            `json:"raft_state"`
+	LeaderAddr  string    `json:"leader_admin_addr,omitempty"`
+	LeaderSince time.Time `json:"leader_since,omitzero"`
+	RaftState   string    `json:"raft_state"`
+	// State is the node's own state: empty while it applies the Raft log,
+	// NodeUpgradeRequired once it met an entry its build does not know (a
+	// problem "upgrade" says which).
+	State       string            `json:"state,omitempty"`
 	GeneratedAt time.Time         `json:"generated_at"`
 	Problems    map[string]string `json:"problems,omitempty"`
 	Members     []MemberReport    `json:"members,omitempty"`
@@ -24,6 +28,11 @@ type Report struct {
 	Backup *BackupReport `json:"backup,omitempty"`
 	Tables []TableReport `json:"tables"`
 }
+
+// NodeUpgradeRequired is Report.State of a node that stopped applying the
+// Raft log at a command its build does not know: its state is frozen there
+// until it is restarted on a newer build.
+const NodeUpgradeRequired = "UPGRADE_REQUIRED"
 
 // BackupReport describes the newest state backup.
 type BackupReport struct {
