@@ -14,8 +14,10 @@ import (
 )
 
 // RaftFSM adapts the pure state machine (package fsm) to raft.FSM: it skips
-// Raft's own entries, logs skipped commands, pairs refusals with their
-// iceberg-go sentinels and wraps snapshots in Raft's types.
+// Raft's own entries, logs skipped commands and, once, the FSM's halt (an
+// entry this build does not know; upgrade required), pairs refusals with
+// their iceberg-go sentinels and wraps snapshots in Raft's types (a halted
+// FSM refuses to snapshot, and Raft then keeps its log).
 type RaftFSM struct {
 	f   *fsm.FSM
 	log *slog.Logger
