@@ -45,15 +45,19 @@ type BackupReport struct {
 // MemberReport is one node of the Raft group. Health is judged by the
 // leader; other nodes report every member healthy.
 type MemberReport struct {
-	ID          string  `json:"id"`
-	Role        string  `json:"role"` // leader, voter or nonvoter
-	Zone        string  `json:"zone,omitempty"`
-	Version     string  `json:"version,omitempty"`
-	Healthy     bool    `json:"healthy"`
-	Draining    bool    `json:"draining,omitempty"`
-	Partitions  int     `json:"partitions"`
-	Committers  int     `json:"committers"`
-	Unreachable float64 `json:"unreachable_sec,omitempty"`
+	ID       string `json:"id"`
+	Role     string `json:"role"` // leader, voter or nonvoter
+	Zone     string `json:"zone,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Healthy  bool   `json:"healthy"`
+	Draining bool   `json:"draining,omitempty"`
+	// UpgradeRequired: the member stopped applying the Raft log at a
+	// command its build does not know (as the leader knows, or the member
+	// itself); it takes no work until restarted on a newer build.
+	UpgradeRequired bool    `json:"upgrade_required,omitempty"`
+	Partitions      int     `json:"partitions"`
+	Committers      int     `json:"committers"`
+	Unreachable     float64 `json:"unreachable_sec,omitempty"`
 }
 
 // TableReport is one table's status.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,7 +36,8 @@ func applied(n *Node) (i uint64) {
 // lacks PauseTable (as after a restart on an older binary, which the
 // proposer's gate cannot see), c halts at the pause: its state stays as it
 // was before the entry while the others go on, it proposes nothing, Raft
-// takes no snapshot of it, and elected leader it hands leadership over.
+// takes no snapshot of it, the leader places no work on it, and elected
+// leader it hands leadership over.
 // Restarted on the full build, it replays the log and ends as its peers.
 func TestMixedBuildsHaltAndCatchUp(t *testing.T) {
 	g := newTestGroupWith(t, []string{"a", "b", "c"}, 3, map[string][]fsm.Option{"c": {fsm.Without(fsm.CmdPauseTable)}})
@@ -83,6 +85,13 @@ func TestMixedBuildsHaltAndCatchUp(t *testing.T) {
 	if err := c.raft.Snapshot().Error(); err == nil {
 		t.Fatal("raft took a snapshot of a halted FSM")
 	}
+	// The leader places no work on it and shows why.
+	wait.For(t, 10*time.Second, "the leader to take halted c out of the live members", func() bool {
+		return !slices.Contains(l.Live(), "c") && slices.ContainsFunc(l.Members(), func(m MemberHealth) bool { return m.ID == "c" && m.UpgradeRequired })
+	})
+	if slices.Contains(c.Live(), "c") {
+		t.Fatal("halted c counts itself live")
+	}
 
 	// Elected, c hands leadership over; the group keeps a working leader.
 	if err := l.raft.LeadershipTransferToServer(raft.ServerID("c"), g.trans["c"].LocalAddr()).Error(); err != nil {
@@ -106,6 +115,7 @@ func TestMixedBuildsHaltAndCatchUp(t *testing.T) {
 	if _, halted := c.fsm.Halted(); halted {
 		t.Fatal("c still halted on the full build")
 	}
+	wait.For(t, 10*time.Second, "upgraded c to be live again", func() bool { return slices.Contains(g.leader().Live(), "c") })
 	c.fsm.Read(func(s *fsm.State) {
 		if _, paused := s.Paused[key]; !paused || s.Namespaces["after-transfer"] == nil {
 			t.Fatalf("restarted c: paused %v, namespaces %v", s.Paused, s.Namespaces)
