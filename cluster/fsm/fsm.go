@@ -25,7 +25,7 @@ type FSM struct {
 	// halt is set at the first entry of an unknown type without the
 	// ignorable bit; from then on Apply changes nothing.
 	halt *Halt
-	// haltCh is closed when the FSM halts (replaced if a restore ends it).
+	// haltCh is closed when the FSM halts.
 	haltCh chan struct{}
 }
 
@@ -203,12 +203,10 @@ func (f *FSM) Restore(r io.Reader) error {
 		return err
 	}
 	f.mu.Lock()
+	// A halt outlives a restore: a snapshot that covers the entry this
+	// build could not apply was written by a build that knows it, and may
+	// hold state this build cannot read. Only a restart ends a halt.
 	f.state = st
-	if f.halt != nil && st.Applied >= f.halt.Index {
-		// The snapshot's state includes the entry this build could not
-		// apply, applied by a build that knows it: go on from there.
-		f.halt, f.haltCh = nil, make(chan struct{})
-	}
 	f.mu.Unlock()
 	f.notify(touched{all: true})
 	return nil
