@@ -44,9 +44,8 @@ func New(opts ...Option) *FSM {
 // where (Halted) and refuses every entry from then on with
 // ErrUpgradeRequired, changing nothing, not even the applied index, so
 // that a restart on a newer build replays the log from there and ends as
-// its peers did. The error is the
-// FSM's refusal; a refused entry changes nothing but the applied index (and
-// the proposal window). An entry whose proposal id is in the window
+// its peers did. Otherwise the error is the FSM's refusal; a refused entry
+// changes nothing but the applied index (and the proposal window). An entry whose proposal id is in the window
 // (State.Proposals) is a resend: it is not applied again and returns the
 // first one's result. Every entry with an id is recorded, refused, skipped
 // or applied, so every replica's window holds the same ids.

@@ -58,20 +58,15 @@ func (m *Member) Level() int {
 }
 
 // MinProtocol returns the lowest protocol level among the registered
-// members and the members at that level, sorted. With no member registered
-// it returns this build's level: a new group proposes its own commands.
-func (s *State) MinProtocol() (int, []string) {
-	lowest, at := ProtocolLevel, []string(nil)
-	for id, m := range s.Nodes {
-		switch lv := m.Level(); {
-		case lv < lowest:
-			lowest, at = lv, []string{id}
-		case lv == lowest:
-			at = append(at, id)
-		}
+// members: a pure function of the replicated membership, so every replica
+// derives the same. With no member registered it returns this build's
+// level (the proposer counts its own level besides, see Gate).
+func (s *State) MinProtocol() int {
+	lowest := ProtocolLevel
+	for _, m := range s.Nodes {
+		lowest = min(lowest, m.Level())
 	}
-	slices.Sort(at)
-	return lowest, at
+	return lowest
 }
 
 // ProtocolError refuses a proposal that a registered member's build may not
@@ -137,8 +132,8 @@ func splitType(b byte) (CommandType, bool) {
 	return t &^ IgnorableFlag, t&IgnorableFlag != 0
 }
 
-// Gate checks that a command of type t may be proposed in state s by a
-// build with this table: known here, and at most the group's minimum
+// Gate checks that a command of type t may be proposed now by a build with
+// this FSM's table: known here, and its level at most the group's minimum
 // protocol level. It returns that minimum, which says how to frame the
 // command (EncodeFor). self is the proposer's own level, counted whether or
 // not its registration is applied yet.
@@ -152,7 +147,7 @@ func (f *FSM) Gate(t CommandType, self int) (int, error) {
 		lagging []string
 	)
 	f.Read(func(s *State) {
-		lowest, _ = s.MinProtocol()
+		lowest = s.MinProtocol()
 		for _, id := range slices.Sorted(maps.Keys(s.Nodes)) {
 			if lv := s.Nodes[id].Level(); lv < def.since {
 				lagging = append(lagging, fmt.Sprintf("%s at level %d", id, lv))

@@ -51,7 +51,7 @@ func TestMixedBuildsHaltAndCatchUp(t *testing.T) {
 	ctx := context.Background()
 	wait.For(t, 10*time.Second, "every member registered at this build's level", func() bool {
 		var lowest, members int
-		l.fsm.Read(func(s *fsm.State) { lowest, _ = s.MinProtocol(); members = len(s.Nodes) })
+		l.fsm.Read(func(s *fsm.State) { lowest = s.MinProtocol(); members = len(s.Nodes) })
 		return members == 3 && lowest == fsm.ProtocolLevel
 	})
 	mustApply(t, l, CreateNamespace{Parts: []string{"db"}})
