@@ -46,17 +46,12 @@ func (n *Node) propose(ctx context.Context, c fsm.Command, what string) (admin.W
 }
 
 // operatorCommand proposes one of the operator commands (PutMapping,
-// DeleteMapping, PauseTable, RewindTable). A node of an older version skips
-// them (unknown command types are skipped during a rolling upgrade), and a
-// rewind it skipped would leave its ledger apart from the others', so they
-// are refused until every member runs this node's version.
+// DeleteMapping, PauseTable, RewindTable). The version gate of the
+// proposer (raftnode encode: the command table's protocol level against the
+// group's minimum registered level) refuses a command that a member's build
+// may not know, as it does for every command; apiErr shows that refusal as
+// a conflict naming the lagging members.
 func (n *Node) operatorCommand(ctx context.Context, c fsm.Command, what string) (admin.WriteResult, error) {
-	for _, m := range n.raft.Members() {
-		if m.Version != "" && m.Version != n.opts.version {
-			return admin.WriteResult{}, fmt.Errorf("%w: member %s runs version %s and this node %s: finish the rolling upgrade first",
-				admin.ErrConflict, m.ID, m.Version, n.opts.version)
-		}
-	}
 	return n.propose(ctx, c, what)
 }
 
@@ -69,6 +64,10 @@ func apiErr(err error) error {
 		return fmt.Errorf("%w: %w", admin.ErrNotFound, err)
 	case errors.Is(err, fsm.ErrMappingExists):
 		return fmt.Errorf("%w: %w", admin.ErrExists, err)
+	case errors.Is(err, fsm.ErrProtocolTooLow):
+		return fmt.Errorf("%w: %w", admin.ErrConflict, err)
+	case errors.Is(err, fsm.ErrUpgradeRequired):
+		return fmt.Errorf("%w: %w", admin.ErrUnavailable, err)
 	case errors.Is(err, ledger.ErrInvalidEntry):
 		return fmt.Errorf("%w: %w", admin.ErrInvalid, err)
 	case raftnode.IsRetryable(err), errors.Is(err, context.DeadlineExceeded):

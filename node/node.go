@@ -295,8 +295,12 @@ func (n *Node) Stop() error {
 }
 
 // Ready implements admin.Source: the node serves once it is a member of a
-// group with a leader and its worker runs.
+// group with a leader and its worker runs, and never while its FSM is halted
+// at an entry its build does not know (upgrade required).
 func (n *Node) Ready() error {
+	if h, halted := n.raft.FSM().Halted(); halted {
+		return h // "upgrade required: log entry N has command type T ..."
+	}
 	select {
 	case <-n.started:
 	default:

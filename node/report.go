@@ -65,12 +65,15 @@ func (n *Node) Report(ctx context.Context) (status.Report, error) {
 	select {
 	case <-n.started:
 	default:
-		return status.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now,
-			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.Members()}, nil
+		rep := status.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now,
+			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.Members()}
+		upgradeRequired(&rep, n.raft.FSM()) // a halt while catching up keeps it joining
+		return rep, nil
 	}
 	runtime, problems := n.worker.Status().Snapshot()
 	rep := status.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.Members(),
 		LeaderSince: n.raft.LeaderChangedAt()}
+	upgradeRequired(&rep, n.raft.FSM())
 	n.raft.FSM().Read(func(s *fsm.State) {
 		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
 		if m := s.Nodes[leader]; m != nil {
@@ -84,6 +87,20 @@ func (n *Node) Report(ctx context.Context) (status.Report, error) {
 		rep.Tables = append(rep.Tables, n.tableReport(ctx, ti, runtime[ti.key], now))
 	}
 	return rep, nil
+}
+
+// upgradeRequired shows a halted FSM: the node state and a problem naming
+// the entry, so the status says why nothing moves on this node.
+func upgradeRequired(rep *status.Report, f *fsm.FSM) {
+	h, halted := f.Halted()
+	if !halted {
+		return
+	}
+	rep.State = status.NodeUpgradeRequired
+	if rep.Problems == nil {
+		rep.Problems = map[string]string{}
+	}
+	rep.Problems["upgrade"] = h.Error()
 }
 
 // tableInfos lists, by key, every table the state knows (a dead-letter

@@ -8,9 +8,13 @@ type Report struct {
 	Leader string `json:"leader"`
 	// LeaderAddr is the leader's admin address and LeaderSince when this
 	// node saw the leader change last; both may be empty.
-	LeaderAddr  string            `json:"leader_admin_addr,omitempty"`
-	LeaderSince time.Time         `json:"leader_since,omitzero"`
-	RaftState   string            `json:"raft_state"`
+	LeaderAddr  string    `json:"leader_admin_addr,omitempty"`
+	LeaderSince time.Time `json:"leader_since,omitzero"`
+	RaftState   string    `json:"raft_state"`
+	// State is the node's own state: empty while it applies the Raft log,
+	// NodeUpgradeRequired once it met an entry its build does not know (a
+	// problem "upgrade" says which).
+	State       string            `json:"state,omitempty"`
 	GeneratedAt time.Time         `json:"generated_at"`
 	Problems    map[string]string `json:"problems,omitempty"`
 	Members     []MemberReport    `json:"members,omitempty"`
@@ -25,6 +29,11 @@ type Report struct {
 	Tables []TableReport `json:"tables"`
 }
 
+// NodeUpgradeRequired is Report.State of a node that stopped applying the
+// Raft log at a command its build does not know: its state is frozen there
+// until it is restarted on a newer build.
+const NodeUpgradeRequired = "UPGRADE_REQUIRED"
+
 // BackupReport describes the newest state backup.
 type BackupReport struct {
 	Location     string    `json:"location"`
@@ -36,15 +45,19 @@ type BackupReport struct {
 // MemberReport is one node of the Raft group. Health is judged by the
 // leader; other nodes report every member healthy.
 type MemberReport struct {
-	ID          string  `json:"id"`
-	Role        string  `json:"role"` // leader, voter or nonvoter
-	Zone        string  `json:"zone,omitempty"`
-	Version     string  `json:"version,omitempty"`
-	Healthy     bool    `json:"healthy"`
-	Draining    bool    `json:"draining,omitempty"`
-	Partitions  int     `json:"partitions"`
-	Committers  int     `json:"committers"`
-	Unreachable float64 `json:"unreachable_sec,omitempty"`
+	ID       string `json:"id"`
+	Role     string `json:"role"` // leader, voter or nonvoter
+	Zone     string `json:"zone,omitempty"`
+	Version  string `json:"version,omitempty"`
+	Healthy  bool   `json:"healthy"`
+	Draining bool   `json:"draining,omitempty"`
+	// UpgradeRequired: the member stopped applying the Raft log at a
+	// command its build does not know (as the leader knows, or the member
+	// itself); it takes no work until restarted on a newer build.
+	UpgradeRequired bool    `json:"upgrade_required,omitempty"`
+	Partitions      int     `json:"partitions"`
+	Committers      int     `json:"committers"`
+	Unreachable     float64 `json:"unreachable_sec,omitempty"`
 }
 
 // TableReport is one table's status.

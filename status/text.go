@@ -36,7 +36,11 @@ func WriteText(w io.Writer, r Report) error {
 
 // writeHeader writes the node, its backup and its problems, sorted.
 func writeHeader(w io.Writer, r Report) {
-	fmt.Fprintf(w, "node %s (%s), leader %s\n", r.Node, r.RaftState, r.Leader)
+	state := r.RaftState
+	if r.State != "" {
+		state += ", " + r.State
+	}
+	fmt.Fprintf(w, "node %s (%s), leader %s\n", r.Node, state, r.Leader)
 	if r.Backup != nil {
 		fmt.Fprintf(w, "state backup: %s ago (%s)\n", dur(r.Backup.AgeSec), r.Backup.Location)
 	}
@@ -62,6 +66,8 @@ func writeMembers(w io.Writer, members []MemberReport) {
 		switch {
 		case !m.Healthy:
 			health = fmt.Sprintf("no (%s)", dur(m.Unreachable))
+		case m.UpgradeRequired:
+			health = "upgrade required"
 		case m.Draining:
 			health = "draining"
 		}

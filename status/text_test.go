@@ -23,3 +23,21 @@ func TestWriteText(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTextUpgradeRequired: a halted node says so in its header, and a
+// halted member in the member list.
+func TestWriteTextUpgradeRequired(t *testing.T) {
+	rep := Report{Node: "n2", Leader: "n1", RaftState: "Follower", State: NodeUpgradeRequired,
+		Problems: map[string]string{"upgrade": "upgrade required: log entry 9 has command type 23"},
+		Members:  []MemberReport{{ID: "n1", Role: "leader", Healthy: true}, {ID: "n2", Role: "voter", Healthy: true, UpgradeRequired: true}}}
+	var b bytes.Buffer
+	if err := WriteText(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"node n2 (Follower, UPGRADE_REQUIRED)", "problem: upgrade: upgrade required: log entry 9", "upgrade required  "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+}

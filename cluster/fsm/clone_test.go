@@ -122,7 +122,10 @@ func mutate(s *fsm.State) {
 // applies further entries.
 func TestSnapshotIsACopy(t *testing.T) {
 	f := seeded(t)
-	snap := f.Snapshot()
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	want, err := fsm.EncodeSnapshot(snap)
 	if err != nil {
 		t.Fatal(err)

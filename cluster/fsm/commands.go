@@ -191,8 +191,13 @@ func (CommitTables) Type() CommandType    { return CmdCommitTables }
 func (RegisterSources) Type() CommandType { return CmdRegisterSources }
 func (Assign) Type() CommandType          { return CmdAssign }
 
-// Encode frames a command as its type byte followed by its JSON payload.
-func Encode(c Command) ([]byte, error) {
+// Encode frames a command as its type byte followed by its JSON payload,
+// for a group whose members are all at this build's level (the ignorable
+// bit set as the command table says). Proposers use EncodeFor with the
+// group's level.
+func Encode(c Command) ([]byte, error) { return EncodeFor(ProtocolLevel, "", c) }
+
+func encodePlain(c Command) ([]byte, error) {
 	body, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", c.Type(), err)

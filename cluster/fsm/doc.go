@@ -5,9 +5,11 @@
 //
 // It is pure and deterministic: the same entries give the same state on
 // every node. Apply never reads the clock, draws randomness or does I/O;
-// proposers stamp times into the commands. A command of a type this version
-// does not know is skipped and counted, so a node of an older version keeps
-// applying the log of a newer leader during a rolling upgrade. Refusals use
+// proposers stamp times into the commands. Version gating (version.go): a
+// command of a type this build does not know is skipped and counted when
+// its type byte carries IgnorableFlag; without it the FSM halts (upgrade
+// required) rather than diverge. Proposers refuse a command until every
+// registered member's protocol level reaches the command's (Gate). Refusals use
 // this package's sentinels; those that callers know as iceberg-go's
 // (ErrNoSuchTable, ErrCommitFailed, ...) are paired with them by the Raft
 // adapter in package raftnode.

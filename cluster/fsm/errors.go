@@ -34,6 +34,15 @@ var (
 	// ErrStaleRewind: a replace delete names a rewind that a newer rewind
 	// superseded, or one already done.
 	ErrStaleRewind = errors.New("stale rewind")
+	// ErrUpgradeRequired: this node met a log entry of a type its build
+	// does not know and that may not be skipped; it applies nothing more
+	// until it is restarted on a newer build (see Halt).
+	ErrUpgradeRequired = errors.New("upgrade required")
+	// ErrProtocolTooLow: a command was not proposed because a member's
+	// build may not know it (see ProtocolError).
+	ErrProtocolTooLow = errors.New("a member's protocol level is too low for the command")
+	// ErrUnknownCommand: a proposer was asked for a command its build lacks.
+	ErrUnknownCommand = errors.New("unknown command type")
 )
 
 // Refusals that callers know as iceberg-go's catalog and table sentinels.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"sync"
 )
 
@@ -18,18 +19,33 @@ type FSM struct {
 	// tables holds, per table key, a channel closed at the next entry that
 	// touches the table; made on demand by WatchTable, dropped when closed.
 	tables map[string]chan struct{}
+	// table is the command table this FSM applies: commands, less what
+	// the options dropped. Never changed after New.
+	table map[CommandType]commandDef
+	// halt is set at the first entry of an unknown type without the
+	// ignorable bit; from then on Apply changes nothing.
+	halt *Halt
+	// haltCh is closed when the FSM halts.
+	haltCh chan struct{}
 }
 
 // New returns an FSM with an empty state.
-func New() *FSM {
-	return &FSM{state: NewState(), changed: make(chan struct{}), tables: map[string]chan struct{}{}}
+func New(opts ...Option) *FSM {
+	table := maps.Clone(commands)
+	for _, o := range opts {
+		o(table)
+	}
+	return &FSM{state: NewState(), changed: make(chan struct{}), tables: map[string]chan struct{}{}, table: table, haltCh: make(chan struct{})}
 }
 
 // Apply applies the command entry data at log index. A command of a type
-// this version does not know is skipped and counted (State.Skipped): a newer
-// leader's log keeps applying during a rolling upgrade. The error is the
-// FSM's refusal; a refused entry changes nothing but the applied index (and
-// the proposal window). An entry whose proposal id is in the window
+// this build does not know is skipped and counted (State.Skipped) when its
+// type byte carries IgnorableFlag; without it the FSM halts: it records
+// where (Halted) and refuses every entry from then on with
+// ErrUpgradeRequired, changing nothing, not even the applied index, so
+// that a restart on a newer build replays the log from there and ends as
+// its peers did. Otherwise the error is the FSM's refusal; a refused entry
+// changes nothing but the applied index (and the proposal window). An entry whose proposal id is in the window
 // (State.Proposals) is a resend: it is not applied again and returns the
 // first one's result. Every entry with an id is recorded, refused, skipped
 // or applied, so every replica's window holds the same ids.
@@ -41,6 +57,17 @@ func (f *FSM) Apply(index uint64, data []byte) error {
 	f.mu.Lock()
 	defer func() { f.notify(t) }()
 	defer f.mu.Unlock()
+	if f.halt != nil {
+		return *f.halt
+	}
+	typ, ignorable := splitType(data[0])
+	def, known := f.table[typ]
+	if !known && !ignorable {
+		f.halt = &Halt{Index: index, Type: typ}
+		close(f.haltCh)
+		t = touched{all: true} // waiters see the halt
+		return *f.halt
+	}
 	f.state.Applied = index
 	id := ProposalID(data)
 	if res, ok := f.state.Proposals.Lookup(id); ok {
@@ -49,7 +76,7 @@ func (f *FSM) Apply(index uint64, data []byte) error {
 		return res.Err()
 	}
 	var err error
-	t, err = applyCommand(f.state, data)
+	t, err = applyCommand(f.state, def, known, data[1:])
 	if id != "" {
 		if f.state.Proposals == nil {
 			f.state.Proposals = &ProposalWindow{}
@@ -62,13 +89,37 @@ func (f *FSM) Apply(index uint64, data []byte) error {
 // applyCommand applies one entry to s. Watchers of the touched tables wake
 // even when the entry is refused: a refusal changes nothing, and a spurious
 // wake only costs a re-read.
-func applyCommand(s *State, data []byte) (touched, error) {
-	def, ok := commands[CommandType(data[0])]
-	if !ok {
-		s.Skipped++
+func applyCommand(s *State, def commandDef, known bool, payload []byte) (touched, error) {
+	if !known {
+		s.Skipped++ // ignorable, written by a newer build
 		return touched{}, nil
 	}
-	return def.apply(s, data[1:])
+	return def.apply(s, payload)
+}
+
+// Halted returns where the FSM stopped applying, if it did.
+func (f *FSM) Halted() (Halt, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.halt == nil {
+		return Halt{}, false
+	}
+	return *f.halt, true
+}
+
+// WatchHalt returns a channel closed once the FSM is halted (at once if it
+// is).
+func (f *FSM) WatchHalt() <-chan struct{} {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.haltCh
+}
+
+// Known reports whether this FSM applies commands of type t (the ignorable
+// bit aside).
+func (f *FSM) Known(t CommandType) bool {
+	_, ok := f.table[t&^IgnorableFlag]
+	return ok
 }
 
 // notify wakes the global watchers and those of the touched tables.
@@ -132,10 +183,18 @@ func (f *FSM) Read(fn func(*State)) {
 // Raft calls Snapshot on its FSM goroutine, so every Apply waits while the
 // lock is held, and copying costs a fraction of encoding
 // (BenchmarkSnapshotLockHeld).
-func (f *FSM) Snapshot() *State {
+//
+// A halted FSM refuses: Raft labels a snapshot with the last index it
+// handed to Apply, and would then compact the log, so a snapshot now would
+// claim entries this FSM did not apply and a restart on a newer build could
+// no longer replay them.
+func (f *FSM) Snapshot() (*State, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	return f.state.Clone()
+	if f.halt != nil {
+		return nil, fmt.Errorf("snapshot refused: %w", *f.halt)
+	}
+	return f.state.Clone(), nil
 }
 
 // Restore replaces the state with the snapshot read from r and wakes every
@@ -146,6 +205,9 @@ func (f *FSM) Restore(r io.Reader) error {
 		return err
 	}
 	f.mu.Lock()
+	// A halt outlives a restore: a snapshot that covers the entry this
+	// build could not apply was written by a build that knows it, and may
+	// hold state this build cannot read. Only a restart ends a halt.
 	f.state = st
 	f.mu.Unlock()
 	f.notify(touched{all: true})
@@ -162,6 +224,9 @@ func (f *FSM) WaitApplied(ctx context.Context, index uint64) error {
 		f.Read(func(s *State) { applied = s.Applied })
 		if applied >= index {
 			return nil
+		}
+		if h, halted := f.Halted(); halted {
+			return fmt.Errorf("waiting for index %d: %w", index, h)
 		}
 		select {
 		case <-ctx.Done():

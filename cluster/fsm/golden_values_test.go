@@ -66,7 +66,7 @@ const goldenShape = `{"Kind":5,"Fields":[{"Name":"id","Shape":{"Kind":2,"Fields"
 
 func goldenMember() fsm.Member {
 	return fsm.Member{ID: "n1", Addr: "10.0.0.1:7000", RPC: "10.0.0.1:7001", Admin: "10.0.0.1:8080",
-		Attrs: map[string]string{"zone": "eu-west-1a"}, Version: "1.4.0", Draining: true, ProposalIDs: true}
+		Attrs: map[string]string{"zone": "eu-west-1a"}, Version: "1.4.0", Draining: true, ProposalIDs: true, Protocol: fsm.ProtocolGating}
 }
 
 // goldenCommands returns one fully populated value of every command type,
@@ -151,6 +151,9 @@ func mainReleaseCommands(t testing.TB) []fsm.Command {
 			out[i] = c
 		case fsm.RestoreState:
 			out[i] = fsm.RestoreState{State: mainReleaseState(t)}
+		case fsm.RegisterNode:
+			c.Node.Protocol = 0 // main registered no protocol level
+			out[i] = c
 		}
 	}
 	return out
@@ -159,6 +162,9 @@ func mainReleaseCommands(t testing.TB) []fsm.Command {
 // mainReleaseState is the state testdata/golden/main/snapshot.json holds.
 func mainReleaseState(t testing.TB) *fsm.State {
 	s := goldenState(t)
+	for _, m := range s.Nodes {
+		m.Protocol = 0
+	}
 	for key, entries := range s.Ledger.Pending {
 		for i := range entries {
 			entries[i] = mainReleaseEntry(entries[i])

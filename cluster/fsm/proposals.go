@@ -43,7 +43,14 @@ func EncodeProposal(id string, c Command) ([]byte, error) {
 	if !validProposalID(id) {
 		return nil, fmt.Errorf("encoding %s: invalid proposal id %q", c.Type(), id)
 	}
-	data, err := Encode(c)
+	return EncodeFor(ProtocolLevel, id, c)
+}
+
+func encodeProposal(id string, c Command) ([]byte, error) {
+	if !validProposalID(id) {
+		return nil, fmt.Errorf("encoding %s: invalid proposal id %q", c.Type(), id)
+	}
+	data, err := encodePlain(c)
 	if err != nil {
 		return nil, err
 	}

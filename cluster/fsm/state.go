@@ -57,6 +57,10 @@ type Member struct {
 	// older member would apply a resend that the others answer from their
 	// window, and the replicas would part.
 	ProposalIDs bool `json:"proposal_ids,omitempty"`
+	// Protocol is the protocol level of the member's build (version.go);
+	// absent in the records of builds before it, whose level Level infers.
+	// The group's minimum gates which commands may be proposed.
+	Protocol int `json:"protocol,omitempty"`
 }
 
 // Zone returns the member's zone attribute, empty when not given.

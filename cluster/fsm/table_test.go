@@ -6,8 +6,8 @@ import "testing"
 // programming error caught at start-up, not a silent override.
 func TestDuplicateCommandPanics(t *testing.T) {
 	for name, defs := range map[string][]commandDef{
-		"same type": {command(CmdRemoveNode, "RemoveNode", applyRemoveNode, nil), command(CmdRemoveNode, "Other", applyRemoveNode, nil)},
-		"same name": {command(CmdRemoveNode, "RemoveNode", applyRemoveNode, nil), command(CommandType(99), "RemoveNode", applyRemoveNode, nil)},
+		"same type": {command(CmdRemoveNode, "RemoveNode", ProtocolBase, mustApply, applyRemoveNode, nil), command(CmdRemoveNode, "Other", ProtocolBase, mustApply, applyRemoveNode, nil)},
+		"same name": {command(CmdRemoveNode, "RemoveNode", ProtocolBase, mustApply, applyRemoveNode, nil), command(CommandType(99), "RemoveNode", ProtocolBase, mustApply, applyRemoveNode, nil)},
 	} {
 		func() {
 			defer func() {

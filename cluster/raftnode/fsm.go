@@ -14,11 +14,16 @@ import (
 )
 
 // RaftFSM adapts the pure state machine (package fsm) to raft.FSM: it skips
-// Raft's own entries, logs skipped commands, pairs refusals with their
-// iceberg-go sentinels and wraps snapshots in Raft's types.
+// Raft's own entries, logs skipped commands and, once, the FSM's halt (an
+// entry this build does not know; upgrade required), pairs refusals with
+// their iceberg-go sentinels and wraps snapshots in Raft's types (a halted
+// FSM refuses to snapshot, and Raft then keeps its log).
 type RaftFSM struct {
 	f   *fsm.FSM
 	log *slog.Logger
+	// halted: the halt was logged. Only Raft's FSM goroutine calls Apply,
+	// so it needs no lock.
+	halted bool
 }
 
 // NewRaftFSM returns the raft.FSM of f.
@@ -39,18 +44,28 @@ func (a *RaftFSM) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return ApplyResult{}
 	}
-	if len(l.Data) > 0 && !fsm.Known(fsm.CommandType(l.Data[0])) {
-		// Written by a newer node: the FSM skips it so mixed versions keep going.
-		a.log.Warn("skipping unknown raft command", "type", l.Data[0], "index", l.Index)
+	if len(l.Data) > 0 && !a.f.Known(fsm.CommandType(l.Data[0])) && fsm.CommandType(l.Data[0])&fsm.IgnorableFlag != 0 {
+		// Written by a newer node and marked ignorable: the FSM skips it.
+		a.log.Warn("skipping unknown raft command", "type", l.Data[0]&^byte(fsm.IgnorableFlag), "index", l.Index)
 	}
-	return ApplyResult{Err: withIcebergSentinel(a.f.Apply(l.Index, l.Data))}
+	err := a.f.Apply(l.Index, l.Data)
+	if h, ok := a.f.Halted(); ok && !a.halted {
+		a.halted = true
+		a.log.Error("upgrade required: this node stopped applying the raft log at an entry its build does not know; restart it on a newer build",
+			"index", h.Index, "type", uint8(h.Type), "protocol", fsm.ProtocolLevel)
+	}
+	return ApplyResult{Err: withIcebergSentinel(err)}
 }
 
 // Snapshot implements raft.FSM. It runs on Raft's FSM goroutine, so it
 // only takes a copy of the state (under the FSM's read lock); Persist,
 // which Raft runs concurrently with later Applies, encodes it.
 func (a *RaftFSM) Snapshot() (raft.FSMSnapshot, error) {
-	return &fsmSnapshot{state: a.f.Snapshot()}, nil
+	st, err := a.f.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &fsmSnapshot{state: st}, nil
 }
 
 // Restore implements raft.FSM.

@@ -34,7 +34,11 @@ func TestSnapshotPersistsItsMoment(t *testing.T) {
 	f := fsm.New()
 	a := NewRaftFSM(f, nil)
 	applyLog(t, a, 1, fsm.CreateNamespace{Parts: []string{"db"}, Props: map[string]string{"owner": "a"}})
-	want, err := fsm.EncodeSnapshot(f.Snapshot())
+	st, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fsm.EncodeSnapshot(st)
 	if err != nil {
 		t.Fatal(err)
 	}

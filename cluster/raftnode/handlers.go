@@ -38,6 +38,7 @@ func (s internalService) rpcInfo(_ context.Context, _ *InfoRequest) (*InfoRespon
 	if n.cfg.Load != nil {
 		out.Load = n.cfg.Load()
 	}
+	_, out.Halted = n.fsm.Halted()
 	return out, nil
 }
 

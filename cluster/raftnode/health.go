@@ -71,6 +71,14 @@ func (h *healthTracker) unreachableFor(id string, now time.Time) time.Duration {
 	return now.Sub(last)
 }
 
+// halted reports whether the member said in its last health check that its
+// FSM is halted.
+func (h *healthTracker) halted(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.infos[id].Halted
+}
+
 func (h *healthTracker) healthy(id string, now time.Time) bool {
 	return h.unreachableFor(id, now) < h.timeout
 }
@@ -82,9 +90,12 @@ type MemberHealth struct {
 	Leader   bool
 	Healthy  bool
 	Draining bool
-	Zone     string
-	Version  string
-	Applied  uint64
+	// UpgradeRequired: the member's FSM is halted (fsm.Halt), as it told
+	// the leader, or this node itself.
+	UpgradeRequired bool
+	Zone            string
+	Version         string
+	Applied         uint64
 	// Unreachable is how long the member has not answered (0 if it has).
 	Unreachable time.Duration
 }
@@ -120,10 +131,11 @@ func (n *Node) Members() []MemberHealth {
 			}
 		}
 		n.health.mu.Lock()
-		mh.Applied = n.health.infos[id].Applied
+		mh.Applied, mh.UpgradeRequired = n.health.infos[id].Applied, n.health.infos[id].Halted
 		n.health.mu.Unlock()
 		if id == n.cfg.ID {
 			mh.Applied = n.raft.AppliedIndex()
+			_, mh.UpgradeRequired = n.fsm.Halted()
 		}
 		out = append(out, mh)
 	}
@@ -151,17 +163,19 @@ func (n *Node) LeaderSince() time.Time {
 }
 
 // Live returns the members that may take work: registered, not draining,
-// and (on the leader) answering health checks.
+// and (on the leader) answering health checks and not halted (upgrade
+// required: such a node acts on a state that stopped).
 func (n *Node) Live() []string {
 	now := time.Now()
 	isLeader := n.IsLeader()
+	_, selfHalted := n.fsm.Halted()
 	var out []string
 	n.fsm.Read(func(s *fsm.State) {
 		for id, m := range s.Nodes {
-			if m.Draining {
+			if m.Draining || id == n.cfg.ID && selfHalted {
 				continue
 			}
-			if isLeader && id != n.cfg.ID && !n.health.healthy(id, now) {
+			if isLeader && id != n.cfg.ID && (!n.health.healthy(id, now) || n.health.halted(id)) {
 				continue
 			}
 			out = append(out, id)

@@ -66,10 +66,12 @@ func (n *Node) Leave(ctx context.Context) error {
 	}
 }
 
-// self is this node's membership record as it should be replicated.
+// self is this node's membership record as it should be replicated. It
+// keeps proposal_ids beside protocol: a member of the build before protocol
+// attaches proposal ids only while every record says proposal_ids.
 func (n *Node) self() fsm.Member {
 	m := fsm.Member{ID: n.cfg.ID, Addr: n.cfg.Advertise, RPC: n.cfg.RPCAdvertise, Admin: n.cfg.AdminAddr, Version: n.cfg.Version,
-		ProposalIDs: true}
+		ProposalIDs: true, Protocol: fsm.ProtocolLevel}
 	if a, err := advertisable(m.Admin); err == nil {
 		m.Admin = a
 	}
@@ -107,7 +109,7 @@ func (n *Node) ensureRegistered() {
 		}
 	})
 	if cur != nil && cur.Addr == want.Addr && cur.RPC == want.RPC && cur.Admin == want.Admin &&
-		cur.Version == want.Version && cur.Zone() == want.Zone() && cur.ProposalIDs == want.ProposalIDs &&
+		cur.Version == want.Version && cur.Zone() == want.Zone() && cur.ProposalIDs == want.ProposalIDs && cur.Protocol == want.Protocol &&
 		!(cur.Draining && !n.draining.Load()) {
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/hashicorp/raft"
 
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 )
@@ -33,6 +34,9 @@ type testGroup struct {
 	faults map[string]*faults
 	dir    string
 	expect int
+	// fsm holds per node the FSM options it starts with (a node of an
+	// older build: fsm.Without).
+	fsm map[string][]fsm.Option
 }
 
 func fastRaft(c *raft.Config) {
@@ -53,7 +57,12 @@ func freeAddr(t *testing.T) string {
 }
 
 func newTestGroup(t *testing.T, ids []string, expect int) *testGroup {
-	g := &testGroup{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, rpc: map[string]string{}, faults: map[string]*faults{}, dir: t.TempDir(), expect: expect}
+	return newTestGroupWith(t, ids, expect, nil)
+}
+
+func newTestGroupWith(t *testing.T, ids []string, expect int, opts map[string][]fsm.Option) *testGroup {
+	g := &testGroup{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, rpc: map[string]string{}, faults: map[string]*faults{}, dir: t.TempDir(), expect: expect,
+		fsm: opts}
 	for _, id := range ids {
 		g.rpc[id] = freeAddr(t)
 	}
@@ -97,7 +106,7 @@ func (g *testGroup) start(id string, expect int) *Node {
 		ID: id, DataDir: filepath.Join(g.dir, id), RPCAddr: g.rpc[id], BootstrapExpect: expect, Join: g.joinList(),
 		Transport: tr, Raft: fastRaft, NoSync: true, FailureTimeout: 2 * time.Second, DeadServerTimeout: time.Hour,
 		Version: "test", Zone: "z-" + id, ApplyTimeout: 5 * time.Second, Logger: testLogger(g.t),
-		RPCServerInterceptor: g.faults[id].server, RPCClientInterceptor: g.faults[id].client,
+		RPCServerInterceptor: g.faults[id].server, RPCClientInterceptor: g.faults[id].client, FSM: g.fsm[id],
 	})
 	if err != nil {
 		g.t.Fatalf("opening %s: %v", id, err)

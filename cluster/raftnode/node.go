@@ -78,6 +78,9 @@ type NodeConfig struct {
 	// Observer, if set, is told of apply latencies and leader changes (for
 	// metrics). See observe.go.
 	Observer Observer
+	// FSM adjusts the state machine's command table; tests stand in for a
+	// node of an older build with fsm.Without.
+	FSM []fsm.Option
 }
 
 // Node is one member of the Raft group with its FSM.
@@ -122,7 +125,7 @@ func Open(cfg NodeConfig) (*Node, error) {
 		}
 		st.store.Close()
 	}
-	f := fsm.New()
+	f := fsm.New(cfg.FSM...)
 	r, has, err := startRaft(cfg, st, transport, NewRaftFSM(f, cfg.Logger))
 	if err != nil {
 		closeAll()
@@ -261,7 +264,8 @@ func startRaft(cfg NodeConfig, st storage, transport raft.Transport, sm raft.FSM
 }
 
 // startLoops starts the node's background work: joining (a node without
-// Raft state), the autopilot and the leader observer.
+// Raft state), the autopilot, the leader observer and the halted leader's
+// step-down.
 func (n *Node) startLoops(hasState bool) {
 	if !hasState {
 		n.wg.Add(1)
@@ -275,7 +279,8 @@ func (n *Node) startLoops(hasState bool) {
 		defer n.wg.Done()
 		autopilot{n}.run()
 	}()
-	n.observeLeaders() // observe.go
+	n.observeLeaders()      // observe.go
+	n.stepDownWhileHalted() // halt.go
 }
 
 // ID returns the node id.

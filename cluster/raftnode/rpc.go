@@ -63,6 +63,10 @@ type InfoResponse struct {
 	// Load is the measured fetch throughput per partition ("topic/N" ->
 	// bytes per second) of this node.
 	Load map[string]float64 `json:"load,omitempty"`
+	// Halted: the node's FSM stopped at an entry its build does not know
+	// (upgrade required); the leader places no work on it. An older leader
+	// ignores the field.
+	Halted bool `json:"halted,omitempty"`
 }
 
 // JoinRequest asks the leader to add a node to the Raft configuration.

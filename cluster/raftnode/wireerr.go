@@ -51,6 +51,8 @@ var wireSentinels = []struct {
 	{"no_such_mapping", fsm.ErrNoSuchMapping},
 	{"mapping_exists", fsm.ErrMappingExists},
 	{"stale_rewind", fsm.ErrStaleRewind},
+	{"upgrade_required", fsm.ErrUpgradeRequired},
+	{"protocol_too_low", fsm.ErrProtocolTooLow},
 }
 
 func toWire(err error) *wireError {

@@ -110,9 +110,13 @@ func (b *Backup) WriteOnce(ctx context.Context) error {
 	}
 	// Encode a copy, outside the FSM's lock: encoding under it would hold
 	// up every Apply for as long as the state takes to marshal.
-	st := b.fsm.Snapshot()
-	applied := st.Applied
-	data, err := EncodeBackup(st)
+	st, err := b.fsm.Snapshot()
+	var applied uint64
+	var data []byte
+	if err == nil {
+		applied = st.Applied
+		data, err = EncodeBackup(st)
+	}
 	if err == nil {
 		err = b.write(ctx, data)
 	}

@@ -55,7 +55,11 @@ func Seeded(t testing.TB) *fsm.FSM {
 // SnapshotBytes returns f's snapshot.
 func SnapshotBytes(t testing.TB, f *fsm.FSM) []byte {
 	t.Helper()
-	data, err := fsm.EncodeSnapshot(f.Snapshot())
+	st, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := fsm.EncodeSnapshot(st)
 	if err != nil {
 		t.Fatal(err)
 	}

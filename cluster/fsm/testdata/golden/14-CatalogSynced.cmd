@@ -1,1 +1,1 @@
-{"table":"db\u001forders","catalog":"glue","metadata_location":"s3://b.json","committer":{"node":"n1","epoch":7},"at":1767225603000}
+Ž{"table":"db\u001forders","catalog":"glue","metadata_location":"s3://b.json","committer":{"node":"n1","epoch":7},"at":1767225603000}

@@ -1,1 +1,1 @@
-{"location":"s3://w/_floe/state/latest.json","applied":41,"at":1767225604000}
+è{"location":"s3://w/_floe/state/latest.json","applied":41,"at":1767225604000}
