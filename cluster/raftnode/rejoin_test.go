@@ -7,6 +7,7 @@ import (
 
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/internal/testing/wait"
+	"github.com/floe-io/floe/ledger"
 )
 
 // TestLeftNodeRestartedOnItsDataRejoins: a node that left the group (as a
@@ -99,4 +100,33 @@ func TestDrainOfANodeTheLeaderDoesNotHold(t *testing.T) {
 	wait.For(t, 20*time.Second, "drained node gone", func() bool {
 		return !hasMember(l, f.ID()) && !registered(l, f.ID())
 	})
+}
+
+// TestSyncWaitsForTheFSM: Sync returns once this node's FSM holds the
+// leader's last command, not when Raft's applied index reaches the
+// leader's: Raft counts entries as it hands them to the FSM, which applies
+// them later (a restarted node catching up lags by whole batches, and read
+// metadata files that later commits had deleted). The follower's Info
+// answers are made to say Raft is ahead; a command it missed while cut off
+// must be in its state when Sync returns.
+func TestSyncWaitsForTheFSM(t *testing.T) {
+	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
+	l := g.leader()
+	wait.For(t, 10*time.Second, "all registered", func() bool { return len(l.Live()) == 3 })
+	f := g.followers(l)[0]
+	wait.For(t, 10*time.Second, "follower registered", f.Registered)
+	g.partition(f.ID())
+	mustApply(t, l, CreateNamespace{Parts: []string{"while_cut_off"}})
+	g.faults[f.ID()].raftAhead.Store(true)
+	g.heal(f.ID())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.Sync(ctx); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	var ok bool
+	f.FSM().Read(func(s *State) { _, ok = s.Namespaces[ledger.TableKey([]string{"while_cut_off"})] })
+	if !ok {
+		t.Fatal("Sync returned before the FSM applied the leader's last command")
+	}
 }
