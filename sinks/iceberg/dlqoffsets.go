@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/ledger"
 )
@@ -29,7 +31,9 @@ import (
 // dead-letter table holds every dead letter below its recorded offsets and
 // none was committed between those and its table's (a dead letter commits
 // a snapshot carrying the newer offsets), so a reader learns only later
-// that no dead letter came.
+// that no dead letter came. Maintenance (Expire, every minute on the
+// committer) brings them level, so a table that goes idle does not leave
+// them behind for good.
 const DLQOffsetsMaxAge = time.Minute
 
 // refreshDLQ stages, under the commit's session, an empty append of the
@@ -61,6 +65,48 @@ func (s *Sink) refreshDLQ(ctx context.Context, stage table.CatalogIO, key string
 	}
 	if _, err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("staging the offsets of the dead-letter table of %s: %w", name, err)
+	}
+	return nil
+}
+
+// alignDLQ commits, as maintenance of table key (fenced by committer, moving
+// no ledger offsets), an empty snapshot of its dead-letter table carrying
+// the table's current floe.offsets, when the two differ.
+func (s *Sink) alignDLQ(ctx context.Context, key string, committer ledger.Assignment, at time.Time) error {
+	name := ledger.DisplayName(key)
+	bound := s.bindMaintenance(key, committer, at)
+	tbl, err := bound.LoadTable(ctx, ledger.TableIdent(key))
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("advancing the offsets of the dead-letter table of %s: %w", name, err)
+	}
+	dlqTbl, err := bound.LoadTable(ctx, DLQIdent(ledger.TableIdent(key)))
+	if errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("advancing the offsets of the dead-letter table of %s: %w", name, err)
+	}
+	want, err := Offsets(tbl.CurrentSnapshot())
+	if err != nil || len(want) == 0 {
+		return err
+	}
+	if have, err := Offsets(dlqTbl.CurrentSnapshot()); err == nil && maps.Equal(have, want) {
+		return nil
+	}
+	raw, err := json.Marshal(want)
+	if err != nil {
+		return fmt.Errorf("advancing the offsets of the dead-letter table of %s: %w", name, err)
+	}
+	props := iceberg.Properties{PropOffsets: string(raw), PropCommitID: uuid.NewString(), "floe.operation": "offsets"}
+	tx := dlqTbl.NewTransaction()
+	if err := tx.AddFiles(ctx, nil, props, false); err != nil {
+		return fmt.Errorf("advancing the offsets of the dead-letter table of %s: %w", name, err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("advancing the offsets of the dead-letter table of %s: %w", name, err)
 	}
 	return nil
 }

@@ -18,7 +18,9 @@ import (
 // floe.offsets move with its table's commits even when no dead letter
 // arrives, at most DLQOffsetsMaxAge behind: a commit of the table alone
 // leaves them while they are recent, and advances them (an empty snapshot
-// staged with the table's) once they are older.
+// staged with the table's) once they are older; the maintenance run
+// (Expire) brings them level, so a table that goes idle does not keep
+// them behind.
 func TestDeadLetterTableOffsetsFollowItsTable(t *testing.T) {
 	ctx := context.Background()
 	s, cat, rn := newSink(t)
@@ -39,6 +41,17 @@ func TestDeadLetterTableOffsetsFollowItsTable(t *testing.T) {
 		{name: "table alone, recent dead-letter offsets", at: time.Now, wantDLQ: 2},
 		{name: "table alone, dead-letter offsets past the bound", at: func() time.Time { return start.Add(DLQOffsetsMaxAge + time.Second) }, wantDLQ: 6},
 		{name: "table alone, just advanced", at: time.Now, wantDLQ: 6},
+	}
+	dlqOffset := func() int64 {
+		tbl, err := cat.LoadTable(ctx, DLQIdent(spec.Ident))
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs, err := Offsets(tbl.CurrentSnapshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return offs[tp.String()]
 	}
 	for i, st := range steps {
 		from := int64(2 * i)
@@ -76,5 +89,15 @@ func TestDeadLetterTableOffsetsFollowItsTable(t *testing.T) {
 				t.Errorf("%s: the %s's floe.offsets are %v (%v), want %s at %d", st.name, ident, offs, err, tp, want)
 			}
 		}
+	}
+	end := int64(2 * len(steps))
+	if got := dlqOffset(); got == end {
+		t.Fatalf("the dead-letter table is level (%d) before maintenance: the case is not covered", got)
+	}
+	if _, err := s.Expire(ctx, spec.Key, time.Hour, 0, time.Now(), a); err != nil {
+		t.Fatalf("maintenance: %v", err)
+	}
+	if got := dlqOffset(); got != end {
+		t.Fatalf("after maintenance the dead-letter table's offset of %s is %d, want its table's %d", tp, got, end)
 	}
 }
