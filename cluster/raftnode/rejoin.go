@@ -59,7 +59,11 @@ func (j rejoiner) loop() {
 		via, err := j.ask()
 		if err != nil {
 			if round%10 == 0 {
-				log.Info("not in the raft group's configuration; asking to rejoin", "member", member, "reason", err.Error())
+				msg := "not in the raft group's configuration: asking peers to add this node again"
+				if member {
+					msg = "no leader seen: asking peers to add this node again, in case the group removed it"
+				}
+				log.Info(msg, "reason", err.Error())
 			}
 			continue
 		}
