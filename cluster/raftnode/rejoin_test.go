@@ -94,6 +94,13 @@ func TestDrainOfANodeTheLeaderDoesNotHold(t *testing.T) {
 	if !draining {
 		t.Fatal("the drained node is not a draining member at the leader")
 	}
+	// The record the node keeps current (each second) keeps the mark while
+	// it drains: rewriting it without would hand it work again.
+	f.ensureRegistered()
+	l.FSM().Read(func(s *State) { m, ok := s.Nodes[f.ID()]; draining = ok && m.Draining })
+	if !draining {
+		t.Fatal("refreshing its membership record cleared the draining mark")
+	}
 	if err := f.Leave(context.Background()); err != nil {
 		t.Fatalf("leave after the drain: %v", err)
 	}
