@@ -265,7 +265,7 @@ func (n *Node) waitJoined(ctx context.Context) error {
 	defer t.Stop()
 	last := time.Now()
 	for {
-		if _, leader := n.raft.Leader(); leader != "" && n.raft.IsMember() && n.raft.Registered() {
+		if _, leader := n.raft.Leader(); leader != "" && n.raft.IsMember() && n.raft.Registered() && n.registeredAtLeader(ctx) {
 			return nil
 		}
 		if time.Since(last) > 15*time.Second {
@@ -279,6 +279,16 @@ func (n *Node) waitJoined(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// registeredAtLeader reports whether this node's membership record is still
+// there once the local state has caught up with the leader's: a node
+// restarted after it left replays an older state that holds it, and the
+// RemoveNode of its leave arrives later (its next RegisterNode after that).
+func (n *Node) registeredAtLeader(ctx context.Context) bool {
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return n.raft.Sync(sctx) == nil && n.raft.Registered()
 }
 
 // Stop stops every component and closes Raft, without handing work over

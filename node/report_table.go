@@ -30,6 +30,13 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 	if tr.State == "" {
 		tr.State = status.StatePending
 	}
+	if tr.State == status.StatePending && ti.committedAny() {
+		// PENDING means nothing committed yet, on every node: a node that
+		// holds none of the table's partitions nor its committer role has
+		// no runtime status of it beyond PENDING, but the replicated
+		// state says what is committed.
+		tr.State = status.StateRunning
+	}
 	tr.Tombstones = rt.Tombstones
 	if at := rt.SuspendedAt; at != nil {
 		tr.SuspendedAt = &status.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error}
@@ -48,6 +55,21 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 	tr.Catalogs = n.catalogReports(ti.key, now) // catalogs.go
 	operatorState(&tr, ti.paused, ti.rewind)
 	return tr
+}
+
+// committedAny reports whether the replicated state holds committed data of
+// the table: rows, or a partition whose committed offset passed its start
+// (offsets of transaction markers or aborted records commit no row).
+func (ti tableInfo) committedAny() bool {
+	if ti.t.Rows > 0 {
+		return true
+	}
+	for _, o := range ti.offsets {
+		if o.Committed > o.Start {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshotTotals reads the table's snapshot count and its current

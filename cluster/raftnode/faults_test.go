@@ -20,6 +20,10 @@ type faults struct {
 	// dropAnswers makes the next forwarded applies succeed but lose their
 	// answer, as when the leader dies mid-call.
 	dropAnswers atomic.Int32
+	// raftAhead makes the Info answers this node receives say that Raft's
+	// applied index is 0, as if this node's Raft had handed every entry to
+	// its FSM already: only the FSM's own index then says what to wait for.
+	raftAhead atomic.Bool
 }
 
 func (f *faults) server(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
@@ -45,5 +49,9 @@ func (f *faults) client(ctx context.Context, method string, req, reply any, cc *
 	if f.cutOff.Load() {
 		return status.Error(codes.Unavailable, "node cut off")
 	}
-	return invoker(ctx, method, req, reply, cc, opts...)
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if info, ok := reply.(*InfoResponse); ok && err == nil && f.raftAhead.Load() {
+		info.Applied = 0
+	}
+	return err
 }

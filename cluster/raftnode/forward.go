@@ -165,6 +165,13 @@ func (n *Node) Sync(ctx context.Context) error {
 	if err := n.waitRaftApplied(ctx, info.Applied); err != nil {
 		return fmt.Errorf("syncing with leader %s: waiting for index %d: %w", leaderID, info.Applied, err)
 	}
+	// Raft's applied index moves when it hands entries to the FSM, which
+	// applies them a moment later (a node catching up after a restart
+	// lags by whole batches): also wait until the FSM applied the
+	// leader's last command.
+	if err := n.fsm.WaitApplied(ctx, info.FSMApplied); err != nil {
+		return fmt.Errorf("syncing with leader %s: waiting for command %d: %w", leaderID, info.FSMApplied, err)
+	}
 	return nil
 }
 

@@ -32,6 +32,7 @@ func (s internalService) rpcInfo(_ context.Context, _ *InfoRequest) (*InfoRespon
 		Version: n.cfg.Version, Zone: n.cfg.Zone, HasState: n.IsMember(), LeaderID: string(leader),
 		Applied: n.raft.AppliedIndex(), LastIndex: n.raft.LastIndex(),
 	}
+	n.fsm.Read(func(st *fsm.State) { out.FSMApplied = st.Applied })
 	if n.cfg.Advertise != "" {
 		out.RaftAddr = n.cfg.Advertise
 	}

@@ -74,12 +74,8 @@ func (j joiner) round() (bool, error) {
 		}
 		reached++
 		if info.HasState && info.LeaderID != "" {
-			var out Empty
-			jctx, jcancel := context.WithTimeout(ctx, 2*time.Second)
-			err := n.clients.call(jctx, addr, "Join", &JoinRequest{ID: n.cfg.ID, RaftAddr: self.RaftAddr}, &out)
-			jcancel()
-			if err != nil {
-				return false, fmt.Errorf("asking %s to add this node: %w", info.ID, err)
+			if err := n.askJoin(ctx, addr, info.ID, self.RaftAddr); err != nil { // rejoin.go
+				return false, err
 			}
 			n.log.Info("joined raft group", "via", info.ID, "leader", info.LeaderID)
 			return true, nil

@@ -2,6 +2,7 @@ package raftnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,8 +45,10 @@ func (n *Node) TransferLeadership() error {
 
 // Leave removes this node from the group: leadership first moves to another
 // voter, then the leader drops this node from the membership and the Raft
-// configuration. The caller closes the node afterwards.
+// configuration. The caller closes the node afterwards; until then it does
+// not ask to rejoin (rejoin.go).
 func (n *Node) Leave(ctx context.Context) error {
+	n.left.Store(true)
 	if n.IsLeader() {
 		if err := n.TransferLeadership(); err != nil {
 			// A single-node group has nobody to transfer to.
@@ -71,7 +74,7 @@ func (n *Node) Leave(ctx context.Context) error {
 // attaches proposal ids only while every record says proposal_ids.
 func (n *Node) self() fsm.Member {
 	m := fsm.Member{ID: n.cfg.ID, Addr: n.cfg.Advertise, RPC: n.cfg.RPCAdvertise, Admin: n.cfg.AdminAddr, Version: n.cfg.Version,
-		ProposalIDs: true, Protocol: fsm.ProtocolLevel}
+		ProposalIDs: true, Protocol: fsm.ProtocolLevel, Draining: n.draining.Load()}
 	if a, err := advertisable(m.Admin); err == nil {
 		m.Admin = a
 	}
@@ -93,9 +96,9 @@ func (n *Node) Registered() bool {
 
 // ensureRegistered adds or refreshes this node's membership record once it
 // is part of the Raft configuration (a new address or version after a
-// restart). A draining mark is kept: only a record that differs otherwise is
-// rewritten, and rewriting clears the mark, as a restarted node is no longer
-// draining.
+// restart). The record's draining mark follows this process: a restarted
+// node is no longer draining, and one that drains registers as draining (a
+// node that rejoined registers while it may already be draining).
 func (n *Node) ensureRegistered() {
 	if !n.IsMember() {
 		return
@@ -110,7 +113,7 @@ func (n *Node) ensureRegistered() {
 	})
 	if cur != nil && cur.Addr == want.Addr && cur.RPC == want.RPC && cur.Admin == want.Admin &&
 		cur.Version == want.Version && cur.Zone() == want.Zone() && cur.ProposalIDs == want.ProposalIDs && cur.Protocol == want.Protocol &&
-		!(cur.Draining && !n.draining.Load()) {
+		cur.Draining == want.Draining {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -122,9 +125,19 @@ func (n *Node) ensureRegistered() {
 
 // MarkDraining marks this node as draining in the replicated membership, so
 // the assignment controller moves its partitions and committer roles away.
+//
+// A node the leader's membership does not hold (one that just rejoined and
+// whose RegisterNode is not applied yet, or one removed meanwhile) registers
+// instead, marked draining: the controller then gives it no work and moves
+// what it still holds, and Leave removes it as any other.
 func (n *Node) MarkDraining(ctx context.Context) error {
 	n.draining.Store(true)
-	if _, err := n.Apply(ctx, fsm.DrainNode{ID: n.cfg.ID, Draining: true}); err != nil {
+	_, err := n.Apply(ctx, fsm.DrainNode{ID: n.cfg.ID, Draining: true})
+	if errors.Is(err, fsm.ErrUnknownNode) {
+		n.log.Info("draining a node the membership does not hold yet: registering it as draining")
+		_, err = n.Apply(ctx, fsm.RegisterNode{Node: n.self()})
+	}
+	if err != nil {
 		return fmt.Errorf("marking node %s draining: %w", n.cfg.ID, err)
 	}
 	return nil

@@ -98,6 +98,7 @@ type Node struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	draining  atomic.Bool // this process asked to drain
+	left      atomic.Bool // this process asked to leave the group (rejoin.go stays out)
 	// leaderChangedAt: unix ns of the last leader change seen (observe.go).
 	leaderChangedAt atomic.Int64
 }
@@ -264,16 +265,17 @@ func startRaft(cfg NodeConfig, st storage, transport raft.Transport, sm raft.FSM
 }
 
 // startLoops starts the node's background work: joining (a node without
-// Raft state), the autopilot, the leader observer and the halted leader's
-// step-down.
+// Raft state) or rejoining (one with state the group may have removed), the
+// autopilot, the leader observer and the halted leader's step-down.
 func (n *Node) startLoops(hasState bool) {
-	if !hasState {
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if !hasState {
 			joiner{n}.loop()
-		}()
-	}
+		}
+		rejoiner{n}.loop() // rejoin.go
+	}()
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()

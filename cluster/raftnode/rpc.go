@@ -60,6 +60,10 @@ type InfoResponse struct {
 	LeaderID  string `json:"leader_id,omitempty"`
 	Applied   uint64 `json:"applied"`
 	LastIndex uint64 `json:"last_index"`
+	// FSMApplied is the index of the last command the node's FSM applied.
+	// Applied is Raft's: it counts entries once they are handed to the FSM,
+	// before the FSM has applied them. 0 from a node older than the field.
+	FSMApplied uint64 `json:"fsm_applied,omitempty"`
 	// Load is the measured fetch throughput per partition ("topic/N" ->
 	// bytes per second) of this node.
 	Load map[string]float64 `json:"load,omitempty"`

@@ -129,8 +129,17 @@ func (h httpTransport) call(op apiOp, token string, req, resp proto.Message) (co
 // voters.
 func startAPITrio(t *testing.T, brokers []string) []*floeNode {
 	t.Helper()
+	nodes, _ := startTrio(t, brokers)
+	return nodes
+}
+
+// startTrio is startAPITrio that also returns each node's configuration,
+// to restart it on its data dir.
+func startTrio(t *testing.T, brokers []string) ([]*floeNode, []config.Config) {
+	t.Helper()
 	dir := t.TempDir()
 	var nodes []*floeNode
+	var cfgs []config.Config
 	var join []string
 	for i := range 3 {
 		cfg := testConfig(t, dir, brokers, []config.Table{{Topic: "cfg_topic", Namespace: "api"}})
@@ -146,7 +155,7 @@ func startAPITrio(t *testing.T, brokers []string) []*floeNode {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = n.Stop() })
-		nodes = append(nodes, n)
+		nodes, cfgs = append(nodes, n), append(cfgs, cfg)
 		join = append(join, n.Raft().RPCAddr())
 	}
 	wait.Until(t, time.Minute, "the group to reach 3 voters", func() error {
@@ -161,7 +170,7 @@ func startAPITrio(t *testing.T, brokers []string) []*floeNode {
 		}
 		return nil
 	})
-	return nodes
+	return nodes, cfgs
 }
 
 func leaderAndFollower(t *testing.T, nodes []*floeNode) (leader, follower *floeNode) {

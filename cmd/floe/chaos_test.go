@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/internal/testing/wait"
 )
 
 // TestChaos runs five real floe processes forming one Raft group while a
@@ -17,19 +20,24 @@ import (
 // an operator or the infrastructure does to a fleet: SIGKILL a node (any,
 // the leader, a table's committer) and restart it, SIGSTOP one past the
 // failure timeout and let it continue (a zombie whose writes must be
-// fenced), add a join-only node, or drain one with SIGTERM (exit code 0)
-// and retire it. At most one node is down at a time and at least three run,
+// fenced), add a join-only node, drain one with SIGTERM (exit code 0) and
+// retire it, or drain one and restart it on its data dir (it must rejoin;
+// half the time it is drained again as soon as it is ready, and restarted
+// again). A transactional producer commits and aborts batches interleaved
+// with plain records on a fourth topic throughout (chaos_txn_test.go).
+// At most one node is down at a time and at least three run,
 // so a majority of voters always survives; after every action the test
 // waits until the fleet has settled (all members healthy, all work on
 // running nodes): a fleet that does not heal fails the test. At the end
 // every produced (partition, offset) must be in its table exactly once, read
-// back without Floe, and no status observation may show a committed offset
-// moving backwards.
+// back without Floe, every committed offset of the transactional topic once
+// and none of its aborted ones, and no status observation may show a
+// committed offset moving backwards.
 //
 // FLOE_CHAOS_DURATION (default 45s), FLOE_CHAOS_SEED replays a schedule
 // (the cluster's own timing still varies), FLOE_CHAOS_ACTIONS limits the
 // actions (comma-separated: kill, pause, kill-leader, kill-committer, add,
-// drain) to hammer one failure class, plus the harness variables in
+// drain, drain-restart) to hammer one failure class, plus the harness variables in
 // cluster_harness_test.go (real Kafka, S3 warehouse, kept logs, report).
 func TestChaos(t *testing.T) {
 	if testing.Short() {
@@ -67,9 +75,11 @@ func TestChaos(t *testing.T) {
 	}
 	f := newFleet(t)
 	c.f, f.extra["seed"] = f, seed
+	txnTopic := f.addTxnTopic() // chaos_txn_test.go
 	f.startNew(5, 5, "n", false)
 	f.settle(2 * time.Minute)
 	p := f.startProducer(3) // 720 records/s over 24 partitions
+	tl := f.startTxnLoad(txnTopic)
 	w := f.watch(500 * time.Millisecond)
 	f.waitCommitted(time.Minute)
 	f.event("chaos for %s", dur)
@@ -81,7 +91,9 @@ func TestChaos(t *testing.T) {
 		f.settle(90 * time.Second)
 	}
 	f.event("chaos over: %v", c.counts)
+	hwm := tl.stop()
 	f.verify(p.stop(), 4*time.Minute)
+	f.verifyTxn(tl, hwm, time.Minute)
 	w.stop()
 }
 
@@ -95,14 +107,14 @@ type chaos struct {
 // step does one random action and returns once it is over (the node is
 // back or gone).
 func (c *chaos) step() {
-	f, t := c.f, c.f.t
+	f := c.f
 	run := f.running() // sorted by id: the seed picks the same positions
 	acts := []string{"kill", "pause", "kill-leader", "kill-committer"}
 	if len(run) < 7 {
 		acts = append(acts, "add")
 	}
 	if len(run) > 3 { // a drain retires the node: never below three
-		acts = append(acts, "drain")
+		acts = append(acts, "drain", "drain-restart")
 	}
 	if c.only != nil {
 		acts = slices.DeleteFunc(acts, func(a string) bool { return !c.only[a] })
@@ -147,24 +159,63 @@ func (c *chaos) step() {
 		f.event("started %s (join only)", n.id)
 	case "drain":
 		n := pick(c.rng, run)
-		rep, _, _ := f.status()
-		role := ""
-		if rep.Leader == n.id {
-			role = " (the leader)"
-		}
-		f.event("SIGTERM %s%s: drain", n.id, role)
-		code, took, err := f.terminate(n, fleetDrainTimeout+15*time.Second)
-		switch {
-		case err != nil:
-			t.Errorf("drain: %v", err)
-		case code != 0:
-			t.Errorf("drain: %s exited with code %d after SIGTERM, want 0", n.id, code)
-		case !strings.Contains(f.incarnationLog(n), "drained and left the group"):
-			t.Errorf("drain: %s exited without completing its drain (no 'drained and left the group' in its log)", n.id)
-		}
+		c.drain(n)
 		f.remove(n)
-		f.event("%s exited %d after %.1fs and is retired", n.id, code, took.Seconds())
+		f.event("%s is retired", n.id)
+	case "drain-restart":
+		c.drainRestart(pick(c.rng, run))
 	}
+}
+
+// drain SIGTERMs a node and checks that it drained: exit code 0 and its
+// drain completed (it left the group).
+func (c *chaos) drain(n *fleetNode) {
+	f, t := c.f, c.f.t
+	rep, _, _ := f.status()
+	role := ""
+	if rep.Leader == n.id {
+		role = " (the leader)"
+	}
+	f.event("SIGTERM %s%s: drain", n.id, role)
+	code, took, err := f.terminate(n, fleetDrainTimeout+15*time.Second)
+	switch {
+	case err != nil:
+		t.Errorf("drain: %v", err)
+	case code != 0:
+		t.Errorf("drain: %s exited with code %d after SIGTERM, want 0", n.id, code)
+	case !strings.Contains(f.incarnationLog(n), "drained and left the group"):
+		t.Errorf("drain: %s exited without completing its drain (no 'drained and left the group' in its log)", n.id)
+	}
+	f.event("%s exited %d after %.1fs", n.id, code, took.Seconds())
+}
+
+// drainRestart drains a node and restarts it on its data dir: having left
+// the group, it must rejoin (the settle after the step requires every
+// running node to be a healthy member). Half the time it is drained again
+// as soon as it is ready, and restarted once more: a drain right after a
+// rejoin must complete too.
+func (c *chaos) drainRestart(n *fleetNode) {
+	f := c.f
+	c.drain(n)
+	f.start(n)
+	f.event("restarted %s on its data dir after its drain", n.id)
+	if c.rng.IntN(2) == 1 {
+		return
+	}
+	err := wait.Poll(90*time.Second, func() error {
+		f.checkCrashes()
+		if !ready(n) {
+			return errors.New("not ready")
+		}
+		return nil
+	})
+	if err != nil {
+		f.t.Fatalf("%s never rejoined after its drain: %v", n.id, err)
+	}
+	f.event("%s rejoined; draining it again at once", n.id)
+	c.drain(n)
+	f.start(n)
+	f.event("restarted %s on its data dir after its second drain", n.id)
 }
 
 // killRestart SIGKILLs a node, leaves it down for 0.5-6 s (sometimes

@@ -86,15 +86,18 @@ type fleet struct {
 	brokers  []string
 	wh       config.Warehouse
 	topics   []string
-	client   *kgo.Client
-	t0       time.Time
-	extra    map[string]any // added to the FLOE_CHAOS_REPORT file
-	mu       sync.Mutex
-	nodes    map[string]*fleetNode
-	seq      int
-	events   []string
-	crashed  []string
-	watchers []*watcher
+	// txnTopics are mapped like topics but written by the chaos test's
+	// transactional load (chaos_txn_test.go), not the plain producer.
+	txnTopics []string
+	client    *kgo.Client
+	t0        time.Time
+	extra     map[string]any // added to the FLOE_CHAOS_REPORT file
+	mu        sync.Mutex
+	nodes     map[string]*fleetNode
+	seq       int
+	events    []string
+	crashed   []string
+	watchers  []*watcher
 	// binFor names another floe binary for the nodes started with a
 	// prefix (the mixed-version test runs an older build).
 	binFor map[string]string
@@ -130,7 +133,7 @@ func newFleet(t *testing.T) *fleet {
 		}
 		t.Cleanup(cl.Close)
 		f.client = cl
-		f.createTopics()
+		f.createTopics(f.topics...)
 	} else {
 		f.topics = base
 		kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(fleetPartitions, base...)})
@@ -163,10 +166,10 @@ func newFleet(t *testing.T) *fleet {
 	return f
 }
 
-func (f *fleet) createTopics() {
+func (f *fleet) createTopics(topics ...string) {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = 30_000
-	for _, tp := range f.topics {
+	for _, tp := range topics {
 		rt := kmsg.NewCreateTopicsRequestTopic()
 		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = tp, fleetPartitions, -1
 		req.Topics = append(req.Topics, rt)
@@ -219,7 +222,7 @@ func (f *fleet) newNode(prefix string, recover bool) *fleetNode {
 
 func (f *fleet) writeConfig(n *fleetNode, bootstrapExpect int, join []string) {
 	var tables []map[string]any
-	for _, tp := range f.topics {
+	for _, tp := range append(slices.Clone(f.topics), f.txnTopics...) {
 		tables = append(tables, map[string]any{"topic": tp, "namespace": fleetNamespace, "name": tp, "format": "json", "start_offset": "earliest"})
 	}
 	wh := map[string]any{"location": f.wh.Location}

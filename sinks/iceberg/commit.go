@@ -74,6 +74,8 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 		if err := s.stageDLQ(ctx, stage, key, g.dlq, props); err != nil {
 			return err
 		}
+	} else if err := s.refreshDLQ(ctx, stage, key, g.offsets, props, at); err != nil { // dlqoffsets.go
+		return err
 	}
 
 	tx := tbl.NewTransaction()

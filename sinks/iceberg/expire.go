@@ -25,11 +25,24 @@ const keptMetadataFiles = "50"
 // many snapshots went. It first waits until this node has applied the log
 // (the fence's barrier), so a node catching up does not read metadata that
 // later commits deleted.
+//
+// It also brings the dead-letter table's floe.offsets up to its table's
+// (dlqoffsets.go): commits leave them up to DLQOffsetsMaxAge behind, and a
+// table that goes idle would otherwise keep them there.
 func (s *Sink) Expire(ctx context.Context, key string, maxAge time.Duration, maxCount int, now time.Time, committer ledger.Assignment) (int, error) {
-	name := ledger.DisplayName(key)
 	if err := s.caughtUp(ctx, key); err != nil {
-		return 0, fmt.Errorf("expiring snapshots of %s: %w", name, err)
+		return 0, fmt.Errorf("expiring snapshots of %s: %w", ledger.DisplayName(key), err)
 	}
+	n, err := s.expire(ctx, key, maxAge, maxCount, now, committer)
+	if err != nil {
+		return n, err
+	}
+	return n, s.alignDLQ(ctx, key, committer, now)
+}
+
+// expire is Expire's expiry, once the node has applied the log.
+func (s *Sink) expire(ctx context.Context, key string, maxAge time.Duration, maxCount int, now time.Time, committer ledger.Assignment) (int, error) {
+	name := ledger.DisplayName(key)
 	tbl, err := s.bindMaintenance(key, committer, now).LoadTable(ctx, ledger.TableIdent(key))
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return 0, nil // created on first data; nothing to expire yet

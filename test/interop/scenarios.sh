@@ -229,7 +229,9 @@ EOF
 # run's Kafka and MinIO instead of kfake and local files: five floe processes
 # form a Raft group, and for S7_DURATION every 2-5 s one of them is SIGKILLed
 # (any, the leader, a committer) and restarted, SIGSTOPped past the failure
-# timeout, drained with SIGTERM, or a join-only node is added. The Go test
+# timeout, drained with SIGTERM (and retired, or restarted on its data dir to
+# rejoin), or a join-only node is added; a transactional producer commits and
+# aborts batches on a fourth topic throughout. The Go test
 # itself checks exactly-once with iceberg-go and writes a report (each table's
 # metadata location and produced offsets); then PyIceberg and Iceberg Java
 # check every table here too, and PyIceberg its metadata history.
@@ -246,7 +248,7 @@ scenario_7() {
 		FLOE_CHAOS_S3_ACCESS_KEY="$S3_ACCESS_KEY" FLOE_CHAOS_S3_SECRET_KEY="$S3_SECRET_KEY" \
 		go -C "$REPO" test -tags long -count=1 -timeout 40m -run '^TestChaos$' -v ./cmd/floe/ >"$testlog" 2>&1 || rc=$?
 	# The seed, the actions taken and the checks' outcome, for the run's log.
-	grep -E 'chaos seed|chaos over|caught up|exactly once|status watcher|UNEXPECTED|--- (PASS|FAIL)' "$testlog" | sed 's/^ */  /' || true
+	grep -E 'chaos seed|chaos over|caught up|exactly once|read committed|status watcher|UNEXPECTED|--- (PASS|FAIL)' "$testlog" | sed 's/^ */  /' || true
 	if ((rc != 0)); then
 		tail -n 200 "$testlog" >&2
 		die "TestChaos failed (exit $rc; full log $testlog)"
