@@ -78,7 +78,7 @@ func (k *fakeKafka) Offsets(_ context.Context, topic string, parts []int32, late
 	return out, nil
 }
 
-func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, onErr func(error)) source.PartitionReader {
+func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, _ int32, onErr func(error)) source.PartitionReader {
 	k.mu.Lock()
 	if k.onErr == nil {
 		k.onErr = map[ledger.TopicPartition]func(error){}

@@ -136,6 +136,10 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *statu
 	return w, nil
 }
 
+// MemoryHeld returns the bytes of records the node's memory budget holds
+// and its limit.
+func (w *Worker) MemoryHeld() (held, limit int64) { return w.ingest.MemoryHeld() }
+
 // Status returns the worker's status collector.
 func (w *Worker) Status() *status.Tracker { return w.status }
 

@@ -295,7 +295,7 @@ func benchFetch(ctx context.Context, brokers []string, n, partitions int) (time.
 	per := n / partitions
 	for p := range partitions {
 		go func() {
-			r := kc.NewReader(ledger.TopicPartition{Topic: "bench", Partition: int32(p)}, 0, nil)
+			r := kc.NewReader(ledger.TopicPartition{Topic: "bench", Partition: int32(p)}, 0, 16<<20, nil)
 			defer r.Close()
 			for range per {
 				if _, err := r.Read(ctx); err != nil {
