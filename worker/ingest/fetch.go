@@ -164,7 +164,7 @@ func (p *Pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartiti
 		// Charged before it is queued: the queue, the buffer and the flush
 		// in flight are all under the budget. Waiting here is the
 		// back-pressure: the partition is not read until memory frees.
-		cost := recordCost(m)
+		cost := RecordCost(p.spec.Format, m)
 		if err := p.n.mem.acquire(ctx, cost); err != nil {
 			return
 		}

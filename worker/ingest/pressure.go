@@ -23,13 +23,21 @@ const (
 	// is minutes of a stalled committer on a large fleet; past it flushes
 	// wait and the budget holds the fetchers back.
 	DefaultMaxPending = 256
-	// recordOverhead is what a buffered record costs beyond its key,
-	// value and header bytes: the fetched message and records.Record
-	// structs, the buffer's pointer, the decoded value's maps and
-	// interfaces for a small JSON object. Measured with
-	// BenchmarkRecordHeap (live heap per buffered record, less the
-	// payload bytes); see DESIGN.md "Memory budget".
-	recordOverhead = 600
+	// What a buffered record costs beyond its key and header bytes,
+	// measured with BenchmarkRecordHeap (live heap per buffered record;
+	// figures in DESIGN.md "Memory budget"): recordOverhead for the
+	// records.Record, its key's allocation and the buffer's pointer; a raw
+	// value is kept as fetched; a decoded value (json and the registry
+	// formats) is a tree of maps and interfaces, about decodedOverhead
+	// plus decodedFactor times its encoded size.
+	recordOverhead  = 176
+	decodedOverhead = 352
+	decodedFactor   = 5
+	// queueLen is the capacity of a pipeline's queue from its fetchers.
+	// Its slots are allocated with the pipeline (about 160 bytes each,
+	// whether used or not); the records in it are charged to the budget,
+	// which is what holds fetchers back, so it need not be deep.
+	queueLen = 512
 	// headerOverhead is one header's slice entry and strings.
 	headerOverhead = 48
 )
@@ -37,9 +45,15 @@ const (
 // recordShare is the part of a memory budget that bounds held records.
 func recordShare(budget int64) int64 { return budget - budget/fetchShareDiv }
 
-// recordCost is the budget a fetched message is charged.
-func recordCost(m source.Message) int64 {
-	n := int64(recordOverhead + len(m.Key) + len(m.Value))
+// RecordCost is the budget a fetched message is charged when the table's
+// format is format.
+func RecordCost(format string, m source.Message) int64 {
+	n := int64(recordOverhead + len(m.Key))
+	if format == "raw" {
+		n += int64(len(m.Value))
+	} else {
+		n += int64(decodedOverhead + decodedFactor*len(m.Value))
+	}
 	for _, h := range m.Headers {
 		n += int64(headerOverhead + len(h.Key) + len(h.Value))
 	}
