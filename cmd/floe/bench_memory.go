@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/status"
 )
 
 // `floe bench --memory`: one real `floe serve` process on an in-process
@@ -121,12 +120,12 @@ func measureMemory(ctx context.Context, out io.Writer, partitions, perPart int, 
 	return row, nil
 }
 
-// waitFetching waits until the node holds every partition and has read
-// each one's (empty) end.
+// waitFetching waits until the node holds every partition; its readers
+// start right after, within the idle sampling's window.
 func (b *clusterBench) waitFetching(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Minute)
 	for time.Now().Before(deadline) {
-		if rep, err := b.status(ctx); err == nil && fetching(rep) >= b.partitions {
+		if rep, err := b.status(ctx); err == nil && partitionsOf(rep, b.procs[0].id) >= b.partitions {
 			return nil
 		}
 		if err := sleepCtx(ctx, time.Second); err != nil {
@@ -134,19 +133,6 @@ func (b *clusterBench) waitFetching(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("not every partition fetched after 10 minutes")
-}
-
-// fetching counts the partitions the report shows assigned to a node.
-func fetching(rep status.Report) int {
-	n := 0
-	for _, t := range rep.Tables {
-		for _, p := range t.Partitions {
-			if p.Node != "" {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // idleRSS samples the node for 10 s once it fetches everything and takes
