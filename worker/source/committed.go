@@ -42,6 +42,11 @@ func readerOpts(cfg config.Kafka) ([]kgo.Opt, error) {
 		// moved leader) within a second, but not every few seconds per
 		// partition otherwise (franz-go's default, 5 minutes).
 		kgo.MetadataMinAge(time.Second),
+		// Client telemetry (KIP-714) keeps a gzip writer per client, about
+		// 150 KiB each: with a client per partition it was the largest
+		// part of an idle node's heap under `floe bench --memory` (kfake,
+		// like brokers with a metrics plugin, subscribes every client).
+		kgo.DisableClientMetrics(),
 	}
 	if cfg.ClientID != "" {
 		opts = append(opts, kgo.ClientID(cfg.ClientID))
