@@ -26,7 +26,10 @@ type budget struct {
 
 	mu    sync.Mutex
 	held  int64
-	freed chan struct{} // closed and replaced at every release
+	freed chan struct{} // closed and replaced at a release that has waiters
+	// waiting: someone waits on freed. Releases without waiters (most:
+	// every record handle does not buffer) leave the channel alone.
+	waiting bool
 }
 
 func newBudget(limit int64, press func(need int64)) *budget {
@@ -47,6 +50,7 @@ func (b *budget) acquire(ctx context.Context, n int64) error {
 			return nil
 		}
 		freed, need := b.freed, b.held+n-b.limit
+		b.waiting = true
 		b.mu.Unlock()
 		b.press(need)
 		select {
@@ -69,8 +73,10 @@ func (b *budget) release(n int64) {
 		// keeps the node fetching instead of blocking for good.
 		b.held = 0
 	}
-	close(b.freed)
-	b.freed = make(chan struct{})
+	if b.waiting {
+		close(b.freed)
+		b.freed, b.waiting = make(chan struct{}), false
+	}
 	b.mu.Unlock()
 }
 
