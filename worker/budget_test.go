@@ -138,6 +138,14 @@ func TestPendingCapHoldsFlushes(t *testing.T) {
 	if p := len(h.c.Pending(key)); p != maxPending {
 		t.Fatalf("%d pending entries, want the cap %d", p, maxPending)
 	}
+	// The waiting flush has written nothing yet: files written long before
+	// they are recorded would look like orphans.
+	h.c.mu.Lock()
+	written := len(h.c.files)
+	h.c.mu.Unlock()
+	if written != maxPending {
+		t.Fatalf("%d files written while the third flush waits, want %d", written, maxPending)
+	}
 	h.c.mu.Lock()
 	h.c.failCommit = false
 	h.c.mu.Unlock()

@@ -194,6 +194,15 @@ type jobFailure struct {
 // job needs it, write the files not written yet, produce the dead letters
 // to their topic, record the entry. Nil means recorded.
 func (p *Pipeline) attempt(ctx context.Context, job *flushJob, w *jobWrites) *jobFailure {
+	// Wait for room under the pending cap before writing anything: files
+	// written long before they are recorded would look like orphans to the
+	// committer's cleanup. A retry after the files were written records
+	// them without waiting again.
+	if w.files == nil && w.dlqFiles == nil {
+		if err := p.waitPending(ctx); err != nil {
+			return &jobFailure{component: "ledger", err: err}
+		}
+	}
 	if job.prepare {
 		if err := p.prepare(ctx, job); err != nil { // schemareq.go
 			component := "schema"
@@ -220,9 +229,6 @@ func (p *Pipeline) attempt(ctx context.Context, job *flushJob, w *jobWrites) *jo
 		Records: int64(len(job.buf)), DLQ: int64(len(job.dlq)), Bytes: job.bytes,
 		WrittenAt: time.Now().UnixMilli(), MaxTimestamp: job.maxTS,
 	}
-	if err := p.waitPending(ctx); err != nil {
-		return &jobFailure{component: "ledger", err: err}
-	}
 	err := p.n.Proposer.RecordFiles(ctx, p.spec.Key, entry)
 	if err != nil {
 		return &jobFailure{component: "ledger", err: err, refused: ledger.Refused(err)}
@@ -231,7 +237,8 @@ func (p *Pipeline) attempt(ctx context.Context, job *flushJob, w *jobWrites) *jo
 }
 
 // waitPending waits while the table has MaxPending or more pending ledger
-// entries in the state this node has applied, so a committer that falls
+// entries in the state this node has applied, before the flush writes its
+// files, so a committer that falls
 // behind (or is gone) bounds the ledger rather than letting it grow. The
 // replicated state does not refuse past the cap: a refusal older nodes do
 // not make would split replicas during a rolling upgrade. The job keeps
