@@ -25,8 +25,10 @@ type Config struct {
 	// TargetFileSize flushes a table early once its buffered data would make
 	// a data file of about this size.
 	TargetFileSize ByteSize `yaml:"target_file_size"`
-	// MemoryBudget bounds the records buffered by the node; fetching pauses
-	// when it is reached.
+	// MemoryBudget bounds the records the node holds, from fetch until
+	// their flush is recorded (three quarters of it; the rest sizes the
+	// readers' fetches); fetching pauses when it is reached and the largest
+	// buffers flush first (DESIGN.md "Memory budget").
 	MemoryBudget ByteSize `yaml:"memory_budget"`
 	Log          Log      `yaml:"log"`
 	Cluster      Cluster  `yaml:"cluster"`

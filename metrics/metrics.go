@@ -58,6 +58,7 @@ const (
 	ClusterMembers       = "floe_cluster_members"
 	MemberUp             = "floe_member_up"
 	NodeInfo             = "floe_node_info"
+	MemoryBudgetBytes    = "floe_memory_budget_bytes"
 	ScrapeError          = "floe_scrape_error"
 )
 
@@ -69,7 +70,7 @@ func Names() []string {
 		BytesConsumed, BytesWritten, CatalogInSync, CatalogSyncFailures, CatalogSyncLag,
 		ClusterMembers, CommitDuration, CommitFailures, Commits, Compactions,
 		ConsumerLagRecords, ConsumerLagSeconds, FilesRewritten, FilesWritten,
-		LedgerPendingBytes, LedgerPendingEntries, MemberUp, NodeInfo, OrphanFilesDeleted,
+		LedgerPendingBytes, LedgerPendingEntries, MemberUp, MemoryBudgetBytes, NodeInfo, OrphanFilesDeleted,
 		RaftAppliedIndex, RaftApplyDuration, RaftIsLeader, RaftLeaderChanges, RaftState,
 		RecordsConsumed, RecordsDeadLettered, RecordsSkipped, ScrapeError,
 		SnapshotsExpired, TableFreshness, TableState,
@@ -193,6 +194,7 @@ type reportCollector struct {
 	catLag, catFailures, catInSync                        *prometheus.Desc
 	raftState, isLeader, applied                          *prometheus.Desc
 	members, memberUp, info, scrapeErr                    *prometheus.Desc
+	memory                                                *prometheus.Desc
 }
 
 func newReportCollector(src Source, version string, timeout time.Duration) *reportCollector {
@@ -231,6 +233,7 @@ func newReportCollector(src Source, version string, timeout time.Duration) *repo
 		memberUp:        d(MemberUp, "1 if the member is healthy (as judged by the leader; other nodes report every member up).", "member"),
 		info:            d(NodeInfo, "Always 1: the node's ID and Floe version.", "node", "version"),
 		scrapeErr:       d(ScrapeError, "1 if the node's status report could not be had for this scrape."),
+		memory:          d(MemoryBudgetBytes, "The node's memory budget: bytes of records held (fetched, not yet recorded in the ledger) and the limit they are held to.", "state"),
 	}
 }
 
@@ -243,7 +246,7 @@ func (c *reportCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.compactions, c.expired, c.orphans, c.rewritten,
 		c.catLag, c.catFailures, c.catInSync,
 		c.raftState, c.isLeader, c.applied,
-		c.members, c.memberUp, c.info, c.scrapeErr,
+		c.members, c.memberUp, c.info, c.scrapeErr, c.memory,
 	} {
 		ch <- d
 	}
@@ -269,6 +272,10 @@ func (c *reportCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- constMetric(c.scrapeErr, prometheus.GaugeValue, 0)
 	ch <- constMetric(c.info, prometheus.GaugeValue, 1, rep.Node, c.version)
 	c.collectRaft(ch, rep)
+	if m := rep.Memory; m != nil {
+		ch <- constMetric(c.memory, prometheus.GaugeValue, float64(m.HeldBytes), "held")
+		ch <- constMetric(c.memory, prometheus.GaugeValue, float64(m.LimitBytes), "limit")
+	}
 	seen := map[string]bool{}
 	for _, t := range rep.Tables {
 		if seen[t.Table] {

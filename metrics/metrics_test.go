@@ -37,6 +37,7 @@ func (f *fakeSource) Report(ctx context.Context) (status.Report, error) {
 func testReport() status.Report {
 	return status.Report{
 		Node: "n1", Leader: "n1", RaftState: "Leader", AppliedIndex: 4242,
+		Memory: &status.MemoryReport{HeldBytes: 3 << 20, LimitBytes: 48 << 20},
 		Members: []status.MemberReport{
 			{ID: "n1", Role: "leader", Healthy: true},
 			{ID: "n2", Role: "voter", Healthy: true},
@@ -225,6 +226,8 @@ func TestReportSeries(t *testing.T) {
 	}
 	expect(t, fams, RaftIsLeader, map[string]string{}, 1)
 	expect(t, fams, RaftAppliedIndex, map[string]string{}, 4242)
+	expect(t, fams, MemoryBudgetBytes, map[string]string{"state": "held"}, 3<<20)
+	expect(t, fams, MemoryBudgetBytes, map[string]string{"state": "limit"}, 48<<20)
 	expect(t, fams, ClusterMembers, map[string]string{"health": "healthy"}, 2)
 	expect(t, fams, ClusterMembers, map[string]string{"health": "unhealthy"}, 1)
 	expect(t, fams, MemberUp, map[string]string{"member": "n1"}, 1)

@@ -74,6 +74,8 @@ func (n *Node) Report(ctx context.Context) (status.Report, error) {
 	rep := status.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.Members(),
 		LeaderSince: n.raft.LeaderChangedAt()}
 	upgradeRequired(&rep, n.raft.FSM())
+	held, limit := n.worker.MemoryHeld()
+	rep.Memory = &status.MemoryReport{HeldBytes: held, LimitBytes: limit}
 	n.raft.FSM().Read(func(s *fsm.State) {
 		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
 		if m := s.Nodes[leader]; m != nil {

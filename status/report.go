@@ -26,6 +26,10 @@ type Report struct {
 	// Backup is the newest state backup in the warehouse (for recovery from
 	// the loss of every node); nil before the first.
 	Backup *BackupReport `json:"backup,omitempty"`
+	// Memory is the node's memory budget: the bytes of records it holds
+	// (fetched and not yet recorded) and the limit they are held to; nil
+	// before the worker runs.
+	Memory *MemoryReport `json:"memory,omitempty"`
 	Tables []TableReport `json:"tables"`
 }
 
@@ -33,6 +37,12 @@ type Report struct {
 // Raft log at a command its build does not know: its state is frozen there
 // until it is restarted on a newer build.
 const NodeUpgradeRequired = "UPGRADE_REQUIRED"
+
+// MemoryReport is the node's memory budget at the time of the report.
+type MemoryReport struct {
+	HeldBytes  int64 `json:"held_bytes"`
+	LimitBytes int64 `json:"limit_bytes"`
+}
 
 // BackupReport describes the newest state backup.
 type BackupReport struct {

@@ -44,6 +44,9 @@ func writeHeader(w io.Writer, r Report) {
 	if r.Backup != nil {
 		fmt.Fprintf(w, "state backup: %s ago (%s)\n", dur(r.Backup.AgeSec), r.Backup.Location)
 	}
+	if m := r.Memory; m != nil {
+		fmt.Fprintf(w, "memory budget: %.1f of %.1f MiB held\n", float64(m.HeldBytes)/(1<<20), float64(m.LimitBytes)/(1<<20))
+	}
 	keys := make([]string, 0, len(r.Problems))
 	for k := range r.Problems {
 		keys = append(keys, k)

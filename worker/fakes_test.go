@@ -78,7 +78,7 @@ func (k *fakeKafka) Offsets(_ context.Context, topic string, parts []int32, late
 	return out, nil
 }
 
-func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, onErr func(error)) source.PartitionReader {
+func (k *fakeKafka) NewReader(tp ledger.TopicPartition, offset int64, _ int32, onErr func(error)) source.PartitionReader {
 	k.mu.Lock()
 	if k.onErr == nil {
 		k.onErr = map[ledger.TopicPartition]func(error){}
@@ -183,6 +183,7 @@ type fakeCluster struct {
 	files     map[string][]*records.Record // written, by path
 	committed map[string][]*records.Record // table key (or key+"_dlq") -> rows
 	failWrite int                          // fail this many writes
+	writeGate chan struct{}                // when set, writes wait until it closes
 	refuseOne bool                         // refuse the next RecordFiles as a gap
 
 	failShape   bool  // Shape fails: the pipeline never gets past loading the schema
@@ -437,6 +438,12 @@ func (c *fakeCluster) WriteDLQ(_ context.Context, t sink.TableSpec, id string, r
 }
 
 func (c *fakeCluster) write(key, id string, recs []*records.Record) ([]ledger.FileDescriptor, error) {
+	c.mu.Lock()
+	gate := c.writeGate
+	c.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failWrite > 0 {

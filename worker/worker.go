@@ -24,6 +24,9 @@ type Config struct {
 	CommitInterval time.Duration
 	TargetFileSize config.ByteSize
 	MemoryBudget   config.ByteSize
+	// MaxPending caps a table's pending ledger entries: a flush waits to
+	// record while the table has that many (0: ingest.DefaultMaxPending).
+	MaxPending int
 	// DiscoveryInterval is how often topics are listed (default 10 s).
 	DiscoveryInterval time.Duration
 	// ExpireInterval is how often a committer expires old snapshots of its
@@ -116,7 +119,7 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *statu
 	}
 	w.ingest = ingest.NewNode(ingest.Deps{
 		Config: ingest.Config{NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
-			MemoryBudget: cfg.MemoryBudget, ReaderErrorGrace: cfg.ReaderErrorGrace},
+			MemoryBudget: cfg.MemoryBudget, ReaderErrorGrace: cfg.ReaderErrorGrace, MaxPending: cfg.MaxPending},
 		Kafka: k, State: st, Proposer: prop, Sink: sink, Status: tracker, Log: w.log,
 	})
 	w.committer = commit.New(commit.Config{
@@ -135,6 +138,10 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *statu
 	}
 	return w, nil
 }
+
+// MemoryHeld returns the bytes of records the node's memory budget holds
+// and its limit.
+func (w *Worker) MemoryHeld() (held, limit int64) { return w.ingest.MemoryHeld() }
 
 // Status returns the worker's status collector.
 func (w *Worker) Status() *status.Tracker { return w.status }

@@ -35,6 +35,8 @@ func benchCmd() *cobra.Command {
 		health, clusterMode            bool
 		nodes, perPart                 int
 		format                         string
+		memoryMode                     bool
+		memCounts, memBudget           string
 	)
 	cmd := &cobra.Command{
 		Use:    "bench",
@@ -64,6 +66,20 @@ func benchCmd() *cobra.Command {
 			if health {
 				return runHealthBench(cmd.Context(), cmd.OutOrStdout(), snapshots, hour)
 			}
+			if memoryMode {
+				counts, err := parseCounts(memCounts)
+				if err != nil {
+					return err
+				}
+				budget, err := config.ParseByteSize(memBudget)
+				if err != nil {
+					return fmt.Errorf("--memory-budget: %w", err)
+				}
+				if !cmd.Flags().Changed("per-partition") {
+					perPart = 20
+				}
+				return runMemoryBench(cmd.Context(), cmd.OutOrStdout(), counts, perPart, budget) // bench_memory.go
+			}
 			if clusterMode {
 				if !cmd.Flags().Changed("partitions") {
 					partitions = 1000
@@ -84,6 +100,9 @@ func benchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&hour, "hour-seconds", 3600, "1-second commits in the simulated hour (with --health)")
 	cmd.Flags().BoolVar(&clusterMode, "cluster", false, "measure a cluster of real floe processes instead: memory and records/s per node, failover time")
 	cmd.Flags().IntVar(&nodes, "nodes", 3, "nodes (with --cluster)")
+	cmd.Flags().BoolVar(&memoryMode, "memory", false, "measure one real floe process's resident memory instead, idle and under load, per partition count")
+	cmd.Flags().StringVar(&memCounts, "memory-partitions", "1000,5000", "partition counts (with --memory)")
+	cmd.Flags().StringVar(&memBudget, "memory-budget", "64MiB", "the node's memory_budget (with --memory)")
 	cmd.Flags().IntVar(&perPart, "per-partition", 300, "backlog records per partition (with --cluster; --partitions defaults to 1000)")
 	cmd.Flags().StringVar(&memprofile, "memprofile", "", "write a heap profile at the end here")
 	cmd.Flags().StringVar(&format, "format", "json", "record format: json, or avro (registry wire format, in-process registry)")
@@ -295,7 +314,7 @@ func benchFetch(ctx context.Context, brokers []string, n, partitions int) (time.
 	per := n / partitions
 	for p := range partitions {
 		go func() {
-			r := kc.NewReader(ledger.TopicPartition{Topic: "bench", Partition: int32(p)}, 0, nil)
+			r := kc.NewReader(ledger.TopicPartition{Topic: "bench", Partition: int32(p)}, 0, 16<<20, nil)
 			defer r.Close()
 			for range per {
 				if _, err := r.Read(ctx); err != nil {

@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/status"
 )
 
@@ -38,6 +39,8 @@ type clusterBench struct {
 	dir        string
 	bin        string
 	brokers    []string
+	// memoryBudget is the nodes' memory_budget (0: the default).
+	memoryBudget config.ByteSize
 
 	procs []*benchProc
 }
@@ -285,6 +288,9 @@ func (b *clusterBench) startNodes(topics []string) error {
 			"commit_interval": benchCommitInterval.String(),
 			"tables":          tables,
 			"log":             map[string]any{"level": "warn"},
+		}
+		if b.memoryBudget > 0 {
+			cfg["memory_budget"] = strconv.FormatInt(int64(b.memoryBudget), 10)
 		}
 		raw, err := yaml.Marshal(cfg)
 		if err != nil {

@@ -15,9 +15,10 @@ import (
 
 // fetched is one message (or reader failure) from a partition fetcher.
 type fetched struct {
-	tp  ledger.TopicPartition
-	gen uint64
-	msg source.Message
+	tp   ledger.TopicPartition
+	gen  uint64
+	msg  source.Message
+	cost int64 // taken from the budget by the fetcher (budget.go)
 }
 
 // partState is one partition this node fetches for a table.
@@ -136,7 +137,10 @@ func (p *Pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 			}
 		})
 	}
-	r := p.n.Kafka.NewReader(tp, from, onError)
+	// The fetch size is the budget's share per partition as the node's
+	// assignment stands now; readers started later get the size for the
+	// assignment then.
+	r := p.n.Kafka.NewReader(tp, from, p.n.fetchBytes(p.n.partitions.Load()), onError)
 	go p.fetch(fctx, ps.gen, tp, r, ps.done)
 }
 
@@ -157,9 +161,17 @@ func (p *Pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartiti
 			continue
 		}
 		b.Reset()
+		// Charged before it is queued: the queue, the buffer and the flush
+		// in flight are all under the budget. Waiting here is the
+		// back-pressure: the partition is not read until memory frees.
+		cost := RecordCost(p.spec.Format, m)
+		if err := p.n.mem.acquire(ctx, cost); err != nil {
+			return
+		}
 		select {
-		case p.in <- fetched{tp: tp, gen: gen, msg: m}:
+		case p.in <- fetched{tp: tp, gen: gen, msg: m, cost: cost}:
 		case <-ctx.Done():
+			p.n.mem.release(cost)
 			return
 		}
 	}
@@ -190,8 +202,9 @@ func (p *Pipeline) dropBuffered(tp ledger.TopicPartition) {
 	keep := func(rs []*records.Record) []*records.Record {
 		return slices.DeleteFunc(rs, func(r *records.Record) bool {
 			if r.Topic == tp.Topic && r.Partition == tp.Partition {
-				p.bytes -= r.Mem
-				p.n.mem.Add(-r.Mem)
+				p.bytes = max(p.bytes-r.Size(), 0) // near enough: only for the target size
+				p.n.mem.release(r.Mem)
+				p.addCharged(-r.Mem)
 				return true
 			}
 			return false

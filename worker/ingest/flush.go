@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -22,6 +23,7 @@ type flushJob struct {
 	ranges   []ledger.Range
 	buf, dlq []*records.Record
 	bytes    int64
+	charged  int64 // budget charge, released once the entry is recorded
 	maxTS    int64
 	// prepare is set when the table must be created, its columns grown or
 	// its partition spec checked; shape is then a copy of the live shape.
@@ -68,7 +70,7 @@ func (p *Pipeline) flush(ctx context.Context, wait bool) {
 		}
 		return int(a.Partition - b.Partition)
 	})
-	job := &flushJob{id: uuid.NewString(), ranges: ranges, buf: p.buf, dlq: p.dlq, bytes: p.bytes, maxTS: p.maxTS}
+	job := &flushJob{id: uuid.NewString(), ranges: ranges, buf: p.buf, dlq: p.dlq, bytes: p.bytes, charged: p.charged, maxTS: p.maxTS}
 	if !p.prepared || p.shape.HasUncommitted() {
 		job.prepare, job.shape = true, p.shape.Clone()
 		wait = true // later records may depend on the new columns
@@ -79,6 +81,7 @@ func (p *Pipeline) flush(ctx context.Context, wait bool) {
 		ps.from, ps.maxTS = ps.next, 0
 	}
 	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0
+	p.addCharged(-p.charged) // still held, by the job now
 	done := make(chan flushResult, 1)
 	p.inflight = done
 	go func() { done <- p.runJob(ctx, job) }()
@@ -97,7 +100,8 @@ func (p *Pipeline) await(ctx context.Context) {
 func (p *Pipeline) finish(ctx context.Context, res flushResult) {
 	p.inflight = nil
 	job := res.job
-	p.n.mem.Add(-job.bytes)
+	// Recorded (or refused, or abandoned): the records' memory is free.
+	p.n.mem.release(job.charged)
 	switch {
 	case res.aborted:
 		return
@@ -190,6 +194,15 @@ type jobFailure struct {
 // job needs it, write the files not written yet, produce the dead letters
 // to their topic, record the entry. Nil means recorded.
 func (p *Pipeline) attempt(ctx context.Context, job *flushJob, w *jobWrites) *jobFailure {
+	// Wait for room under the pending cap before writing anything: files
+	// written long before they are recorded would look like orphans to the
+	// committer's cleanup. A retry after the files were written records
+	// them without waiting again.
+	if w.files == nil && w.dlqFiles == nil {
+		if err := p.waitPending(ctx); err != nil {
+			return &jobFailure{component: "ledger", err: err}
+		}
+	}
 	if job.prepare {
 		if err := p.prepare(ctx, job); err != nil { // schemareq.go
 			component := "schema"
@@ -222,6 +235,46 @@ func (p *Pipeline) attempt(ctx context.Context, job *flushJob, w *jobWrites) *jo
 	}
 	return nil
 }
+
+// waitPending waits while the table has MaxPending or more pending ledger
+// entries in the state this node has applied, before the flush writes its
+// files, so a committer that falls
+// behind (or is gone) bounds the ledger rather than letting it grow. The
+// replicated state does not refuse past the cap: a refusal older nodes do
+// not make would split replicas during a rolling upgrade. The job keeps
+// its budget charge meanwhile, so the fetchers of the node slow down too.
+func (p *Pipeline) waitPending(ctx context.Context) error {
+	limit := p.n.Config.MaxPending
+	if limit <= 0 {
+		limit = DefaultMaxPending
+	}
+	shown := false
+	for {
+		changed := p.n.State.WatchTable(p.spec.Key) // before reading: no change is missed
+		n := len(p.n.State.Pending(p.spec.Key))
+		if n < limit {
+			if shown {
+				p.status(func(t *status.TableStatus) { t.Problem(problemPending, "") })
+			}
+			return nil
+		}
+		if !shown {
+			reason := fmt.Sprintf("%d ledger entries wait to be committed (cap %d): flushes wait for the committer", n, limit)
+			p.log.Warn("flush waiting for commits", "pending", n, "cap", limit)
+			p.status(func(t *status.TableStatus) { t.Problem(problemPending, reason) })
+			shown = true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for pending entries to commit: %w", ctx.Err())
+		}
+	}
+}
+
+// problemPending is the status component a flush waiting on the pending
+// cap shows under.
+const problemPending = "ledger pending"
 
 // writeFiles writes the job's data file and dead-letter file, each unless
 // an earlier attempt wrote it.
@@ -270,10 +323,11 @@ func (p *Pipeline) resetAll(ctx context.Context) {
 		// be refused too, or its files become orphans) before resetting.
 		res := <-p.inflight
 		p.inflight = nil
-		p.n.mem.Add(-res.job.bytes)
+		p.n.mem.release(res.job.charged)
 	}
 	p.stopAll()
-	p.n.mem.Add(-p.bytes)
+	p.n.mem.release(p.charged)
+	p.addCharged(-p.charged)
 	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0
 	p.reconcile(ctx)
 }

@@ -20,13 +20,17 @@ type verdict struct {
 	stopped bool
 }
 
-// handle decodes one fetched record into the buffer.
+// handle decodes one fetched record into the buffer. The record's budget
+// charge (f.cost) moves with it into the buffer, or is released here when
+// the record is not buffered.
 func (p *Pipeline) handle(ctx context.Context, f fetched) {
 	ps, ok := p.parts[f.tp]
 	if !ok || ps.gen != f.gen || p.suspended || f.msg.Offset < ps.next {
+		p.n.mem.release(f.cost)
 		return // from a stopped fetcher, or already consumed
 	}
 	if f.msg.Control {
+		p.n.mem.release(f.cost)
 		p.passed(f, ps)
 		return
 	}
@@ -34,20 +38,26 @@ func (p *Pipeline) handle(ctx context.Context, f fetched) {
 	rec := &records.Record{Topic: f.tp.Topic, Partition: f.tp.Partition, Offset: m.Offset, Timestamp: m.Time, Key: m.Key, Headers: m.Headers}
 	v := p.decode(ctx, f, rec)
 	if v.stopped {
+		if p.held == nil { // a paused topic; a held record keeps its charge
+			p.n.mem.release(f.cost)
+		}
 		return
 	}
 	size := rec.Size() + int64(len(m.Value))
 	rec, suspended := p.route(ctx, f, rec, v)
 	if suspended {
+		p.n.mem.release(f.cost)
 		return
 	}
 	if rec != nil {
-		rec.Mem = size
+		rec.Mem = f.cost
 		p.bytes += size
-		p.n.mem.Add(size)
+		p.addCharged(f.cost)
+	} else {
+		p.n.mem.release(f.cost)
 	}
 	p.consumed(f, ps)
-	if p.bytes >= int64(p.n.Config.TargetFileSize) || p.n.mem.Load() > int64(p.n.Config.MemoryBudget) {
+	if p.bytes >= int64(p.n.Config.TargetFileSize) {
 		p.flush(ctx, false)
 	}
 }

@@ -20,10 +20,11 @@ import (
 type Kafka interface {
 	// Offsets returns the earliest or latest offset of partitions of a topic.
 	Offsets(ctx context.Context, topic string, partitions []int32, latest bool) (map[int32]int64, error)
-	// NewReader starts reading one partition at offset. Reader errors that
-	// kafka-go retries internally are reported to onError so they show in
-	// status.
-	NewReader(tp ledger.TopicPartition, offset int64, onError func(error)) source.PartitionReader
+	// NewReader starts reading one partition at offset, fetching at most
+	// fetchBytes per request (the budget's share for the partition). Reader
+	// errors that the client retries internally are reported to onError so
+	// they show in status.
+	NewReader(tp ledger.TopicPartition, offset int64, fetchBytes int32, onError func(error)) source.PartitionReader
 }
 
 // State is the replicated state a pipeline reads.
@@ -32,6 +33,8 @@ type State interface {
 	Position(table string, tp ledger.TopicPartition) (ledger.Offsets, bool)
 	// SchemaRequests returns a table's pending schema requests, oldest first.
 	SchemaRequests(table string) []control.SchemaRequest
+	// Pending returns a table's recorded, uncommitted ledger entries.
+	Pending(table string) []ledger.Entry
 	// WatchTable returns a channel closed at the next state change that
 	// may concern table key (its ledger, schema requests, controls).
 	WatchTable(key string) <-chan struct{}
@@ -91,6 +94,9 @@ type Config struct {
 	TargetFileSize   config.ByteSize
 	MemoryBudget     config.ByteSize
 	ReaderErrorGrace time.Duration
+	// MaxPending caps a table's pending ledger entries: a flush waits to
+	// record while the table has that many (0: DefaultMaxPending).
+	MaxPending int
 }
 
 // Deps are the dependencies every pipeline of a node uses.
@@ -112,8 +118,15 @@ type Node struct {
 	Schemas     SchemaDecoder      // Schema Registry formats
 	DeadLetters DeadLetterProducer // dead-letter topics
 
-	mem   atomic.Int64 // bytes buffered across all pipelines
-	rates *rates       // bytes per second fetched per partition
+	mem   *budget // the node's memory budget (budget.go)
+	rates *rates  // bytes per second fetched per partition
+
+	// pipes are the running pipelines, which the budget asks to flush;
+	// partitions counts the partitions they fetch, which the fetch size
+	// is derived from (pressure.go).
+	pipesMu    sync.Mutex
+	pipes      map[*Pipeline]struct{}
+	partitions atomic.Int64
 
 	// Drain: draining is set first so no pipeline starts a fetcher once
 	// Drain has begun, then drainCh is closed to make every pipeline stop
@@ -125,7 +138,9 @@ type Node struct {
 
 // NewNode returns what the pipelines of a node share.
 func NewNode(d Deps) *Node {
-	return &Node{Deps: d, rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{})}
+	n := &Node{Deps: d, rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{}), pipes: map[*Pipeline]struct{}{}}
+	n.mem = newBudget(recordShare(int64(d.Config.MemoryBudget)), n.press)
+	return n
 }
 
 // Drain makes every pipeline stop fetching for good and flush what it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/floe-io/floe/config"
@@ -33,8 +34,13 @@ type Pipeline struct {
 	gen      uint64
 	shape    *records.Shape
 	buf, dlq []*records.Record
-	bytes    int64
+	bytes    int64 // the buffered records' size, towards the target file size
 	maxTS    int64
+	// charged is the budget charge of the buffered records; buffered
+	// mirrors it for the budget's pressure, which runs on fetchers.
+	charged  int64
+	buffered atomic.Int64
+	flushReq chan struct{} // the budget asks for a flush; cap 1
 
 	suspended bool
 	// paused by an operator, and the rewind generation last applied; see
@@ -91,13 +97,14 @@ func NewPipeline(n *Node, spec sink.TableSpec, m config.Table, start Start) *Pip
 	return &Pipeline{
 		n: n, spec: spec, mapping: m,
 		resumeGen: start.ResumeGen, skips: start.Skips, rewindGen: start.RewindGen, paused: start.Paused,
-		log:     n.Log.With("table", ledger.DisplayName(spec.Key)),
-		in:      make(chan fetched, 4096),
-		assign:  make(chan map[ledger.TopicPartition]uint64, 1),
-		resumed: make(chan resumeState, 1),
-		control: make(chan control.TableControl, 1),
-		parts:   map[ledger.TopicPartition]*partState{},
-		drained: make(chan struct{}),
+		log:      n.Log.With("table", ledger.DisplayName(spec.Key)),
+		in:       make(chan fetched, 4096),
+		assign:   make(chan map[ledger.TopicPartition]uint64, 1),
+		resumed:  make(chan resumeState, 1),
+		control:  make(chan control.TableControl, 1),
+		flushReq: make(chan struct{}, 1),
+		parts:    map[ledger.TopicPartition]*partState{},
+		drained:  make(chan struct{}),
 		table: sync.OnceValue(func() *status.Table {
 			return n.Status.Table(spec.Key, ledger.DisplayName(spec.Key))
 		}),
@@ -151,12 +158,17 @@ func (p *Pipeline) status(fn func(*status.TableStatus)) {
 }
 
 func (p *Pipeline) Run(ctx context.Context) {
+	p.n.register(p)
 	defer func() {
 		if p.inflight != nil {
-			<-p.inflight // ctx is done: the flush goroutine returns promptly
+			res := <-p.inflight // ctx is done: the flush goroutine returns promptly
 			p.inflight = nil
+			p.n.mem.release(res.job.charged)
 		}
 		p.stopAll()
+		p.n.partitions.Add(-int64(len(p.want)))
+		p.n.unregister(p)
+		p.releaseQueued()
 	}()
 	if !p.loadShape(ctx) {
 		return
@@ -178,6 +190,9 @@ func (p *Pipeline) Run(ctx context.Context) {
 			drain = nil
 			p.drain(ctx)
 		case want := <-p.assign:
+			// The node's partition count sizes the fetches of the readers
+			// started from now on.
+			p.n.partitions.Add(int64(len(want) - len(p.want)))
 			p.want = want
 			p.reconcile(ctx)
 		case rs := <-p.resumed:
@@ -190,12 +205,48 @@ func (p *Pipeline) Run(ctx context.Context) {
 			p.finish(ctx, res)
 		case <-tick.C:
 			p.flush(ctx, false)
+		case <-p.flushReq:
+			p.flush(ctx, false)
 		case <-retry.C:
 			p.retryHeld(ctx)
 			// Partitions whose start offset could not be resolved yet.
 			if len(p.parts) != len(p.want) {
 				p.reconcile(ctx)
 			}
+		}
+	}
+}
+
+// requestFlush asks the pipeline to flush its buffer, without blocking.
+func (p *Pipeline) requestFlush() {
+	select {
+	case p.flushReq <- struct{}{}:
+	default:
+	}
+}
+
+// addCharged moves a budget charge into (or, negative, out of) the buffer.
+func (p *Pipeline) addCharged(n int64) {
+	p.charged += n
+	p.buffered.Store(p.charged)
+}
+
+// releaseQueued gives back, once the pipeline has stopped and its
+// fetchers with it, the charge of its buffer, of the record it held and of
+// the records still queued for it.
+func (p *Pipeline) releaseQueued() {
+	p.n.mem.release(p.charged)
+	p.addCharged(-p.charged)
+	if p.held != nil {
+		p.n.mem.release(p.held.cost)
+		p.held = nil
+	}
+	for {
+		select {
+		case f := <-p.in:
+			p.n.mem.release(f.cost)
+		default:
+			return
 		}
 	}
 }

@@ -30,7 +30,7 @@ import (
 
 // readerOpts are the franz-go options every partition reader shares: the
 // brokers, client id, TLS and SASL of the kafka section, read committed
-// with the markers kept, and the fetch sizes kafka-go's readers had.
+// with the markers kept. Fetch sizes are per reader (newCommittedReader).
 func readerOpts(cfg config.Kafka) ([]kgo.Opt, error) {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.BootstrapServers...),
@@ -38,12 +38,15 @@ func readerOpts(cfg config.Kafka) ([]kgo.Opt, error) {
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(),
 		kgo.FetchMaxWait(250 * time.Millisecond),
-		kgo.FetchMaxBytes(16 << 20),
-		kgo.FetchMaxPartitionBytes(16 << 20),
 		// Each reader is its own client: refresh metadata on errors (a
 		// moved leader) within a second, but not every few seconds per
 		// partition otherwise (franz-go's default, 5 minutes).
 		kgo.MetadataMinAge(time.Second),
+		// Client telemetry (KIP-714) keeps a gzip writer per client, about
+		// 150 KiB each: with a client per partition it was the largest
+		// part of an idle node's heap under `floe bench --memory` (kfake,
+		// like brokers with a metrics plugin, subscribes every client).
+		kgo.DisableClientMetrics(),
 	}
 	if cfg.ClientID != "" {
 		opts = append(opts, kgo.ClientID(cfg.ClientID))
@@ -80,9 +83,16 @@ func readerSASL(c config.SASL) (sasl.Mechanism, error) {
 	return nil, fmt.Errorf("kafka.sasl: unsupported mechanism %q", c.Mechanism)
 }
 
-// newCommittedReader reads one partition from offset, read committed.
-func newCommittedReader(opts []kgo.Opt, tp ledger.TopicPartition, offset int64, onError func(error)) PartitionReader {
+// newCommittedReader reads one partition from offset, read committed,
+// fetchBytes at most a fetch (the node's memory budget share of the
+// partition). A client buffers one fetch while the reader hands out the
+// previous one, so a partition holds about twice fetchBytes outside the
+// budget's count.
+func newCommittedReader(opts []kgo.Opt, tp ledger.TopicPartition, offset int64, fetchBytes int32, onError func(error)) PartitionReader {
 	opts = append(append([]kgo.Opt(nil), opts...),
+		kgo.FetchMaxBytes(fetchBytes),
+		kgo.FetchMaxPartitionBytes(fetchBytes),
+		kgo.MaxConcurrentFetches(1),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{tp.Topic: {tp.Partition: kgo.NewOffset().At(offset)}}),
 		kgo.WithLogger(errorLogger(onError)))
 	cl, err := kgo.NewClient(opts...)

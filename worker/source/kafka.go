@@ -157,9 +157,10 @@ func (k *KafkaClient) Offsets(ctx context.Context, topic string, partitions []in
 }
 
 // NewReader starts reading one partition at offset, read committed (see
-// committed.go), reporting the errors the reader retries to onError.
-func (k *KafkaClient) NewReader(tp ledger.TopicPartition, offset int64, onError func(error)) PartitionReader {
-	return newCommittedReader(k.readOpts, tp, offset, onError)
+// committed.go), at most fetchBytes a fetch, reporting the errors the
+// reader retries to onError.
+func (k *KafkaClient) NewReader(tp ledger.TopicPartition, offset int64, fetchBytes int32, onError func(error)) PartitionReader {
+	return newCommittedReader(k.readOpts, tp, offset, fetchBytes, onError)
 }
 
 // OffsetsAt returns, per partition, the first offset whose record time is
