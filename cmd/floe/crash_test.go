@@ -180,6 +180,11 @@ func TestCrashRecovery(t *testing.T) {
 	if err := rn.WaitLeader(wctx); err != nil {
 		t.Fatal(err)
 	}
+	// A reopened node elects itself before it has applied its log again:
+	// the barrier waits until the state holds every entry on disk.
+	if err := rn.Sync(wctx); err != nil {
+		t.Fatal(err)
+	}
 	cat := node.NewCatalog(rn, cfg.Warehouse.Location, nil)
 	tbl, err := cat.LoadTable(context.Background(), []string{"e2e", "crash"})
 	if err != nil {
