@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/floe-io/floe/internal/names"
 )
 
 // FieldError is a validation error that names the field at fault.
@@ -155,6 +157,7 @@ func (c *Config) validateTables(bad func(field, format string, args ...any)) {
 		f := func(name string) string { return fmt.Sprintf("tables[%d].%s", i, name) }
 		c.validateTable(&t, f, bad)
 		if t.Topic != "" && t.TopicRegex == "" {
+			// A name that breaks the rule is reported by checkTemplates.
 			if ns, name, err := t.Target(t.Topic, nil); err == nil {
 				key := ns + "." + name
 				if j, ok := seen[key]; ok {
@@ -168,8 +171,8 @@ func (c *Config) validateTables(bad func(field, format string, args ...any)) {
 
 func (c *Config) validateNamespaces(bad func(field, format string, args ...any)) {
 	for ns, n := range c.Namespaces {
-		if !tableNameRe.MatchString(ns) {
-			bad("namespaces."+ns, "%q is not a legal namespace name", ns)
+		if r := names.Reason(ns); r != "" {
+			bad("namespaces."+names.Preview(ns), "not a legal namespace name: %s", r)
 		}
 		if n.Location != "" {
 			c.validateLocation("namespaces."+ns+".location", n.Location, bad)
@@ -196,6 +199,7 @@ func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, 
 // validateSource checks what a mapping reads and how it decodes and treats
 // records: topic, naming templates, format, subject, error handling, start.
 func (c *Config) validateSource(t *Table, f func(string) string, bad func(field, format string, args ...any)) {
+	t.checkBounds(f, bad)
 	switch {
 	case t.Topic == "" && t.TopicRegex == "":
 		bad(f("topic"), "set topic or topic_regex")
