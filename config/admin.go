@@ -3,7 +3,10 @@ package config
 import (
 	"net/url"
 	"os"
+	"strings"
 	"time"
+
+	"github.com/floe-io/floe/auth"
 )
 
 // Admin configures the admin API (gRPC and HTTP/JSON on node.admin_addr).
@@ -36,6 +39,11 @@ type Notifications struct {
 }
 
 func (c *Config) validateAdmin(bad func(field, format string, args ...any)) {
+	// Parsed as the node will parse it: an unknown scope (":superuser")
+	// is refused here, not turned into a read token.
+	if err := auth.CheckInline(c.Auth.Tokens); err != nil {
+		bad("auth.tokens", "%s", strings.TrimPrefix(err.Error(), "auth.tokens "))
+	}
 	t := c.Admin.TLS
 	if (t.CertFile == "") != (t.KeyFile == "") {
 		bad("admin.tls.key_file", "admin.tls.cert_file and admin.tls.key_file go together")

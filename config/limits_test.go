@@ -84,3 +84,42 @@ func TestTargetChecksExpansion(t *testing.T) {
 		})
 	}
 }
+
+// TestInlineTokenScope: an inline token whose text after the last colon is
+// not a scope is a configuration error naming auth.tokens and the scope,
+// never a read token with the suffix in its secret; a suffix that is not a
+// word (part of a secret) is not repeated.
+func TestInlineTokenScope(t *testing.T) {
+	for _, c := range []struct {
+		tokens string
+		want   string // "" for accepted
+	}{
+		{"LONGENOUGHTOKEN_123456", ""},
+		{"LONGENOUGHTOKEN_123456:admin", ""},
+		{"LONGENOUGHTOKEN_123456:read,OTHER_TOKEN_0123456789:admin", ""},
+		{"with:colon:LONGENOUGHTOKEN_123456:admin", ""},
+		{"LONGENOUGHTOKEN_123456:superuser", `item 1: unknown token scope: scope "superuser": use read or admin`},
+		{"OTHER_TOKEN_0123456789:admin,LONGENOUGHTOKEN_123456:Admin", `item 2: unknown token scope: scope "Admin"`},
+		{"LONGENOUGHTOKEN:123456xyz#", "not a scope"},
+		{"short:admin", "shorter than 16"},
+	} {
+		t.Run(c.tokens, func(t *testing.T) {
+			cfg, err := Load(write(t, validYAML), []string{"FLOE_AUTH_TOKENS=" + c.tokens})
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cfg.Auth.Tokens != c.tokens {
+					t.Fatalf("tokens %q", cfg.Auth.Tokens)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Load = %v, want an error with %q", err, c.want)
+			}
+			if !strings.Contains(err.Error(), "auth.tokens") || strings.Contains(err.Error(), "123456xyz") {
+				t.Fatalf("error %v does not name auth.tokens or repeats the secret", err)
+			}
+		})
+	}
+}

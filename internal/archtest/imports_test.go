@@ -23,7 +23,7 @@ const module = "github.com/floe-io/floe/"
 var rules = map[string][]string{
 	// Leaves: the contract types every layer shares.
 	"ledger":           nil,
-	"config":           {"internal/names"},
+	"config":           {"internal/names", "auth"},
 	"records":          nil,
 	"auth":             nil,
 	"status":           nil,
