@@ -34,6 +34,8 @@ func (t AdminTLS) Enabled() bool { return t.CertFile != "" }
 type Notifications struct {
 	// WebhookURL receives Slack-compatible JSON ({"text": ...}); empty: off.
 	WebhookURL string `yaml:"webhook_url"`
+	// WebhookURLFile: the webhook URL (its path is a secret) from a file.
+	WebhookURLFile string `yaml:"webhook_url_file"`
 	// Interval is how often table states are checked (default 5s).
 	Interval Duration `yaml:"interval"`
 }
