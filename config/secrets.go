@@ -3,7 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -82,3 +84,34 @@ func (c *Config) readSecrets() error {
 	}
 	return errors.Join(errs...)
 }
+
+// redacted stands for a secret that is set in every printed form.
+const redacted = "[redacted]"
+
+// Redacted returns a copy of c with every secret that is set (and the
+// inline auth tokens) replaced by [redacted]: what may be printed or
+// logged. The copy shares no slice with c.
+func (c Config) Redacted() Config {
+	r := c
+	r.Catalogs.REST = slices.Clone(c.Catalogs.REST)
+	for _, s := range r.secretFields() {
+		if *s.value != "" {
+			*s.value = redacted
+		}
+	}
+	if r.Auth.Tokens != "" {
+		r.Auth.Tokens = redacted
+	}
+	return r
+}
+
+// printable has Config's fields without its methods, so String does not
+// call itself.
+type printable Config
+
+// String prints the configuration with its secrets redacted, so that a
+// %v of a Config in a log or an error shows none.
+func (c Config) String() string { return fmt.Sprintf("%+v", printable(c.Redacted())) }
+
+// LogValue implements slog.LogValuer the same way.
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
