@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/config"
 )
 
 // mappingNameRe: names of API mappings. Configuration mappings are named
@@ -52,7 +54,7 @@ func (n *Node) PutMapping(ctx context.Context, m admin.Mapping, create bool) (ad
 	}
 	t := m.Table
 	if err := n.cfg.ValidateMapping(&t, "mapping"); err != nil {
-		return admin.WriteResult{}, fmt.Errorf("%w: %w", admin.ErrInvalid, err)
+		return admin.WriteResult{}, fmt.Errorf("%w: %w", admin.ErrInvalid, apiFields(err))
 	}
 	for i, c := range n.cfg.Tables {
 		if t.Topic != "" && c.Topic == t.Topic {
@@ -83,4 +85,22 @@ func (n *Node) DeleteMapping(ctx context.Context, name string) (admin.WriteResul
 		return admin.WriteResult{}, fmt.Errorf("%w: mapping %s comes from the configuration file: edit the file on every node", admin.ErrConflict, name)
 	}
 	return n.operatorCommand(ctx, fsm.DeleteMapping{Name: name}, "deleted mapping "+name)
+}
+
+// apiFields renames the configuration's field names in validation errors
+// to the API's: the table name template is name in the configuration but
+// table in a Mapping message (whose name is the mapping's own).
+func apiFields(err error) error {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	var out []error
+	for _, e := range joined.Unwrap() {
+		if fe := (*config.FieldError)(nil); errors.As(e, &fe) && fe.Field == "mapping.name" {
+			e = &config.FieldError{Field: "mapping.table", Msg: fe.Msg}
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
 }
