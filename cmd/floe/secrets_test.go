@@ -77,13 +77,6 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 
 func checkNoSecretLeaks(t *testing.T, files, registryBearer bool) {
 	dir := t.TempDir()
-	closed := func() string { // an address nothing listens on
-		a, err := freeAddr()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
 	saslPass := secretMarker("kafka.sasl.password")
 	adminTok := secretMarker("auth.tokens")
 	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "plain", "avro"),
@@ -98,11 +91,69 @@ func checkNoSecretLeaks(t *testing.T, files, registryBearer bool) {
 	}
 	defer prod.Close()
 
-	base := testConfig(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "plain", Namespace: "sec"}})
+	env := secretEnv(t, dir, kc.ListenAddrs(), files, registryBearer, saslPass, adminTok)
+	cfg, err := config.Load("", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markers := []string{adminTok}
+	for _, f := range config.SecretFields(&cfg) {
+		if f == "schema_registry.password" && registryBearer || f == "schema_registry.bearer_token" && !registryBearer ||
+			f == "catalogs.rest[0].client_secret" || f == "catalogs.rest[1].token" {
+			continue // the other form of one credential
+		}
+		markers = append(markers, secretMarker(f))
+	}
+	var outputs = map[string]string{}
+	// A configuration error about a secret names fields and paths only.
+	_, both := config.Load("", append(env, "FLOE_KAFKA_SASL_PASSWORD="+saslPass, "FLOE_KAFKA_SASL_PASSWORD_FILE="+filepath.Join(dir, "kafka.sasl.password")))
+	outputs["configuration error"] = fmt.Sprint(both)
+
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log.Info("configuration", "config", cfg)
+	outputs["config %v"] = fmt.Sprintf("%v", cfg)
+	outputs["config %+v"] = fmt.Sprintf("%+v", &cfg)
+	n, err := startNode(context.Background(), cfg, log, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+
+	produce(t, prod, "plain", []string{`{"a":1}`, `{"a":2}`, `{"a":3}`}, 1)
+	produce(t, prod, "avro", []string{string(registrytest.Frame(1, nil, []byte{2, 'x'}))}, 1)
+	waitFailingPaths(t, n)
+	nodeOutputs(t, n.AdminAddr(), adminTok, outputs)
+	outputs["log"] = logs.String()
+	for what, out := range outputs {
+		for _, m := range markers {
+			if strings.Contains(out, m) {
+				i := strings.Index(out, m)
+				t.Errorf("%s shows secret %s: ...%s...", what, m, out[max(0, i-200):min(len(out), i+len(m)+50)])
+			}
+		}
+	}
+	if !strings.Contains(outputs["/v1/status"], "sec.avro") || !strings.Contains(outputs["log"], "level") {
+		t.Fatalf("outputs are empty: status %d bytes, log %d bytes", len(outputs["/v1/status"]), len(outputs["log"]))
+	}
+}
+
+// secretEnv is the environment of a node with a marker in every secret,
+// inline or in files under dir; the registry, the REST catalogs and the
+// webhook point at addresses nothing listens on.
+func secretEnv(t *testing.T, dir string, brokers []string, files, registryBearer bool, saslPass, adminTok string) []string {
+	closed := func() string { // an address nothing listens on
+		a, err := freeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	base := testConfig(t, dir, brokers, []config.Table{{Topic: "plain", Namespace: "sec"}})
 	env := []string{
 		"FLOE_NODE_ID=" + base.Node.ID, "FLOE_NODE_DATA_DIR=" + base.Node.DataDir,
 		"FLOE_NODE_RAFT_ADDR=" + base.Node.RaftAddr, "FLOE_NODE_ADMIN_ADDR=" + base.Node.AdminAddr, "FLOE_NODE_RPC_ADDR=" + base.Node.RPCAddr,
-		"FLOE_KAFKA_BOOTSTRAP_SERVERS=" + strings.Join(kc.ListenAddrs(), ","), "FLOE_KAFKA_SASL_MECHANISM=PLAIN", "FLOE_KAFKA_SASL_USERNAME=floe",
+		"FLOE_KAFKA_BOOTSTRAP_SERVERS=" + strings.Join(brokers, ","), "FLOE_KAFKA_SASL_MECHANISM=PLAIN", "FLOE_KAFKA_SASL_USERNAME=floe",
 		"FLOE_WAREHOUSE_LOCATION=" + base.Warehouse.Location, "FLOE_COMMIT_INTERVAL=500ms",
 		`FLOE_TABLES=[{"topic": "plain", "namespace": "sec", "start_offset": "earliest"}, {"topic": "avro", "namespace": "sec", "format": "avro", "error_mode": "log", "start_offset": "earliest"}]`,
 		"FLOE_SCHEMA_REGISTRY_URL=http://" + closed(), "FLOE_SCHEMA_REGISTRY_TIMEOUT=1s",
@@ -157,36 +208,30 @@ func checkNoSecretLeaks(t *testing.T, files, registryBearer bool) {
 		env = append(env, "FLOE_AUTH_TOKENS="+adminTok+":admin")
 	}
 
-	cfg, err := config.Load("", env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	markers := []string{adminTok}
-	for _, f := range config.SecretFields(&cfg) {
-		if f == "schema_registry.password" && registryBearer || f == "schema_registry.bearer_token" && !registryBearer ||
-			f == "catalogs.rest[0].client_secret" || f == "catalogs.rest[1].token" {
-			continue // the other form of one credential
+	return env
+}
+
+// nodeOutputs adds what a node serves about itself: GET /v1/status and
+// floe status as text and as JSON.
+func nodeOutputs(t *testing.T, addr, adminTok string, outputs map[string]string) {
+	outputs["/v1/status"] = getStatus(t, addr, adminTok)
+	for _, args := range [][]string{{}, {"--json"}} {
+		cmd := ctl.StatusCommand()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs(append([]string{"--addr", addr, "--token", adminTok, "--timeout", "5s"}, args...))
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatalf("floe status %v: %v: %s", args, err, out.String())
 		}
-		markers = append(markers, secretMarker(f))
+		outputs["floe status "+strings.Join(args, " ")] = out.String()
 	}
-	var outputs = map[string]string{}
-	// A configuration error about a secret names fields and paths only.
-	_, both := config.Load("", append(env, "FLOE_KAFKA_SASL_PASSWORD="+saslPass, "FLOE_KAFKA_SASL_PASSWORD_FILE="+filepath.Join(dir, "kafka.sasl.password")))
-	outputs["configuration error"] = fmt.Sprint(both)
+}
 
-	logs := &lockedBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	log.Info("configuration", "config", cfg)
-	outputs["config %v"] = fmt.Sprintf("%v", cfg)
-	outputs["config %+v"] = fmt.Sprintf("%+v", &cfg)
-	n, err := startNode(context.Background(), cfg, log, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Stop()
-
-	produce(t, prod, "plain", []string{`{"a":1}`, `{"a":2}`, `{"a":3}`}, 1)
-	produce(t, prod, "avro", []string{string(registrytest.Frame(1, nil, []byte{2, 'x'}))}, 1)
+// waitFailingPaths waits until rows came in through SASL and the paths
+// that fail have failed: the registry (sec.avro's reason) and both REST
+// catalogs (their sync errors on sec.plain).
+func waitFailingPaths(t *testing.T, n *floeNode) {
 	wait.Until(t, 60*time.Second, "rows through SASL, a failing registry and failing catalogs", func() error {
 		rep, err := n.Report(context.Background())
 		if err != nil {
@@ -215,30 +260,6 @@ func checkNoSecretLeaks(t *testing.T, files, registryBearer bool) {
 		return nil
 	})
 
-	outputs["/v1/status"] = getStatus(t, n.AdminAddr(), adminTok)
-	for _, args := range [][]string{{}, {"--json"}} {
-		cmd := ctl.StatusCommand()
-		var out bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&out)
-		cmd.SetArgs(append([]string{"--addr", n.AdminAddr(), "--token", adminTok, "--timeout", "5s"}, args...))
-		if err := cmd.ExecuteContext(context.Background()); err != nil {
-			t.Fatalf("floe status %v: %v: %s", args, err, out.String())
-		}
-		outputs["floe status "+strings.Join(args, " ")] = out.String()
-	}
-	outputs["log"] = logs.String()
-	for what, out := range outputs {
-		for _, m := range markers {
-			if strings.Contains(out, m) {
-				i := strings.Index(out, m)
-				t.Errorf("%s shows secret %s: ...%s...", what, m, out[max(0, i-200):min(len(out), i+len(m)+50)])
-			}
-		}
-	}
-	if !strings.Contains(outputs["/v1/status"], "sec.avro") || !strings.Contains(outputs["log"], "level") {
-		t.Fatalf("outputs are empty: status %d bytes, log %d bytes", len(outputs["/v1/status"]), len(outputs["log"]))
-	}
 }
 
 func getStatus(t *testing.T, addr, token string) string {
