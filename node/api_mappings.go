@@ -11,6 +11,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/names"
 )
 
 // mappingNameRe: names of API mappings. Configuration mappings are named
@@ -50,7 +51,7 @@ func (n *Node) PutMapping(ctx context.Context, m admin.Mapping, create bool) (ad
 		return admin.WriteResult{}, fmt.Errorf("%w: mapping %s comes from the configuration file: edit the file on every node", admin.ErrConflict, m.Name)
 	}
 	if !mappingNameRe.MatchString(m.Name) {
-		return admin.WriteResult{}, fmt.Errorf("%w: mapping.name: %q: use 1 to 128 letters, digits, '_', '-' and '.'", admin.ErrInvalid, m.Name)
+		return admin.WriteResult{}, fmt.Errorf("%w: mapping.name: %s: use 1 to 128 letters, digits, '_', '-' and '.'", admin.ErrInvalid, names.Preview(m.Name))
 	}
 	t := m.Table
 	if err := n.cfg.ValidateMapping(&t, "mapping"); err != nil {
