@@ -36,6 +36,11 @@ func TestMappingBounds(t *testing.T) {
 		{"100 MB topic_regex", Table{TopicRegex: huge}, "mapping.topic_regex", "longer than 1024"},
 		{"100 MB subject", Table{Topic: "a", Format: "json", Subject: huge}, "mapping.subject", "longer than 1024"},
 		{"many partition fields", Table{Topic: "a", PartitionBy: make([]PartitionField, 33)}, "mapping.partition_by", "more than 32"},
+		{"100 MB format", Table{Topic: "a", Format: huge}, "mapping.format", "longer than 64"},
+		{"100 MB error mode", Table{Topic: "a", ErrorMode: huge}, "mapping.error_mode", "longer than 64"},
+		{"100 MB dead-letter topic", Table{Topic: "a", DeadLetterTopic: huge}, "mapping.dead_letter_topic", "longer than 1024"},
+		{"100 MB window", Table{Topic: "a", Compaction: Compaction{Window: huge}}, "mapping.compaction.window", "longer than 64"},
+		{"100 MB transform", Table{Topic: "a", PartitionBy: []PartitionField{{Column: "c", Transform: huge}}}, "mapping.partition_by[0].transform", "longer than 64"},
 		{"100 MB partition column", Table{Topic: "a", PartitionBy: []PartitionField{{Column: huge, Transform: "identity"}}}, "mapping.partition_by[0].column", "longer than 255"},
 	}
 	for _, c := range cases {

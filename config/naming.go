@@ -144,39 +144,55 @@ const (
 	maxPartitionBy  = 32
 	maxColumnName   = names.MaxName
 	maxTemplateSize = 1024
+	maxWord         = 64
 )
 
 // checkBounds checks the lengths and characters of a mapping's strings
-// before the other rules look at them (a 100 MB template is refused for
-// its size, not compiled or expanded).
-func (t *Table) checkBounds(f func(string) string, bad func(field, format string, args ...any)) {
+// before the other rules look at them: a 100 MB template is refused for its
+// size, not compiled, expanded or quoted in the next rule's error. It
+// reports whether every bound holds; the caller checks nothing more then.
+func (t *Table) checkBounds(f func(string) string, bad func(field, format string, args ...any)) bool {
+	ok := true
 	if t.Topic != "" && !topicRe.MatchString(t.Topic) {
 		bad(f("topic"), "%s is not a legal Kafka topic name (1 to 249 letters, digits, '.', '_' and '-')", names.Preview(t.Topic))
-		t.Topic = "x" // keep the rules below from working on it
+		ok = false
 	}
 	for _, fld := range []struct {
 		name string
-		v    *string
+		v    string
 		max  int
 	}{
-		{"topic_regex", &t.TopicRegex, maxTopicRegex},
-		{"subject", &t.Subject, maxSubject},
-		{"namespace", &t.Namespace, maxTemplateSize},
-		{"name", &t.Name, maxTemplateSize},
+		{"topic_regex", t.TopicRegex, maxTopicRegex},
+		{"subject", t.Subject, maxSubject},
+		{"namespace", t.Namespace, maxTemplateSize},
+		{"name", t.Name, maxTemplateSize},
+		{"dead_letter_topic", t.DeadLetterTopic, maxTopicRegex},
+		// Words from a short list: bounded so that the error naming a
+		// wrong one stays short.
+		{"format", t.Format, maxWord},
+		{"error_mode", t.ErrorMode, maxWord},
+		{"tombstones", t.Tombstones, maxWord},
+		{"start_offset", t.StartOffset, maxWord},
+		{"compaction.window", t.Compaction.Window, maxWord},
 	} {
-		if r := names.TextReason(*fld.v, fld.max); r != "" {
+		if r := names.TextReason(fld.v, fld.max); r != "" {
 			bad(f(fld.name), "%s", r)
-			*fld.v = "x"
+			ok = false
 		}
 	}
 	if len(t.PartitionBy) > maxPartitionBy {
 		bad(f("partition_by"), "%d fields, more than %d", len(t.PartitionBy), maxPartitionBy)
-		t.PartitionBy = nil
+		return false
 	}
 	for j, pf := range t.PartitionBy {
 		if r := names.TextReason(pf.Column, maxColumnName); r != "" {
 			bad(f(fmt.Sprintf("partition_by[%d].column", j)), "%s", r)
-			t.PartitionBy[j].Column = "x"
+			ok = false
+		}
+		if r := names.TextReason(pf.Transform, maxWord); r != "" {
+			bad(f(fmt.Sprintf("partition_by[%d].transform", j)), "%s", r)
+			ok = false
 		}
 	}
+	return ok
 }
