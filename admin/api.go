@@ -114,7 +114,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.grpc.ServeHTTP(w, r) // capped by MaxRecvMsgSize
 		return
 	}
-	if r.Body != nil {
+	if r.Body != nil && r.Body != http.NoBody {
 		// Every route, including those mounted later (the REST catalog),
 		// reads at most the cap; limitBody answers 413 on the API's.
 		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
