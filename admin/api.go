@@ -36,6 +36,9 @@ type Options struct {
 	TLS *tls.Config
 	// Metrics, when set, is served at GET /metrics (unauthenticated).
 	Metrics http.Handler
+	// MaxBodyBytes caps an HTTP request body and a gRPC message; 0:
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 }
 
 // ListenAPI binds addr and returns a server ready to Serve with the whole
@@ -54,8 +57,11 @@ func listen(addr string, src Source, b Backend, opts Options) (*Server, error) {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
 	mux := http.NewServeMux()
-	s := &Server{src: src, log: opts.Log, mux: mux, tokens: opts.Tokens}
+	s := &Server{src: src, log: opts.Log, mux: mux, tokens: opts.Tokens, maxBody: opts.MaxBodyBytes}
 	s.routeSource(mux)
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -71,7 +77,7 @@ func listen(addr string, src Source, b Backend, opts Options) (*Server, error) {
 		}
 		// Routes above are more specific and win; the rest of /v1/ is
 		// the gateway's, which answers 404 for what it does not know.
-		mux.Handle("/v1/", gw)
+		mux.Handle("/v1/", s.limitBody(opts.MaxBodyBytes, gw))
 	}
 
 	ln, err := net.Listen("tcp", addr)
@@ -105,8 +111,13 @@ func listen(addr string, src Source, b Backend, opts Options) (*Server, error) {
 // HTTP routes.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	if s.grpc != nil && r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
-		s.grpc.ServeHTTP(w, r)
+		s.grpc.ServeHTTP(w, r) // capped by MaxRecvMsgSize
 		return
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		// Every route, including those mounted later (the REST catalog),
+		// reads at most the cap; limitBody answers 413 on the API's.
+		r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
 	}
 	s.mux.ServeHTTP(w, r)
 }
@@ -121,7 +132,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 // HTTP-side authorization keyed by route, which could drift from
 // methodScopes.
 func (s *Server) serveAPI(b Backend) (http.Handler, error) {
-	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.unaryAuth))
+	// gRPC reads a message before the interceptor sees the call, so the
+	// cap on what an unauthenticated caller makes the node hold is the
+	// receive size.
+	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.unaryAuth), grpc.MaxRecvMsgSize(int(s.maxBody)))
 	conn := &inprocConn{methods: map[string]inprocMethod{}, interceptor: s.unaryAuth}
 	for _, svc := range []struct {
 		desc *grpc.ServiceDesc

@@ -37,6 +37,8 @@ type Server struct {
 	mux    *http.ServeMux
 	tokens *auth.Tokens // nil: authentication off
 	grpc   *grpc.Server // nil without a Backend
+	// maxBody caps request bodies and gRPC messages (limits.go).
+	maxBody int64
 }
 
 // Listen binds addr and returns a server ready to Serve with the HTTP

@@ -28,6 +28,8 @@ var (
 	// ErrScope: the token is valid but its scope does not allow the
 	// operation (HTTP 403).
 	ErrScope = errors.New("token scope does not allow this operation")
+	// ErrScopeName: a configured token names a scope that does not exist.
+	ErrScopeName = errors.New("unknown token scope")
 )
 
 // Tokens is a set of accepted bearer tokens. The zero value and nil accept
@@ -76,16 +78,57 @@ func Load(file, inline string) (*Tokens, error) {
 		if item = strings.TrimSpace(item); item == "" {
 			continue
 		}
-		// The scope follows the last colon, so a token may contain colons.
-		tok, scope := item, ""
-		if j := strings.LastIndexByte(item, ':'); j > 0 && isScope(item[j+1:]) {
-			tok, scope = item[:j], item[j+1:]
+		tok, scope, err := splitInline(item)
+		if err == nil {
+			err = t.add(tok, scope)
 		}
-		if err := t.add(tok, scope); err != nil {
-			return nil, fmt.Errorf("auth tokens item %d: %w", i+1, err)
+		if err != nil {
+			return nil, fmt.Errorf("auth.tokens item %d: %w", i+1, err)
 		}
 	}
 	return t, nil
+}
+
+// CheckInline checks the form of an inline token list (auth.tokens,
+// FLOE_AUTH_TOKENS) as Load reads it, for configuration validation.
+func CheckInline(inline string) error {
+	_, err := Load("", inline)
+	return err
+}
+
+// splitInline splits "TOKEN[:SCOPE]". The scope follows the last colon, so
+// a token may contain colons, but then it must name its scope: text after
+// the last colon that is not a scope is refused rather than taken as part
+// of a read token (":superuser" or ":Admin" used to make a read token
+// whose secret ended with the suffix).
+func splitInline(item string) (tok, scope string, err error) {
+	j := strings.LastIndexByte(item, ':')
+	if j < 0 {
+		return item, "", nil
+	}
+	tok, scope = item[:j], item[j+1:]
+	if isScope(scope) {
+		return tok, scope, nil
+	}
+	if scopeLike(scope) {
+		return "", "", fmt.Errorf("%w: scope %q: use read or admin", ErrScopeName, scope)
+	}
+	// Not a word: likely part of a secret, which an error must not repeat.
+	return "", "", fmt.Errorf("%w: the text after the last ':' is not a scope; a token containing ':' must end with :read or :admin", ErrScopeName)
+}
+
+// scopeLike reports whether s looks like an attempt at a scope name (a
+// short word), so that naming it in an error reveals no secret.
+func scopeLike(s string) bool {
+	if s == "" || len(s) > 16 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func isScope(s string) bool { return s == string(ScopeRead) || s == string(ScopeAdmin) }
@@ -95,7 +138,7 @@ func (t *Tokens) add(tok, scope string) error {
 		scope = string(ScopeRead)
 	}
 	if !isScope(scope) {
-		return fmt.Errorf("scope %q: use read or admin", scope)
+		return fmt.Errorf("%w: scope %q: use read or admin", ErrScopeName, scope)
 	}
 	if len(tok) < 16 {
 		return errors.New("token shorter than 16 characters")
@@ -194,12 +237,11 @@ func PeerToken(file, inline string, need Scope) string {
 		}
 	}
 	for _, item := range strings.Split(inline, ",") {
-		item = strings.TrimSpace(item)
-		tok, scope := item, string(ScopeRead)
-		if j := strings.LastIndexByte(item, ':'); j > 0 && isScope(item[j+1:]) {
-			tok, scope = item[:j], item[j+1:]
+		tok, scope, err := splitInline(strings.TrimSpace(item))
+		if scope == "" {
+			scope = string(ScopeRead)
 		}
-		if tok != "" && ok(scope) {
+		if err == nil && tok != "" && ok(scope) {
 			return tok
 		}
 	}

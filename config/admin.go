@@ -3,7 +3,10 @@ package config
 import (
 	"net/url"
 	"os"
+	"strings"
 	"time"
+
+	"github.com/floe-io/floe/auth"
 )
 
 // Admin configures the admin API (gRPC and HTTP/JSON on node.admin_addr).
@@ -31,11 +34,18 @@ func (t AdminTLS) Enabled() bool { return t.CertFile != "" }
 type Notifications struct {
 	// WebhookURL receives Slack-compatible JSON ({"text": ...}); empty: off.
 	WebhookURL string `yaml:"webhook_url"`
+	// WebhookURLFile: the webhook URL (its path is a secret) from a file.
+	WebhookURLFile string `yaml:"webhook_url_file"`
 	// Interval is how often table states are checked (default 5s).
 	Interval Duration `yaml:"interval"`
 }
 
 func (c *Config) validateAdmin(bad func(field, format string, args ...any)) {
+	// Parsed as the node will parse it: an unknown scope (":superuser")
+	// is refused here, not turned into a read token.
+	if err := auth.CheckInline(c.Auth.Tokens); err != nil {
+		bad("auth.tokens", "%s", strings.TrimPrefix(err.Error(), "auth.tokens "))
+	}
 	t := c.Admin.TLS
 	if (t.CertFile == "") != (t.KeyFile == "") {
 		bad("admin.tls.key_file", "admin.tls.cert_file and admin.tls.key_file go together")

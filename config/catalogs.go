@@ -95,6 +95,9 @@ type RESTCatalog struct {
 	ClientSecret string `yaml:"client_secret"`
 	TokenURI     string `yaml:"token_uri"`
 	Scope        string `yaml:"scope"`
+	// TokenFile and ClientSecretFile: the secrets from files (secrets.go).
+	TokenFile        string `yaml:"token_file"`
+	ClientSecretFile string `yaml:"client_secret_file"`
 }
 
 func catalogDefaults() Catalogs {

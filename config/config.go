@@ -56,6 +56,9 @@ type SchemaRegistry struct {
 	// BearerToken: sent as "Authorization: Bearer ..." instead of basic
 	// auth. Empty: none.
 	BearerToken string `yaml:"bearer_token"`
+	// PasswordFile and BearerTokenFile: the secrets from files (secrets.go).
+	PasswordFile    string `yaml:"password_file"`
+	BearerTokenFile string `yaml:"bearer_token_file"`
 	// Timeout bounds one registry request (default 10s); a registry slower
 	// than this is retried with backoff and the table shows DEGRADED.
 	Timeout Duration `yaml:"timeout"`
@@ -129,6 +132,8 @@ type SASL struct {
 	Mechanism string `yaml:"mechanism"` // PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
 	Username  string `yaml:"username"`
 	Password  string `yaml:"password"`
+	// PasswordFile: the password from a file (secrets.go).
+	PasswordFile string `yaml:"password_file"`
 }
 
 // Warehouse is where table data and metadata live.
@@ -146,6 +151,10 @@ type S3 struct {
 	AccessKeyID     string `yaml:"access_key_id"`
 	SecretAccessKey string `yaml:"secret_access_key"`
 	SessionToken    string `yaml:"session_token"`
+	// The credentials from files (secrets.go).
+	AccessKeyIDFile     string `yaml:"access_key_id_file"`
+	SecretAccessKeyFile string `yaml:"secret_access_key_file"`
+	SessionTokenFile    string `yaml:"session_token_file"`
 }
 
 // Namespace configures one catalog namespace.
@@ -385,6 +394,9 @@ func Load(path string, env []string) (Config, error) {
 		}
 	}
 	if err := applyEnv(&cfg, env); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.readSecrets(); err != nil {
 		return Config{}, err
 	}
 	for i := range cfg.Tables {

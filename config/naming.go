@@ -1,10 +1,13 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/floe-io/floe/internal/names"
 )
 
 var placeholderRe = regexp.MustCompile(`\{([A-Za-z0-9_]+)\}`)
@@ -51,8 +54,25 @@ func (t Table) Target(topic string, re *regexp.Regexp) (namespace, name string, 
 	if name, err = expand(t.Name); err != nil {
 		return "", "", err
 	}
+	// A topic name fills a template at run time: the expansion must still
+	// be a name every store accepts (a long topic can push it past 255).
+	if r := names.Reason(namespace); r != "" {
+		return "", "", &NameError{Field: "namespace", Reason: r}
+	}
+	if r := names.Reason(name); r != "" {
+		return "", "", &NameError{Field: "name", Reason: r}
+	}
 	return namespace, name, nil
 }
+
+// NameError: a template expanded for a topic into a name that breaks the
+// naming rule (package names). Field is namespace or name.
+type NameError struct{ Field, Reason string }
+
+func (e *NameError) Error() string { return "table " + e.Field + ": " + e.Reason }
+
+// Unwrap makes errors.Is(err, names.ErrInvalid) hold.
+func (e *NameError) Unwrap() error { return names.ErrInvalid }
 
 // UsesTopic reports whether the mapping's templates depend on the topic, so
 // that different topics land in different tables. A template that does not
@@ -97,12 +117,15 @@ func (t Table) checkTemplates(bad func(field, format string, args ...any), f fun
 			bad(f(fld.field), "%q has an unclosed or empty placeholder", fld.tmpl)
 			continue
 		}
-		if !tableNameRe.MatchString(sample) {
-			bad(f(fld.field), "%q: after expansion use letters, digits, '_' and '-' (no dots)", fld.tmpl)
+		if r := names.Reason(sample); r != "" {
+			bad(f(fld.field), "after expansion (placeholders as x): %s", r)
 		}
 	}
 	if t.Topic != "" && t.TopicRegex == "" {
-		if _, name, err := t.Target(t.Topic, nil); err == nil && strings.HasSuffix(name, "_dlq") {
+		_, name, err := t.Target(t.Topic, nil)
+		if ne := (*NameError)(nil); errors.As(err, &ne) {
+			bad(f(ne.Field), "for topic %s: %s", t.Topic, ne.Reason)
+		} else if err == nil && strings.HasSuffix(name, "_dlq") {
 			bad(f("name"), "%q: the _dlq suffix is reserved for dead-letter tables", name)
 		}
 	} else if strings.HasSuffix(sampleOf(t.Name), "_dlq") {
@@ -112,4 +135,64 @@ func (t Table) checkTemplates(bad func(field, format string, args ...any), f fun
 
 func sampleOf(tmpl string) string { return placeholderRe.ReplaceAllString(tmpl, "x") }
 
-var tableNameRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_\-]*$`)
+// Bounds of a mapping's free-form fields: a mapping made through the admin
+// API is replicated to every node and kept in every snapshot, so what a
+// client may put there is bounded (package names bounds the names).
+const (
+	maxTopicRegex   = 1024
+	maxSubject      = 1024
+	maxPartitionBy  = 32
+	maxColumnName   = names.MaxName
+	maxTemplateSize = 1024
+	maxWord         = 64
+)
+
+// checkBounds checks the lengths and characters of a mapping's strings
+// before the other rules look at them: a 100 MB template is refused for its
+// size, not compiled, expanded or quoted in the next rule's error. It
+// reports whether every bound holds; the caller checks nothing more then.
+func (t *Table) checkBounds(f func(string) string, bad func(field, format string, args ...any)) bool {
+	ok := true
+	if t.Topic != "" && !topicRe.MatchString(t.Topic) {
+		bad(f("topic"), "%s is not a legal Kafka topic name (1 to 249 letters, digits, '.', '_' and '-')", names.Preview(t.Topic))
+		ok = false
+	}
+	for _, fld := range []struct {
+		name string
+		v    string
+		max  int
+	}{
+		{"topic_regex", t.TopicRegex, maxTopicRegex},
+		{"subject", t.Subject, maxSubject},
+		{"namespace", t.Namespace, maxTemplateSize},
+		{"name", t.Name, maxTemplateSize},
+		{"dead_letter_topic", t.DeadLetterTopic, maxTopicRegex},
+		// Words from a short list: bounded so that the error naming a
+		// wrong one stays short.
+		{"format", t.Format, maxWord},
+		{"error_mode", t.ErrorMode, maxWord},
+		{"tombstones", t.Tombstones, maxWord},
+		{"start_offset", t.StartOffset, maxWord},
+		{"compaction.window", t.Compaction.Window, maxWord},
+	} {
+		if r := names.TextReason(fld.v, fld.max); r != "" {
+			bad(f(fld.name), "%s", r)
+			ok = false
+		}
+	}
+	if len(t.PartitionBy) > maxPartitionBy {
+		bad(f("partition_by"), "%d fields, more than %d", len(t.PartitionBy), maxPartitionBy)
+		return false
+	}
+	for j, pf := range t.PartitionBy {
+		if r := names.TextReason(pf.Column, maxColumnName); r != "" {
+			bad(f(fmt.Sprintf("partition_by[%d].column", j)), "%s", r)
+			ok = false
+		}
+		if r := names.TextReason(pf.Transform, maxWord); r != "" {
+			bad(f(fmt.Sprintf("partition_by[%d].transform", j)), "%s", r)
+			ok = false
+		}
+	}
+	return ok
+}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/floe-io/floe/internal/names"
 )
 
 // FieldError is a validation error that names the field at fault.
@@ -154,7 +156,8 @@ func (c *Config) validateTables(bad func(field, format string, args ...any)) {
 	for i, t := range c.Tables {
 		f := func(name string) string { return fmt.Sprintf("tables[%d].%s", i, name) }
 		c.validateTable(&t, f, bad)
-		if t.Topic != "" && t.TopicRegex == "" {
+		if t.Topic != "" && t.TopicRegex == "" && topicRe.MatchString(t.Topic) {
+			// A name that breaks the rule is reported by checkTemplates.
 			if ns, name, err := t.Target(t.Topic, nil); err == nil {
 				key := ns + "." + name
 				if j, ok := seen[key]; ok {
@@ -168,8 +171,8 @@ func (c *Config) validateTables(bad func(field, format string, args ...any)) {
 
 func (c *Config) validateNamespaces(bad func(field, format string, args ...any)) {
 	for ns, n := range c.Namespaces {
-		if !tableNameRe.MatchString(ns) {
-			bad("namespaces."+ns, "%q is not a legal namespace name", ns)
+		if r := names.Reason(ns); r != "" {
+			bad("namespaces."+names.Preview(ns), "not a legal namespace name: %s", r)
 		}
 		if n.Location != "" {
 			c.validateLocation("namespaces."+ns+".location", n.Location, bad)
@@ -179,6 +182,9 @@ func (c *Config) validateNamespaces(bad func(field, format string, args ...any))
 
 // validateTable checks one mapping (defaults applied); f names its fields.
 func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, format string, args ...any)) {
+	if !t.checkBounds(f, bad) {
+		return
+	}
 	c.validateSource(t, f, bad)
 	if t.SnapshotMaxAge.D() < time.Minute {
 		bad(f("snapshot_max_age"), "%s is below the 1m minimum", t.SnapshotMaxAge.D())
@@ -227,7 +233,7 @@ func (c *Config) validateSource(t *Table, f func(string) string, bad func(field,
 	if t.DeadLetterTopic != "" {
 		switch {
 		case !topicRe.MatchString(t.DeadLetterTopic):
-			bad(f("dead_letter_topic"), "%q is not a legal Kafka topic name", t.DeadLetterTopic)
+			bad(f("dead_letter_topic"), "%s is not a legal Kafka topic name", names.Preview(t.DeadLetterTopic))
 		case !DeadLetters(t.ErrorMode):
 			bad(f("dead_letter_topic"), "needs error_mode log, not %s", t.ErrorMode)
 		case t.DeadLetterTopic == t.Topic:

@@ -11,6 +11,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
+	"github.com/floe-io/floe/internal/names"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -86,7 +87,7 @@ func (n *Node) memberExists(id string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: member %s", admin.ErrNotFound, id)
+	return fmt.Errorf("%w: member %s", admin.ErrNotFound, names.Preview(id))
 }
 
 // TransferLeadership implements admin.Backend; a follower forwards it to

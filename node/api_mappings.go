@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/names"
 )
 
 // mappingNameRe: names of API mappings. Configuration mappings are named
@@ -48,11 +51,11 @@ func (n *Node) PutMapping(ctx context.Context, m admin.Mapping, create bool) (ad
 		return admin.WriteResult{}, fmt.Errorf("%w: mapping %s comes from the configuration file: edit the file on every node", admin.ErrConflict, m.Name)
 	}
 	if !mappingNameRe.MatchString(m.Name) {
-		return admin.WriteResult{}, fmt.Errorf("%w: mapping.name: %q: use 1 to 128 letters, digits, '_', '-' and '.'", admin.ErrInvalid, m.Name)
+		return admin.WriteResult{}, fmt.Errorf("%w: mapping.name: %s: use 1 to 128 letters, digits, '_', '-' and '.'", admin.ErrInvalid, names.Preview(m.Name))
 	}
 	t := m.Table
 	if err := n.cfg.ValidateMapping(&t, "mapping"); err != nil {
-		return admin.WriteResult{}, fmt.Errorf("%w: %w", admin.ErrInvalid, err)
+		return admin.WriteResult{}, fmt.Errorf("%w: %w", admin.ErrInvalid, apiFields(err))
 	}
 	for i, c := range n.cfg.Tables {
 		if t.Topic != "" && c.Topic == t.Topic {
@@ -83,4 +86,22 @@ func (n *Node) DeleteMapping(ctx context.Context, name string) (admin.WriteResul
 		return admin.WriteResult{}, fmt.Errorf("%w: mapping %s comes from the configuration file: edit the file on every node", admin.ErrConflict, name)
 	}
 	return n.operatorCommand(ctx, fsm.DeleteMapping{Name: name}, "deleted mapping "+name)
+}
+
+// apiFields renames the configuration's field names in validation errors
+// to the API's: the table name template is name in the configuration but
+// table in a Mapping message (whose name is the mapping's own).
+func apiFields(err error) error {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	var out []error
+	for _, e := range joined.Unwrap() {
+		if fe := (*config.FieldError)(nil); errors.As(e, &fe) && fe.Field == "mapping.name" {
+			e = &config.FieldError{Field: "mapping.table", Msg: fe.Msg}
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
 }

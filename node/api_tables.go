@@ -11,6 +11,7 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/names"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker"
@@ -24,7 +25,7 @@ func (n *Node) tableKey(name string) (string, error) {
 	}
 	parts := strings.Split(name, ".")
 	if len(parts) < 2 || slices.Contains(parts, "") {
-		return "", fmt.Errorf("%w: table: %q: use namespace.name", admin.ErrInvalid, name)
+		return "", fmt.Errorf("%w: table: %s: use namespace.name", admin.ErrInvalid, names.Preview(name))
 	}
 	key := ledger.TableKey(parts)
 	known := false
@@ -35,7 +36,7 @@ func (n *Node) tableKey(name string) (string, error) {
 		}
 	})
 	if !known {
-		return "", fmt.Errorf("%w: table %s", admin.ErrNotFound, name)
+		return "", fmt.Errorf("%w: table %s", admin.ErrNotFound, names.Preview(name))
 	}
 	return key, nil
 }
@@ -173,7 +174,7 @@ func checkRewind(req admin.RewindRequest) error {
 		return fmt.Errorf("%w: target: set exactly one of earliest, latest, timestamp or offsets", admin.ErrInvalid)
 	}
 	if req.Policy != admin.ReplayAppend && req.Policy != admin.ReplayReplace {
-		return fmt.Errorf("%w: policy: %q: use append or replace", admin.ErrInvalid, req.Policy)
+		return fmt.Errorf("%w: policy: %s: use append or replace", admin.ErrInvalid, names.Preview(req.Policy))
 	}
 	return nil
 }
@@ -186,7 +187,7 @@ func explicitRewind(req admin.RewindRequest, parts map[string]int32) ([]fsm.Rewi
 		count, ok := parts[o.Topic]
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("%w: offsets[%d].topic: %q does not flow into %s", admin.ErrInvalid, i, o.Topic, req.Table)
+			return nil, fmt.Errorf("%w: offsets[%d].topic: %s does not flow into %s", admin.ErrInvalid, i, names.Preview(o.Topic), req.Table)
 		case o.Partition < 0 || o.Partition >= count:
 			return nil, fmt.Errorf("%w: offsets[%d].partition: %s has partitions 0 to %d", admin.ErrInvalid, i, o.Topic, count-1)
 		case o.Offset < 0:
@@ -303,7 +304,7 @@ func (n *Node) Maintain(ctx context.Context, name string) (any, error) {
 	}
 	parts := strings.Split(name, ".")
 	if len(parts) < 2 {
-		return nil, fmt.Errorf("%w: table %q: use namespace.name", admin.ErrInvalid, name)
+		return nil, fmt.Errorf("%w: table %s: use namespace.name", admin.ErrInvalid, names.Preview(name))
 	}
 	key := ledger.TableKey(parts)
 	// Maintenance runs on the table's committer, its only writer: another

@@ -50,13 +50,18 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 	w.status.SetGlobal("kafka", "")
 	var sources []Source
 	routes := map[string]route{}
+	var unnamed []error
 	for _, topic := range slices.Sorted(maps.Keys(topics)) {
-		r, ok := w.resolve(topic)
+		r, ok, err := w.resolveTopic(topic)
+		if err != nil {
+			unnamed = append(unnamed, err)
+		}
 		if !ok {
 			continue
 		}
 		routes[topic] = r
 	}
+	w.reportNaming(unnamed)
 	w.collisions(routes)
 	for _, topic := range slices.Sorted(maps.Keys(routes)) {
 		sources = append(sources, Source{Topic: topic, Table: routes[topic].spec.Key, Partitions: topics[topic]})

@@ -85,6 +85,14 @@ func (w *Worker) mappingIndex(m config.Table) int {
 
 // resolve maps a topic to its table through the first matching mapping.
 func (w *Worker) resolve(topic string) (route, bool) {
+	r, ok, _ := w.resolveTopic(topic)
+	return r, ok
+}
+
+// resolveTopic is resolve that also says why a matching topic has no
+// table: its mapping's templates expand, for this topic, into a name that
+// breaks the naming rule (a long topic can push a name past 255 bytes).
+func (w *Worker) resolveTopic(topic string) (route, bool, error) {
 	for _, ref := range w.mappingList() {
 		t := ref.t
 		var re *regexp.Regexp
@@ -97,12 +105,34 @@ func (w *Worker) resolve(topic string) (route, bool) {
 		}
 		ns, name, err := t.Target(topic, re)
 		if err != nil {
-			continue // validated at start; cannot happen for a matching topic
+			return route{}, false, fmt.Errorf("topic %s: %w", topic, err)
 		}
 		ident := []string{ns, name}
-		return route{spec: sink.TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format, PartitionBy: t.PartitionBy}, mapping: t}, true
+		return route{spec: sink.TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format, PartitionBy: t.PartitionBy}, mapping: t}, true, nil
 	}
-	return route{}, false
+	return route{}, false, nil
+}
+
+// maxNamingProblems is how many unroutable topics the node-wide naming
+// problem lists by name.
+const maxNamingProblems = 3
+
+// reportNaming sets (or clears) the node-wide "naming" problem: topics a
+// mapping matches but cannot name a table for, which are not ingested.
+func (w *Worker) reportNaming(failed []error) {
+	if len(failed) == 0 {
+		w.status.SetGlobal("naming", "")
+		return
+	}
+	var parts []string
+	for _, err := range failed[:min(len(failed), maxNamingProblems)] {
+		parts = append(parts, err.Error())
+	}
+	msg := strings.Join(parts, "; ")
+	if more := len(failed) - maxNamingProblems; more > 0 {
+		msg += fmt.Sprintf("; and %d more topics", more)
+	}
+	w.status.SetGlobal("naming", msg+": not ingested, change the mapping's name template")
 }
 
 // collisions finds tables that several topics would share although their

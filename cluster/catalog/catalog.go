@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/names"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -74,6 +74,9 @@ func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, sc *i
 	cfg := catalog.NewCreateTableCfg()
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if err := names.CheckProperties("table properties", cfg.Properties); err != nil {
+		return nil, err
 	}
 	nsParts := ident[:len(ident)-1]
 	var (
@@ -208,18 +211,17 @@ func (c *Catalog) CheckTableExists(_ context.Context, ident table.Identifier) (b
 	return err == nil, err
 }
 
-var identPartRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_\-]*$`)
-
+// validIdent checks a table identifier with the one naming rule (package
+// names), before anything reaches the Raft log or a path: a name too long
+// for the file system would otherwise leave the table failing forever.
 func validIdent(ident table.Identifier) error {
 	if len(ident) < 2 {
 		return fmt.Errorf("table identifier %v needs a namespace and a name", ident)
 	}
-	for _, p := range ident {
-		if !identPartRe.MatchString(p) {
-			return fmt.Errorf("table identifier part %q: use letters, digits, _ and -", p)
-		}
+	if err := names.CheckNamespace("namespace", ident[:len(ident)-1]); err != nil {
+		return err
 	}
-	return nil
+	return names.Check("table name", ident[len(ident)-1])
 }
 
 var _ catalog.Catalog = (*Catalog)(nil)

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/names"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -34,6 +36,9 @@ func (c *Catalog) CreateNamespace(ctx context.Context, ns table.Identifier, prop
 	if len(ns) == 0 {
 		return fmt.Errorf("creating namespace: empty name: %w", catalog.ErrNoSuchNamespace)
 	}
+	if err := checkNamespace(ns, props); err != nil {
+		return err
+	}
 	_, err := c.node.Apply(ctx, fsm.CreateNamespace{Parts: slices.Clone(ns), Props: props})
 	return err
 }
@@ -41,6 +46,9 @@ func (c *Catalog) CreateNamespace(ctx context.Context, ns table.Identifier, prop
 // EnsureNamespace creates a namespace with props unless it exists (an
 // existing namespace keeps its properties).
 func (c *Catalog) EnsureNamespace(ctx context.Context, ns table.Identifier, props iceberg.Properties) error {
+	if err := checkNamespace(ns, props); err != nil {
+		return err
+	}
 	_, err := c.node.Apply(ctx, fsm.CreateNamespace{Parts: slices.Clone(ns), Props: props, IfNotExists: true})
 	return err
 }
@@ -85,6 +93,19 @@ func (c *Catalog) UpdateNamespaceProperties(ctx context.Context, ns table.Identi
 	if err != nil {
 		return catalog.PropertiesUpdateSummary{}, err
 	}
+	// The map after the update is what the state keeps; removals are
+	// bounded like keys so that no list of them fills the log either.
+	merged := maps.Clone(before)
+	for i, k := range removals {
+		if err := names.CheckText(fmt.Sprintf("removals[%d]", i), k, names.MaxPropertyKey); err != nil || i >= names.MaxProperties {
+			return catalog.PropertiesUpdateSummary{}, fmt.Errorf("%w: removals: at most %d keys of %d bytes", names.ErrInvalid, names.MaxProperties, names.MaxPropertyKey)
+		}
+		delete(merged, k)
+	}
+	maps.Copy(merged, updates)
+	if err := names.CheckProperties("namespace properties", merged); err != nil {
+		return catalog.PropertiesUpdateSummary{}, err
+	}
 	if _, err := c.node.Apply(ctx, fsm.UpdateNamespace{Parts: slices.Clone(ns), Removals: removals, Updates: updates}); err != nil {
 		return catalog.PropertiesUpdateSummary{}, err
 	}
@@ -101,4 +122,13 @@ func (c *Catalog) UpdateNamespaceProperties(ctx context.Context, ns table.Identi
 	}
 	slices.Sort(sum.Updated)
 	return sum, nil
+}
+
+// checkNamespace applies the naming rule and the property bounds (package
+// names) before a namespace reaches the Raft log.
+func checkNamespace(ns table.Identifier, props iceberg.Properties) error {
+	if err := names.CheckNamespace("namespace", ns); err != nil {
+		return err
+	}
+	return names.CheckProperties("namespace properties", props)
 }

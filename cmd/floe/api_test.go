@@ -369,6 +369,14 @@ func apiRoundTrip(t *testing.T, tr apiTransport, cl *kgo.Client, nodes []*floeNo
 	expect(create, apiAdminToken, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: name, Topic: "other", Namespace: "api"}}, codes.AlreadyExists, name)
 	expect(create, apiAdminToken, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: name + "-bad", Topic: topic, Format: "xml"}}, codes.InvalidArgument, "mapping.format")
 	expect(create, apiAdminToken, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "bad name!", Topic: topic}}, codes.InvalidArgument, "mapping.name")
+	// Names that reach the Raft log are bounded on the receiving node: a
+	// 300-character table name, a NUL byte, a 3 MB namespace (under the
+	// 4 MiB body cap, so the name rule answers).
+	expect(create, apiAdminToken, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: name + "-long", Topic: topic, Namespace: "api", Table: strings.Repeat("t", 300)}}, codes.InvalidArgument, "mapping.table: after expansion (placeholders as x): 300 bytes, longer than 255")
+	expect(create, apiAdminToken, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: name + "-nul", Topic: topic, Namespace: "a\x00pi"}}, codes.InvalidArgument, "mapping.namespace: control character U+0000")
+	expect(create, apiAdminToken, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: name + "-big", Topic: topic, Namespace: strings.Repeat("n", 3<<20)}}, codes.InvalidArgument, "mapping.namespace: 3145728 bytes, longer than 1024")
+	// An error repeats the start of an oversized input, not all of it.
+	expect(create, apiAdminToken, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: strings.Repeat("m", 2000), Topic: topic}}, codes.InvalidArgument, "...: use 1 to 128")
 	expect(create, apiReadToken, &adminv1.CreateMappingRequest{Mapping: m}, codes.PermissionDenied, "")
 	expect(create, "", &adminv1.CreateMappingRequest{Mapping: m}, codes.Unauthenticated, "")
 	var got adminv1.Mapping

@@ -23,18 +23,19 @@ const module = "github.com/floe-io/floe/"
 var rules = map[string][]string{
 	// Leaves: the contract types every layer shares.
 	"ledger":           nil,
-	"config":           nil,
+	"config":           {"internal/names", "auth"},
 	"records":          nil,
 	"auth":             nil,
 	"status":           nil,
 	"sinks/sink":       {"records", "ledger", "config"},
 	"internal/metaloc": nil,
+	"internal/names":   nil,
 
 	// The replicated state: fsm is pure; raftnode runs it; catalog and
 	// recovery do the I/O on top of it through small interfaces.
 	"cluster/fsm":          {"ledger", "config"},
 	"cluster/raftnode":     {"cluster/fsm", "ledger", "config"},
-	"cluster/catalog":      {"cluster/fsm", "ledger", "internal/metaloc"},
+	"cluster/catalog":      {"cluster/fsm", "ledger", "internal/metaloc", "internal/names"},
 	"cluster/recovery":     {"cluster/fsm", "cluster/catalog", "ledger", "config"},
 	"cluster/internal/...": {"*"}, // test support (clustertest)
 
