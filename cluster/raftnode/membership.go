@@ -96,9 +96,12 @@ func (n *Node) Registered() bool {
 
 // ensureRegistered adds or refreshes this node's membership record once it
 // is part of the Raft configuration (a new address or version after a
-// restart). The record's draining mark follows this process: a restarted
-// node is no longer draining, and one that drains registers as draining (a
-// node that rejoined registers while it may already be draining).
+// restart). The draining mark: a process that drains registers as draining
+// (a node that rejoined registers while it may already be draining); a
+// restarted process clears a mark left from before (its first registration
+// rewrites it); and a mark an operator set on the running process (DrainNode
+// through the admin API) is kept, or the drain would be undone within one
+// autopilot tick.
 func (n *Node) ensureRegistered() {
 	if !n.IsMember() {
 		return
@@ -113,14 +116,20 @@ func (n *Node) ensureRegistered() {
 	})
 	if cur != nil && cur.Addr == want.Addr && cur.RPC == want.RPC && cur.Admin == want.Admin &&
 		cur.Version == want.Version && cur.Zone() == want.Zone() && cur.ProposalIDs == want.ProposalIDs && cur.Protocol == want.Protocol &&
-		cur.Draining == want.Draining {
+		(cur.Draining == want.Draining || cur.Draining && n.registered.Load()) {
+		n.registered.Store(true)
 		return
+	}
+	if cur != nil && n.registered.Load() {
+		want.Draining = want.Draining || cur.Draining // an operator's mark stays
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	if _, err := n.Apply(ctx, fsm.RegisterNode{Node: want}); err != nil {
 		n.log.Debug("registering this node", "err", err)
+		return
 	}
+	n.registered.Store(true)
 }
 
 // MarkDraining marks this node as draining in the replicated membership, so

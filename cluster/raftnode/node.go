@@ -98,7 +98,10 @@ type Node struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	draining  atomic.Bool // this process asked to drain
-	left      atomic.Bool // this process asked to leave the group (rejoin.go stays out)
+	// registered: this process found or wrote its membership record once;
+	// from then on a draining mark set by an operator is kept.
+	registered atomic.Bool
+	left       atomic.Bool // this process asked to leave the group (rejoin.go stays out)
 	// leaderChangedAt: unix ns of the last leader change seen (observe.go).
 	leaderChangedAt atomic.Int64
 }

@@ -137,3 +137,38 @@ func TestSyncWaitsForTheFSM(t *testing.T) {
 		t.Fatal("Sync returned before the FSM applied the leader's last command")
 	}
 }
+
+// TestOperatorDrainMarkKept: a drain an operator sets on a running node
+// (DrainNode through the admin API, applied by the leader) is not undone by
+// the node's own record refresh, which runs every autopilot tick; a
+// restarted process, whose first registration rewrites the record, clears
+// a mark left from before.
+func TestOperatorDrainMarkKept(t *testing.T) {
+	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
+	l := g.leader()
+	f := g.followers(l)[0]
+	wait.For(t, 10*time.Second, "follower registered by its own process", func() bool {
+		return f.Registered() && f.registered.Load()
+	})
+	draining := func() bool {
+		var d bool
+		l.FSM().Read(func(s *State) { m, ok := s.Nodes[f.ID()]; d = ok && m.Draining })
+		return d
+	}
+	mustApply(t, l, fsm.DrainNode{ID: f.ID(), Draining: true})
+	wait.For(t, 10*time.Second, "the follower applies the drain", func() bool {
+		var d bool
+		f.FSM().Read(func(s *State) { m, ok := s.Nodes[f.ID()]; d = ok && m.Draining })
+		return d
+	})
+	f.ensureRegistered()
+	if !draining() {
+		t.Fatal("the node's record refresh cleared the operator's draining mark")
+	}
+	// As a restarted process: its first registration clears the mark.
+	f.registered.Store(false)
+	f.ensureRegistered()
+	if draining() {
+		t.Fatal("a restarted process kept the draining mark of the one before")
+	}
+}
