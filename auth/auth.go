@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/floe-io/floe/config"
 )
 
 // Scope is what a token may do.
@@ -29,7 +31,8 @@ var (
 	// operation (HTTP 403).
 	ErrScope = errors.New("token scope does not allow this operation")
 	// ErrScopeName: a configured token names a scope that does not exist.
-	ErrScopeName = errors.New("unknown token scope")
+	// The inline grammar is config's (config.ParseInlineTokens).
+	ErrScopeName = config.ErrTokenScope
 )
 
 // Tokens is a set of accepted bearer tokens. The zero value and nil accept
@@ -74,61 +77,16 @@ func Load(file, inline string) (*Tokens, error) {
 			return nil, fmt.Errorf("reading auth tokens %s: %w", file, err)
 		}
 	}
-	for i, item := range strings.Split(inline, ",") {
-		if item = strings.TrimSpace(item); item == "" {
-			continue
-		}
-		tok, scope, err := splitInline(item)
-		if err == nil {
-			err = t.add(tok, scope)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("auth.tokens item %d: %w", i+1, err)
+	items, err := config.ParseInlineTokens(inline)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		if err := t.add(it.Token, it.Scope); err != nil {
+			return nil, fmt.Errorf("auth.tokens: %w", err)
 		}
 	}
 	return t, nil
-}
-
-// CheckInline checks the form of an inline token list (auth.tokens,
-// FLOE_AUTH_TOKENS) as Load reads it, for configuration validation.
-func CheckInline(inline string) error {
-	_, err := Load("", inline)
-	return err
-}
-
-// splitInline splits "TOKEN[:SCOPE]". The scope follows the last colon, so
-// a token may contain colons, but then it must name its scope: text after
-// the last colon that is not a scope is refused rather than taken as part
-// of a read token (":superuser" or ":Admin" used to make a read token
-// whose secret ended with the suffix).
-func splitInline(item string) (tok, scope string, err error) {
-	j := strings.LastIndexByte(item, ':')
-	if j < 0 {
-		return item, "", nil
-	}
-	tok, scope = item[:j], item[j+1:]
-	if isScope(scope) {
-		return tok, scope, nil
-	}
-	if scopeLike(scope) {
-		return "", "", fmt.Errorf("%w: scope %q: use read or admin", ErrScopeName, scope)
-	}
-	// Not a word: likely part of a secret, which an error must not repeat.
-	return "", "", fmt.Errorf("%w: the text after the last ':' is not a scope; a token containing ':' must end with :read or :admin", ErrScopeName)
-}
-
-// scopeLike reports whether s looks like an attempt at a scope name (a
-// short word), so that naming it in an error reveals no secret.
-func scopeLike(s string) bool {
-	if s == "" || len(s) > 16 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 func isScope(s string) bool { return s == string(ScopeRead) || s == string(ScopeAdmin) }
@@ -236,13 +194,10 @@ func PeerToken(file, inline string, need Scope) string {
 			}
 		}
 	}
-	for _, item := range strings.Split(inline, ",") {
-		tok, scope, err := splitInline(strings.TrimSpace(item))
-		if scope == "" {
-			scope = string(ScopeRead)
-		}
-		if err == nil && tok != "" && ok(scope) {
-			return tok
+	items, _ := config.ParseInlineTokens(inline) // refused at start-up already
+	for _, it := range items {
+		if ok(it.Scope) {
+			return it.Token
 		}
 	}
 	return ""

@@ -5,8 +5,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	"github.com/floe-io/floe/auth"
 )
 
 // Admin configures the admin API (gRPC and HTTP/JSON on node.admin_addr).
@@ -43,7 +41,7 @@ type Notifications struct {
 func (c *Config) validateAdmin(bad func(field, format string, args ...any)) {
 	// Parsed as the node will parse it: an unknown scope (":superuser")
 	// is refused here, not turned into a read token.
-	if err := auth.CheckInline(c.Auth.Tokens); err != nil {
+	if _, err := ParseInlineTokens(c.Auth.Tokens); err != nil {
 		bad("auth.tokens", "%s", strings.TrimPrefix(err.Error(), "auth.tokens "))
 	}
 	t := c.Admin.TLS

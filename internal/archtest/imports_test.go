@@ -23,9 +23,9 @@ const module = "github.com/floe-io/floe/"
 var rules = map[string][]string{
 	// Leaves: the contract types every layer shares.
 	"ledger":           nil,
-	"config":           {"internal/names", "auth"},
+	"config":           {"internal/names"},
 	"records":          nil,
-	"auth":             nil,
+	"auth":             {"config"},
 	"status":           nil,
 	"sinks/sink":       {"records", "ledger", "config"},
 	"internal/metaloc": nil,
