@@ -175,13 +175,28 @@ func startTrio(t *testing.T, brokers []string) ([]*floeNode, []config.Config) {
 
 func leaderAndFollower(t *testing.T, nodes []*floeNode) (leader, follower *floeNode) {
 	t.Helper()
-	wait.For(t, 30*time.Second, "a leader", func() bool {
+	// One leader that every node knows: right after a transfer the old
+	// leader may still say it leads for a moment, and a write sent to it
+	// then is refused as "not the raft leader".
+	wait.For(t, 30*time.Second, "a leader every node knows", func() bool {
+		leader = nil
 		for _, n := range nodes {
 			if n.Raft().IsLeader() {
+				if leader != nil {
+					return false
+				}
 				leader = n
 			}
 		}
-		return leader != nil
+		if leader == nil {
+			return false
+		}
+		for _, n := range nodes {
+			if _, id := n.Raft().Leader(); id != leader.ID() {
+				return false
+			}
+		}
+		return true
 	})
 	for _, n := range nodes {
 		if n != leader {
