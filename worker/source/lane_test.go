@@ -23,7 +23,9 @@ func kRecords(from, to int64) []*kgo.Record {
 // partition only, drops what no registration holds, and never hands a
 // registration an offset below its next one.
 func TestDispatchRoutesPerPartition(t *testing.T) {
-	tp := func(topic string, p int32) ledger.TopicPartition { return ledger.TopicPartition{Topic: topic, Partition: p} }
+	tp := func(topic string, p int32) ledger.TopicPartition {
+		return ledger.TopicPartition{Topic: topic, Partition: p}
+	}
 	for _, tc := range []struct {
 		name  string
 		next  map[ledger.TopicPartition]int64 // registrations and their next offsets
@@ -67,8 +69,8 @@ func TestDispatchRoutesPerPartition(t *testing.T) {
 			want: map[ledger.TopicPartition]string{tp("t", 0): "[] []"},
 		},
 		{
-			name: "a topic's error reaches that topic's readers",
-			next: map[ledger.TopicPartition]int64{tp("t", 0): 0, tp("u", 0): 0},
+			name:  "a topic's error reaches that topic's readers",
+			next:  map[ledger.TopicPartition]int64{tp("t", 0): 0, tp("u", 0): 0},
 			fetch: []kgo.FetchTopic{{Topic: "t", Partitions: []kgo.FetchPartition{{Partition: -1, Err: kerr.UnknownTopicID}}}},
 			want: map[ledger.TopicPartition]string{
 				tp("t", 0): "[] [fetching t: UNKNOWN_TOPIC_ID: This server does not host this topic ID.]",
@@ -108,4 +110,3 @@ func TestDispatchRoutesPerPartition(t *testing.T) {
 		})
 	}
 }
-
