@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
 
 	"github.com/floe-io/floe/config"
@@ -176,5 +179,85 @@ func TestLastCloseStopsTheClient(t *testing.T) {
 	}
 	if n := len(k.readers.lanes); n != 0 {
 		t.Fatalf("%d clients after the last close, want 0", n)
+	}
+}
+
+// A fetch error of one partition reaches that partition's reader, and no
+// other: "denied" is led by broker 1, whose fetches all answer
+// TOPIC_AUTHORIZATION_FAILED, while "t", led by broker 0, reads on through
+// the same client.
+func TestFetchErrorReachesOnlyItsReader(t *testing.T) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.SeedTopics(1, "t", "denied"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	for topic, node := range map[string]int32{"t": 0, "denied": 1} {
+		if err := kc.MoveTopicPartition(topic, 0, node); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produce := func(topic string, n int) {
+		for i := range n {
+			if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "%d", i)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce("t", 5)
+	produce("denied", 5)
+	kc.ControlKey(int16(kmsg.Fetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		if kc.CurrentNode() != 1 {
+			return nil, nil, false
+		}
+		req := kreq.(*kmsg.FetchRequest)
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.Version = req.Version
+		for _, rt := range req.Topics {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewFetchResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+
+	k, err := NewKafkaClient(config.Kafka{BootstrapServers: kc.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Full fetch requests, so broker 1's answers name every partition.
+	k.readers.opts = append(k.readers.opts, kgo.DisableFetchSessions())
+	var mu sync.Mutex
+	errs := map[string][]error{}
+	onError := func(topic string) func(error) {
+		return func(err error) { mu.Lock(); errs[topic] = append(errs[topic], err); mu.Unlock() }
+	}
+	live := k.NewReader(ledger.TopicPartition{Topic: "t"}, 0, 1<<20, onError("t"))
+	defer live.Close()
+	denied := k.NewReader(ledger.TopicPartition{Topic: "denied"}, 0, 1<<20, onError("denied"))
+	defer denied.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := denied.Read(ctx); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("denied partition's read: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+	checkRun(t, readOffsets(t, live, 4), 0)
+	produce("t", 5)
+	checkRun(t, readOffsets(t, live, 9), 5)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs["t"]) > 0 || len(errs["denied"]) == 0 {
+		t.Fatalf("onError calls: t %v, denied %v; want none for t, some for denied", errs["t"], errs["denied"])
 	}
 }
