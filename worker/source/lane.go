@@ -133,13 +133,22 @@ func (l *lane) run() {
 	}
 }
 
-// apply applies the queued requests, the adds of one round in one call.
+// apply applies the queued requests in order, in one call each for the
+// round's removes, adds and resumes: removing partitions one by one would
+// stop and restart the client's fetch session once per partition when a
+// pipeline stops all of its readers. A partition removed and added in one
+// round is removed first.
 func (l *lane) apply() {
 	l.mu.Lock()
 	reqs := l.reqs
 	l.reqs = nil
 	l.mu.Unlock()
+	if len(reqs) == 0 {
+		return
+	}
 	adds := map[string]map[int32]kgo.Offset{}
+	removes, resumes := map[string][]int32{}, map[string][]int32{}
+	var done []chan struct{}
 	for _, rq := range reqs {
 		tp := rq.reg.tp
 		switch rq.kind {
@@ -151,27 +160,33 @@ func (l *lane) apply() {
 			l.setReg(tp, rq.reg)
 		case reqRemove:
 			if l.regs[tp] == rq.reg {
-				if a := adds[tp.Topic]; a != nil {
-					delete(a, tp.Partition) // added and removed in one round
-				}
-				one := map[string][]int32{tp.Topic: {tp.Partition}}
-				l.cl.RemoveConsumePartitions(one)
-				l.cl.ResumeFetchPartitions(one)
+				delete(adds[tp.Topic], tp.Partition) // added and removed in one round
+				removes[tp.Topic] = append(removes[tp.Topic], tp.Partition)
 				l.setReg(tp, nil)
 			}
-			close(rq.done)
+			done = append(done, rq.done)
 		case reqResume:
 			if l.regs[tp] == rq.reg {
-				l.cl.ResumeFetchPartitions(map[string][]int32{tp.Topic: {tp.Partition}})
+				resumes[tp.Topic] = append(resumes[tp.Topic], tp.Partition)
 			}
 		}
+	}
+	if len(removes) > 0 {
+		l.cl.RemoveConsumePartitions(removes)
+		// A pause outlives a remove: a later reader of the partition
+		// would start paused.
+		l.cl.ResumeFetchPartitions(removes)
 	}
 	if len(adds) > 0 {
 		l.cl.AddConsumePartitions(adds)
 	}
-	if len(reqs) > 0 {
-		l.resize()
+	if len(resumes) > 0 {
+		l.cl.ResumeFetchPartitions(resumes)
 	}
+	for _, d := range done {
+		close(d)
+	}
+	l.resize()
 }
 
 // setReg sets (nil: deletes) a partition's registration, under mu for the
