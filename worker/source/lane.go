@@ -94,42 +94,40 @@ func (l *lane) stop() {
 	<-l.done
 }
 
+// run polls until stopped. Each round applies the requests queued since
+// the last, then polls; a request arriving during a poll cancels it (the
+// poll's buffered fetches stay in the client), so adds and removes wait at
+// most for the dispatch of the batch in hand.
 func (l *lane) run() {
 	defer close(l.done)
 	defer l.cl.Close()
 	for {
 		l.apply()
-		l.mu.Lock()
-		idle := len(l.regs) == 0 && len(l.reqs) == 0
-		var ctx context.Context
-		if !idle {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithCancel(context.Background())
-			if len(l.reqs) > 0 {
-				cancel()
-			}
-			l.cancel = cancel
-		}
-		l.mu.Unlock()
-		if idle {
-			select {
-			case <-l.quit:
-				return
-			case <-l.wake:
-				continue
-			}
-		}
 		select {
 		case <-l.quit:
 			return
 		default:
 		}
-		fs := l.cl.PollFetches(ctx)
+		ctx, cancel := context.WithCancel(context.Background())
 		l.mu.Lock()
-		l.cancel()
+		idle := len(l.regs) == 0 && len(l.reqs) == 0
+		if len(l.reqs) > 0 {
+			cancel()
+		}
+		l.cancel = cancel
+		l.mu.Unlock()
+		if idle {
+			select {
+			case <-l.quit:
+			case <-l.wake:
+			}
+		} else {
+			l.dispatch(l.cl.PollFetches(ctx))
+		}
+		l.mu.Lock()
 		l.cancel = nil
 		l.mu.Unlock()
-		l.dispatch(fs)
+		cancel()
 	}
 }
 
