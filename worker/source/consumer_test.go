@@ -261,3 +261,64 @@ func TestFetchErrorReachesOnlyItsReader(t *testing.T) {
 		t.Fatalf("onError calls: t %v, denied %v; want none for t, some for denied", errs["t"], errs["denied"])
 	}
 }
+
+// Read committed through the shared client: an aborted transaction's
+// records never arrive, every commit and abort marker arrives flagged as
+// Control (so a range ends past it), and the high watermark is the last
+// stable offset.
+func TestTransactionMarkersReachTheReader(t *testing.T) {
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "txn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	txn, err := kgo.NewClient(kgo.SeedBrokers(kc.ListenAddrs()...), kgo.DefaultProduceTopic("txn"), kgo.TransactionalID("source-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	ctx := context.Background()
+	var want []string // what the reader must return, in order
+	for _, commit := range []bool{true, false, true} {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		recs := []*kgo.Record{{Value: []byte("a")}, {Value: []byte("b")}}
+		if err := txn.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			want = append(want, fmt.Sprintf("%d", recs[0].Offset), fmt.Sprintf("%d", recs[1].Offset))
+		}
+		want = append(want, fmt.Sprintf("%d marker", recs[1].Offset+1))
+	}
+	k, err := NewKafkaClient(config.Kafka{BootstrapServers: kc.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := k.NewReader(ledger.TopicPartition{Topic: "txn"}, 0, 1<<20, nil)
+	defer r.Close()
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var got []string
+	var m Message
+	for len(got) < len(want) {
+		if m, err = r.Read(rctx); err != nil {
+			t.Fatalf("reading after %v: %v", got, err)
+		}
+		s := fmt.Sprint(m.Offset)
+		if m.Control {
+			s += " marker"
+		}
+		got = append(got, s)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("read %v, want %v", got, want)
+	}
+	if end := int64(9); m.HighWatermark != end {
+		t.Fatalf("high watermark %d, want the last stable offset %d", m.HighWatermark, end)
+	}
+}
