@@ -110,3 +110,30 @@ func TestDispatchRoutesPerPartition(t *testing.T) {
 		})
 	}
 }
+
+// A queue that is read while it is filled, never empty, keeps only about
+// its unread items: the read prefix is dropped.
+func TestQueueNeverEmptyStaysBounded(t *testing.T) {
+	r := newRegistration(ledger.TopicPartition{Topic: "t"}, 0, 1<<30, nil)
+	r.lane = &lane{}
+	off := int64(0)
+	push := func(n int) {
+		var its []item
+		for range n {
+			its = append(its, item{rec: &kgo.Record{Offset: off}})
+			off++
+		}
+		r.push(its)
+	}
+	push(10)
+	for i := range 10 * compactAt {
+		push(1)
+		it, err := r.take(context.Background())
+		if err != nil || it.rec.Offset != int64(i) {
+			t.Fatalf("take %d: offset %v, %v", i, it.rec, err)
+		}
+	}
+	if n := len(r.items); n > 2*compactAt+10 {
+		t.Fatalf("queue holds %d items for 10 unread", n)
+	}
+}

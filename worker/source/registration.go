@@ -35,6 +35,10 @@ type registration struct {
 	wake    chan struct{} // cap 1: items arrived or the registration closed
 }
 
+// compactAt is how many read items a queue keeps before moving its unread
+// ones to the front.
+const compactAt = 1024
+
 // item is a dispatched record (with the partition's end when it was
 // fetched) or a fetch error.
 type item struct {
@@ -97,9 +101,16 @@ func (r *registration) take(ctx context.Context) (item, error) {
 				r.queued -= recordBytes(it.rec)
 			}
 			resume := false
-			if r.head == len(r.items) {
+			switch {
+			case r.head == len(r.items):
 				r.items, r.head = r.items[:0], 0
 				resume, r.pausing = r.pausing, false
+			case r.head >= compactAt && 2*r.head >= len(r.items):
+				// A queue that never empties would otherwise grow by
+				// its read prefix forever.
+				n := copy(r.items, r.items[r.head:])
+				clear(r.items[n:])
+				r.items, r.head = r.items[:n], 0
 			}
 			r.mu.Unlock()
 			if resume {
