@@ -1,7 +1,8 @@
-// Package source talks to the Kafka brokers with segmentio/kafka-go: the
-// KafkaClient lists topics and offsets and opens one PartitionReader per
-// partition, delivering Messages; the DeadLetterWriter produces dead
-// letters to a topic. TLS and SASL come from the kafka section of the
+// Package source talks to the Kafka brokers: the KafkaClient lists topics
+// and offsets with segmentio/kafka-go and opens one PartitionReader per
+// partition, delivering Messages, all of a node's readers served by one
+// franz-go client read committed (consumer.go); the DeadLetterWriter
+// produces dead letters to a topic. TLS and SASL come from the kafka section of the
 // configuration.
 //
 // Message and PartitionReader are defined here because the worker's Kafka

@@ -15,7 +15,6 @@ import (
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
@@ -24,9 +23,9 @@ import (
 // KafkaClient reads Kafka with segmentio/kafka-go; it implements the
 // worker's Kafka.
 type KafkaClient struct {
-	brokers  []string
-	client   *kafka.Client
-	readOpts []kgo.Opt // the partition readers' (committed.go)
+	brokers []string
+	client  *kafka.Client
+	readers *nodeConsumer // the partition readers (consumer.go)
 }
 
 // NewKafkaClient builds a client from the kafka section of the config.
@@ -41,9 +40,9 @@ func NewKafkaClient(cfg config.Kafka) (*KafkaClient, error) {
 		return nil, err
 	}
 	return &KafkaClient{
-		brokers:  cfg.BootstrapServers,
-		client:   &kafka.Client{Addr: kafka.TCP(cfg.BootstrapServers...), Timeout: 10 * time.Second, Transport: transport},
-		readOpts: readOpts,
+		brokers: cfg.BootstrapServers,
+		client:  &kafka.Client{Addr: kafka.TCP(cfg.BootstrapServers...), Timeout: 10 * time.Second, Transport: transport},
+		readers: newNodeConsumer(readOpts),
 	}, nil
 }
 
@@ -157,10 +156,11 @@ func (k *KafkaClient) Offsets(ctx context.Context, topic string, partitions []in
 }
 
 // NewReader starts reading one partition at offset, read committed (see
-// committed.go), at most fetchBytes a fetch, reporting the errors the
-// reader retries to onError.
+// committed.go), through the node's one franz-go client (consumer.go);
+// fetchBytes is the partition's share of a fetch and bounds the records
+// queued for it. The errors the client retries go to onError.
 func (k *KafkaClient) NewReader(tp ledger.TopicPartition, offset int64, fetchBytes int32, onError func(error)) PartitionReader {
-	return newCommittedReader(k.readOpts, tp, offset, fetchBytes, onError)
+	return k.readers.reader(tp, offset, fetchBytes, onError)
 }
 
 // OffsetsAt returns, per partition, the first offset whose record time is
