@@ -11,6 +11,16 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// Defaults and bounds of max_nesting_depth and max_columns; the same as
+// records' (config imports nothing of records; a test in worker/ingest
+// pins them equal).
+const (
+	DefaultMaxNestingDepth = 64
+	DefaultMaxColumns      = 1000
+	MaxNestingDepthCap     = 256
+	MaxColumnsCap          = 10000
+)
+
 // Config is the whole configuration of one Floe node.
 type Config struct {
 	Node      Node      `yaml:"node"`
@@ -30,8 +40,13 @@ type Config struct {
 	// readers' fetches); fetching pauses when it is reached and the largest
 	// buffers flush first (DESIGN.md "Memory budget").
 	MemoryBudget ByteSize `yaml:"memory_budget"`
-	Log          Log      `yaml:"log"`
-	Cluster      Cluster  `yaml:"cluster"`
+	// MaxNestingDepth and MaxColumns are the tables' default limits on
+	// what records can make them hold (default 64 and 1000; see
+	// Table.MaxNestingDepth).
+	MaxNestingDepth int     `yaml:"max_nesting_depth"`
+	MaxColumns      int     `yaml:"max_columns"`
+	Log             Log     `yaml:"log"`
+	Cluster         Cluster `yaml:"cluster"`
 	// Auth and Catalogs: see catalogs.go.
 	Auth     Auth     `yaml:"auth"`
 	Catalogs Catalogs `yaml:"catalogs"`
@@ -211,6 +226,13 @@ type Table struct {
 	// evolves the table's spec: new data takes the new spec, old data keeps
 	// its own and stays readable.
 	PartitionBy []PartitionField `yaml:"partition_by"`
+	// MaxNestingDepth and MaxColumns bound what records can make the
+	// table: how deep objects, arrays and maps may nest, and how many
+	// columns the payload may have counting nested ones. A record (or
+	// registry schema) beyond them goes where error_mode says. 0: the
+	// node's max_nesting_depth and max_columns.
+	MaxNestingDepth int `yaml:"max_nesting_depth"`
+	MaxColumns      int `yaml:"max_columns"`
 }
 
 // PartitionField partitions a table by a transform of one column.
@@ -301,14 +323,16 @@ func Defaults() Config {
 			FailureTimeout: Duration(5 * time.Second), DeadServerTimeout: Duration(10 * time.Minute),
 			DrainTimeout: Duration(60 * time.Second), BackupInterval: Duration(time.Minute),
 		},
-		Kafka:          Kafka{BootstrapServers: []string{"localhost:9092"}, ClientID: "floe"},
-		Warehouse:      Warehouse{Location: "file://./warehouse"},
-		CommitInterval: Duration(10 * time.Second),
-		TargetFileSize: 128 << 20,
-		MemoryBudget:   1 << 30,
-		Log:            Log{Level: "info", Format: "text"},
-		Catalogs:       catalogDefaults(),
-		SchemaRegistry: SchemaRegistry{Timeout: Duration(10 * time.Second), RefreshInterval: Duration(time.Minute)},
+		Kafka:           Kafka{BootstrapServers: []string{"localhost:9092"}, ClientID: "floe"},
+		Warehouse:       Warehouse{Location: "file://./warehouse"},
+		CommitInterval:  Duration(10 * time.Second),
+		TargetFileSize:  128 << 20,
+		MemoryBudget:    1 << 30,
+		MaxNestingDepth: DefaultMaxNestingDepth,
+		MaxColumns:      DefaultMaxColumns,
+		Log:             Log{Level: "info", Format: "text"},
+		Catalogs:        catalogDefaults(),
+		SchemaRegistry:  SchemaRegistry{Timeout: Duration(10 * time.Second), RefreshInterval: Duration(time.Minute)},
 	}
 }
 

@@ -137,6 +137,7 @@ func (c *Config) validateLimits(bad func(field, format string, args ...any)) {
 	if c.MemoryBudget < 16<<20 {
 		bad("memory_budget", "%d bytes is below the 16MiB minimum", c.MemoryBudget)
 	}
+	checkRecordLimits(bad, "", c.MaxNestingDepth, c.MaxColumns, false)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -225,6 +226,7 @@ func (c *Config) validateSource(t *Table, f func(string) string, bad func(field,
 	if strings.Count(t.Subject, "{") != strings.Count(t.Subject, "{topic}") || strings.Contains(t.Subject, "}") != strings.Contains(t.Subject, "{topic}") {
 		bad(f("subject"), "%q: the only placeholder is {topic}", t.Subject)
 	}
+	checkRecordLimits(bad, f(""), t.MaxNestingDepth, t.MaxColumns, true)
 	switch t.ErrorMode {
 	case "log", "dlq", "skip", "suspend":
 	default:
@@ -377,5 +379,17 @@ func (c *Config) validateRegistry(bad func(field, format string, args ...any)) {
 	}
 	if r.RefreshInterval.D() < time.Second {
 		bad("schema_registry.refresh_interval", "%s is below the 1s minimum", r.RefreshInterval.D())
+	}
+}
+
+// checkRecordLimits bounds max_nesting_depth and max_columns (prefix is
+// the mapping's field path with a trailing dot, or empty for the node's).
+// A mapping may leave them 0 (the node's); the node's must be set.
+func checkRecordLimits(bad func(field, format string, args ...any), prefix string, depth, columns int, zeroOK bool) {
+	if !(zeroOK && depth == 0) && (depth < 1 || depth > MaxNestingDepthCap) {
+		bad(prefix+"max_nesting_depth", "%d: use 1 to %d (default %d)", depth, MaxNestingDepthCap, DefaultMaxNestingDepth)
+	}
+	if !(zeroOK && columns == 0) && (columns < 1 || columns > MaxColumnsCap) {
+		bad(prefix+"max_columns", "%d: use 1 to %d (default %d)", columns, MaxColumnsCap, DefaultMaxColumns)
 	}
 }
