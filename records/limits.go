@@ -127,15 +127,21 @@ func (l Limits) checkTree(s *Shape, depth int, path string) error {
 			return fmt.Errorf("%w: field %s nests deeper than max_nesting_depth %d", ErrLimit, orTop(path), l.MaxDepth)
 		}
 	}
-	for i, f := range s.Fields {
+	var seen map[string]string // lower-cased name -> name, for wide structs
+	if len(s.Fields) > 1 {
+		seen = make(map[string]string, len(s.Fields))
+	}
+	for _, f := range s.Fields {
 		p := joinPath(path, f.Name)
 		if err := CheckName(f.Name); err != nil {
 			return fmt.Errorf("%w: field %s: %v", ErrLimit, p, err)
 		}
-		for _, g := range s.Fields[:i] {
-			if g.Name != f.Name && strings.EqualFold(g.Name, f.Name) {
-				return fmt.Errorf("%w: field %s: collides with field %s (column names are case-insensitive)", ErrLimit, p, joinPath(path, g.Name))
+		if seen != nil {
+			low := strings.ToLower(f.Name)
+			if g, ok := seen[low]; ok && g != f.Name {
+				return fmt.Errorf("%w: field %s: collides with field %s (column names are case-insensitive)", ErrLimit, p, joinPath(path, g))
 			}
+			seen[low] = f.Name
 		}
 		if err := l.checkTree(f.Shape, depth+1, p); err != nil {
 			return err
