@@ -4,21 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
-)
-
-// Defaults and bounds of max_nesting_depth and max_columns; the same as
-// records' (config imports nothing of records; a test in worker/ingest
-// pins them equal).
-const (
-	DefaultMaxNestingDepth = 64
-	DefaultMaxColumns      = 1000
-	MaxNestingDepthCap     = 256
-	MaxColumnsCap          = 10000
 )
 
 // Config is the whole configuration of one Floe node.
@@ -433,59 +422,6 @@ func Load(path string, env []string) (Config, error) {
 		return Config{}, err
 	}
 	return cfg, nil
-}
-
-// Duration is a time.Duration written as "10s" in YAML.
-type Duration time.Duration
-
-// UnmarshalYAML implements yaml.Unmarshaler.
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration like 10s or 1m30s", n.Line, n.Value)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalYAML implements yaml.Marshaler.
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
-
-// D returns the value as a time.Duration.
-func (d Duration) D() time.Duration { return time.Duration(d) }
-
-// ByteSize is a size written as 128MiB, 64MB, 1GiB or a plain number of bytes.
-type ByteSize int64
-
-// ParseByteSize parses a size with an optional unit.
-func ParseByteSize(s string) (ByteSize, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
-	mult := int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(s, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%q is not a size like 128MiB", s)
-	}
-	return ByteSize(n * float64(mult)), nil
-}
-
-// UnmarshalYAML implements yaml.Unmarshaler.
-func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
-	v, err := ParseByteSize(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
-	}
-	*b = v
-	return nil
 }
 
 // normalize turns a relative file:// warehouse into an absolute one, so that

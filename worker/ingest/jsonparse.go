@@ -144,35 +144,11 @@ func (p *parser) value(s *records.Shape, frozen bool) (any, error) {
 		if err := p.deeper(); err != nil {
 			return nil, err
 		}
-		p.pos++
-		out := []any{}
-		p.ws()
-		if p.pos < len(p.data) && p.data[p.pos] == ']' {
-			p.pos++
-			return out, nil
+		out, err := p.array(s, frozen)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
 		}
-		p.path = append(p.path, "[]")
-		defer func() { p.path = p.path[:len(p.path)-1] }()
-		for {
-			v, err := p.value(s.Elem, frozen)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-			p.ws()
-			if p.pos >= len(p.data) {
-				return nil, p.fail("unterminated array")
-			}
-			if p.data[p.pos] == ',' {
-				p.pos++
-				continue
-			}
-			if p.data[p.pos] == ']' {
-				p.pos++
-				return out, nil
-			}
-			return nil, p.fail("expected , or ] in array")
-		}
+		return out, nil
 	case c == '{':
 		if err := kindOK(records.Struct); err != nil {
 			return nil, err
@@ -183,6 +159,39 @@ func (p *parser) value(s *records.Shape, frozen bool) (any, error) {
 		return p.object(s, frozen)
 	}
 	return nil, p.fail("unexpected character %q", c)
+}
+
+// array parses the array at the current position, conformed to s.
+func (p *parser) array(s *records.Shape, frozen bool) ([]any, error) {
+	p.pos++
+	out := []any{}
+	p.ws()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+		return out, nil
+	}
+	p.path = append(p.path, "[]")
+	defer func() { p.path = p.path[:len(p.path)-1] }()
+	for {
+		v, err := p.value(s.Elem, frozen)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		p.ws()
+		if p.pos >= len(p.data) {
+			return nil, p.fail("unterminated array")
+		}
+		if p.data[p.pos] == ',' {
+			p.pos++
+			continue
+		}
+		if p.data[p.pos] == ']' {
+			p.pos++
+			return out, nil
+		}
+		return nil, p.fail("expected , or ] in array")
+	}
 }
 
 func (p *parser) object(s *records.Shape, frozen bool) (map[string]any, error) {
@@ -465,41 +474,4 @@ func decodeJSONWith(shape *records.Shape, data []byte, lim records.Limits) (map[
 func jsonSyntaxErr(data []byte) error {
 	var v any
 	return json.Unmarshal(data, &v)
-}
-
-// validNumber checks the JSON number grammar:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func validNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i - start
-	}
-	if i < len(b) && b[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(b)
 }
