@@ -31,8 +31,9 @@ var errBadName = errors.New("bad column name")
 
 // Limits bound the shape of a table's values.
 type Limits struct {
-	// MaxDepth is how deep structs, lists and maps may nest (a top-level
-	// scalar column is depth 1, a field of a struct column depth 2).
+	// MaxDepth is how many levels of structs, lists and maps a value may
+	// have, counted as JSON nests objects and arrays: the table's top
+	// struct (the record's object) is level 1, a struct column level 2.
 	MaxDepth int
 	// MaxColumns is how many columns the table's payload may have,
 	// counting every nested field, list element and map key and value.
