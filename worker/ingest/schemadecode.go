@@ -93,7 +93,7 @@ func (p *Pipeline) follow(schema *records.Shape, id, key int, what string) (outc
 	if err := evolve(next, schema, id); err != nil {
 		return paused, fmt.Errorf("%s%w", what, err)
 	}
-	if err := p.limits().Check(next, 0, ""); err != nil {
+	if err := p.overLimits(next, schema); err != nil {
 		err = fmt.Errorf("%sschema id %d: %w", what, id, err)
 		if p.schemaLimits == nil {
 			p.schemaLimits = map[int]error{}
@@ -104,6 +104,19 @@ func (p *Pipeline) follow(schema *records.Shape, id, key int, what string) (outc
 	*p.shape = *next
 	p.schemas[key] = true
 	return decoded, nil
+}
+
+// overLimits checks the table's shape as schema would make it. A table
+// made before the limits may already break them (columns A and a from an
+// older schema): it may still follow a schema that keeps them by itself,
+// or it could never evolve again.
+func (p *Pipeline) overLimits(next, schema *records.Shape) error {
+	lim := p.limits()
+	err := lim.Check(next, 0, "")
+	if err == nil || lim.Check(p.shape, 0, "") == nil {
+		return err
+	}
+	return lim.Check(schema, 0, "")
 }
 
 // hold keeps a record whose decoding failed for a reason outside it (the
