@@ -7,7 +7,7 @@ IMAGE   ?= floe:$(VERSION)
 CFN_LINT_VERSION ?= 1.58.0
 CFN_LINT_VENV    ?= $(or $(FLOE_INTEROP_CACHE),.cache)/cfn-lint-$(CFN_LINT_VERSION)
 
-.PHONY: demo test test-long bench interop build release image cfn-lint vet fmt clean proto alerts
+.PHONY: demo test test-long fuzz bench interop build release image cfn-lint vet fmt clean proto alerts
 
 PROTOC_GEN_GO_VERSION      ?= v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION ?= v1.5.1
@@ -31,6 +31,16 @@ LONG_TESTS = $(shell grep -l '^//go:build long' cmd/floe/*_test.go | xargs grep 
 test-long:
 	$(GO) vet -tags long ./cmd/floe
 	$(GO) test -tags long -count=1 -timeout 40m -run '^($(LONG_TESTS))$$' ./cmd/floe
+
+## fuzz: every fuzz target for FUZZTIME each (default 30s; CI uses 10s), one at a time
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for fz in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$pkg/*_test.go | sed 's/^func //'); do \
+	    echo "== $$pkg $$fz"; \
+	    $(GO) test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
 
 ## bench: throughput against the raw limit of the same work (see docs/benchmarks.md)
 bench:

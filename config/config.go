@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,8 +29,13 @@ type Config struct {
 	// readers' fetches); fetching pauses when it is reached and the largest
 	// buffers flush first (DESIGN.md "Memory budget").
 	MemoryBudget ByteSize `yaml:"memory_budget"`
-	Log          Log      `yaml:"log"`
-	Cluster      Cluster  `yaml:"cluster"`
+	// MaxNestingDepth and MaxColumns are the tables' default limits on
+	// what records can make them hold (default 64 and 1000; see
+	// Table.MaxNestingDepth).
+	MaxNestingDepth int     `yaml:"max_nesting_depth"`
+	MaxColumns      int     `yaml:"max_columns"`
+	Log             Log     `yaml:"log"`
+	Cluster         Cluster `yaml:"cluster"`
 	// Auth and Catalogs: see catalogs.go.
 	Auth     Auth     `yaml:"auth"`
 	Catalogs Catalogs `yaml:"catalogs"`
@@ -211,6 +215,13 @@ type Table struct {
 	// evolves the table's spec: new data takes the new spec, old data keeps
 	// its own and stays readable.
 	PartitionBy []PartitionField `yaml:"partition_by"`
+	// MaxNestingDepth and MaxColumns bound what records can make the
+	// table: how deep objects, arrays and maps may nest, and how many
+	// columns the payload may have counting nested ones. A record (or
+	// registry schema) beyond them goes where error_mode says. 0: the
+	// node's max_nesting_depth and max_columns.
+	MaxNestingDepth int `yaml:"max_nesting_depth"`
+	MaxColumns      int `yaml:"max_columns"`
 }
 
 // PartitionField partitions a table by a transform of one column.
@@ -301,14 +312,16 @@ func Defaults() Config {
 			FailureTimeout: Duration(5 * time.Second), DeadServerTimeout: Duration(10 * time.Minute),
 			DrainTimeout: Duration(60 * time.Second), BackupInterval: Duration(time.Minute),
 		},
-		Kafka:          Kafka{BootstrapServers: []string{"localhost:9092"}, ClientID: "floe"},
-		Warehouse:      Warehouse{Location: "file://./warehouse"},
-		CommitInterval: Duration(10 * time.Second),
-		TargetFileSize: 128 << 20,
-		MemoryBudget:   1 << 30,
-		Log:            Log{Level: "info", Format: "text"},
-		Catalogs:       catalogDefaults(),
-		SchemaRegistry: SchemaRegistry{Timeout: Duration(10 * time.Second), RefreshInterval: Duration(time.Minute)},
+		Kafka:           Kafka{BootstrapServers: []string{"localhost:9092"}, ClientID: "floe"},
+		Warehouse:       Warehouse{Location: "file://./warehouse"},
+		CommitInterval:  Duration(10 * time.Second),
+		TargetFileSize:  128 << 20,
+		MemoryBudget:    1 << 30,
+		MaxNestingDepth: DefaultMaxNestingDepth,
+		MaxColumns:      DefaultMaxColumns,
+		Log:             Log{Level: "info", Format: "text"},
+		Catalogs:        catalogDefaults(),
+		SchemaRegistry:  SchemaRegistry{Timeout: Duration(10 * time.Second), RefreshInterval: Duration(time.Minute)},
 	}
 }
 
@@ -409,59 +422,6 @@ func Load(path string, env []string) (Config, error) {
 		return Config{}, err
 	}
 	return cfg, nil
-}
-
-// Duration is a time.Duration written as "10s" in YAML.
-type Duration time.Duration
-
-// UnmarshalYAML implements yaml.Unmarshaler.
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration like 10s or 1m30s", n.Line, n.Value)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalYAML implements yaml.Marshaler.
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
-
-// D returns the value as a time.Duration.
-func (d Duration) D() time.Duration { return time.Duration(d) }
-
-// ByteSize is a size written as 128MiB, 64MB, 1GiB or a plain number of bytes.
-type ByteSize int64
-
-// ParseByteSize parses a size with an optional unit.
-func ParseByteSize(s string) (ByteSize, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}}
-	mult := int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(s, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%q is not a size like 128MiB", s)
-	}
-	return ByteSize(n * float64(mult)), nil
-}
-
-// UnmarshalYAML implements yaml.Unmarshaler.
-func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
-	v, err := ParseByteSize(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
-	}
-	*b = v
-	return nil
 }
 
 // normalize turns a relative file:// warehouse into an absolute one, so that

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -41,6 +42,9 @@ func TestMappingBounds(t *testing.T) {
 		{"100 MB dead-letter topic", Table{Topic: "a", DeadLetterTopic: huge}, "mapping.dead_letter_topic", "longer than 1024"},
 		{"100 MB window", Table{Topic: "a", Compaction: Compaction{Window: huge}}, "mapping.compaction.window", "longer than 64"},
 		{"100 MB transform", Table{Topic: "a", PartitionBy: []PartitionField{{Column: "c", Transform: huge}}}, "mapping.partition_by[0].transform", "longer than 64"},
+		{"negative max_nesting_depth", Table{Topic: "a", MaxNestingDepth: -1}, "mapping.max_nesting_depth", "use 1 to 256"},
+		{"max_nesting_depth over the cap", Table{Topic: "a", MaxNestingDepth: 257}, "mapping.max_nesting_depth", "use 1 to 256"},
+		{"max_columns over the cap", Table{Topic: "a", MaxColumns: 10001}, "mapping.max_columns", "use 1 to 10000"},
 		{"100 MB partition column", Table{Topic: "a", PartitionBy: []PartitionField{{Column: huge, Transform: "identity"}}}, "mapping.partition_by[0].column", "longer than 255"},
 	}
 	for _, c := range cases {
@@ -124,6 +128,37 @@ func TestInlineTokenScope(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), "auth.tokens") || strings.Contains(err.Error(), "123456xyz") {
 				t.Fatalf("error %v does not name auth.tokens or repeats the secret", err)
+			}
+		})
+	}
+}
+
+// TestNodeRecordLimits: the node's max_nesting_depth and max_columns
+// default to 64 and 1000 and must stay within the caps.
+func TestNodeRecordLimits(t *testing.T) {
+	if d := Defaults(); d.MaxNestingDepth != 64 || d.MaxColumns != 1000 {
+		t.Fatalf("defaults %d, %d", d.MaxNestingDepth, d.MaxColumns)
+	}
+	cases := []struct {
+		name           string
+		depth, columns int
+		want           string
+	}{
+		{"zero depth", 0, 1000, "max_nesting_depth: 0: use 1 to 256"},
+		{"deep", 1000, 1000, "max_nesting_depth: 1000"},
+		{"zero columns", 64, 0, "max_columns: 0: use 1 to 10000"},
+		{"wide", 64, 100000, "max_columns: 100000"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var msgs []string
+			cfg := Defaults()
+			cfg.MaxNestingDepth, cfg.MaxColumns = c.depth, c.columns
+			cfg.validateLimits(func(field, format string, args ...any) {
+				msgs = append(msgs, field+": "+fmt.Sprintf(format, args...))
+			})
+			if !strings.Contains(strings.Join(msgs, "\n"), c.want) {
+				t.Fatalf("%q does not say %q", msgs, c.want)
 			}
 		})
 	}

@@ -137,6 +137,7 @@ func (c *Config) validateLimits(bad func(field, format string, args ...any)) {
 	if c.MemoryBudget < 16<<20 {
 		bad("memory_budget", "%d bytes is below the 16MiB minimum", c.MemoryBudget)
 	}
+	checkRecordLimits(bad, "", c.MaxNestingDepth, c.MaxColumns, false)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -225,6 +226,7 @@ func (c *Config) validateSource(t *Table, f func(string) string, bad func(field,
 	if strings.Count(t.Subject, "{") != strings.Count(t.Subject, "{topic}") || strings.Contains(t.Subject, "}") != strings.Contains(t.Subject, "{topic}") {
 		bad(f("subject"), "%q: the only placeholder is {topic}", t.Subject)
 	}
+	checkRecordLimits(bad, f(""), t.MaxNestingDepth, t.MaxColumns, true)
 	switch t.ErrorMode {
 	case "log", "dlq", "skip", "suspend":
 	default:

@@ -198,6 +198,7 @@ func (n *Node) buildWorker() error {
 	n.worker, err = worker.New(worker.Config{
 		NodeID: cfg.Node.ID, Tables: cfg.Tables, CommitInterval: cfg.CommitInterval.D(),
 		TargetFileSize: cfg.TargetFileSize, MemoryBudget: cfg.MemoryBudget,
+		MaxNestingDepth: cfg.MaxNestingDepth, MaxColumns: cfg.MaxColumns,
 		ExpireInterval: n.opts.expireInterval, OrphanInterval: n.opts.orphanInterval,
 		OnCommit: n.metrics.ObserveCommit,
 	}, kc, n.state, n.state, sink, status.NewTracker(), n.log)

@@ -47,6 +47,11 @@ type protoShapeEntry struct {
 	plan  *pmsg
 }
 
+// hardLimits bound every schema whatever its tables allow: no table may
+// set looser limits, so a schema past them can never be followed, and its
+// values are never decoded (each table checks its own, tighter, limits).
+var hardLimits = records.Limits{MaxDepth: records.MaxNestingDepthCap, MaxColumns: records.MaxColumnsCap}
+
 func bad(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{records.ErrBadRecord}, args...)...)
 }
@@ -174,6 +179,9 @@ func (c *compiled) protoEntry(indexes []int) (protoShapeEntry, error) {
 		return e, nil
 	}
 	shape := protoShape(md)
+	if err := hardLimits.Check(shape, 0, ""); err != nil {
+		return protoShapeEntry{}, err
+	}
 	e := protoShapeEntry{md: md, shape: shape, plan: planProto(md, shape)}
 	c.pshape[string(md.FullName())] = e
 	return e, nil
@@ -242,6 +250,9 @@ func (d *Decoder) compile(ctx context.Context, id int) (*compiled, error) {
 	}
 	if c.err == nil {
 		c.err = checkNames(c.shape)
+	}
+	if c.err == nil {
+		c.err = hardLimits.Check(c.shape, 0, "")
 	}
 	d.mu.Lock()
 	d.compiled[id] = c

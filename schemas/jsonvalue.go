@@ -16,6 +16,11 @@ import (
 
 // decodeJSONSchema parses a JSON record and converts it to values of t.
 func decodeJSONSchema(t *jsonType, data []byte) (map[string]any, error) {
+	// Refused before decoding: encoding/json would build every level (up
+	// to 10,000) of a value whose extra depth the schema then drops.
+	if jsonDeeperThan(data, hardLimits.MaxDepth) {
+		return nil, fmt.Errorf("%w: value nests deeper than %d levels", records.ErrLimit, hardLimits.MaxDepth)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -243,4 +248,28 @@ func describeJSON(v any) string {
 		return "an " + k
 	}
 	return "a " + k
+}
+
+// jsonDeeperThan reports whether the JSON text nests objects and arrays
+// deeper than max, counting brackets outside strings (a cheap pre-scan;
+// the text's validity is checked by the decoder).
+func jsonDeeperThan(data []byte, max int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
 }

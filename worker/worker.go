@@ -27,6 +27,9 @@ type Config struct {
 	// MaxPending caps a table's pending ledger entries: a flush waits to
 	// record while the table has that many (0: ingest.DefaultMaxPending).
 	MaxPending int
+	// MaxNestingDepth and MaxColumns are the default limits of a table
+	// whose mapping sets none (0: the records package's defaults).
+	MaxNestingDepth, MaxColumns int
 	// DiscoveryInterval is how often topics are listed (default 10 s).
 	DiscoveryInterval time.Duration
 	// ExpireInterval is how often a committer expires old snapshots of its
@@ -119,7 +122,8 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *statu
 	}
 	w.ingest = ingest.NewNode(ingest.Deps{
 		Config: ingest.Config{NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
-			MemoryBudget: cfg.MemoryBudget, ReaderErrorGrace: cfg.ReaderErrorGrace, MaxPending: cfg.MaxPending},
+			MemoryBudget: cfg.MemoryBudget, ReaderErrorGrace: cfg.ReaderErrorGrace, MaxPending: cfg.MaxPending,
+			MaxNestingDepth: cfg.MaxNestingDepth, MaxColumns: cfg.MaxColumns},
 		Kafka: k, State: st, Proposer: prop, Sink: sink, Status: tracker, Log: w.log,
 	})
 	w.committer = commit.New(commit.Config{

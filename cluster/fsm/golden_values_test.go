@@ -53,7 +53,8 @@ func goldenConfigTable() config.Table {
 		Compaction: config.Compaction{Enabled: &on, TargetFileSize: 512 << 20, MinInputFiles: 5, HotMinInputFiles: 16,
 			SmallRatio: 0.5, CoolDown: config.Duration(300 * 1e9), MaxBytesPerHour: 10 << 30, Window: "01:00-05:00",
 			Interval: config.Duration(60 * 1e9)},
-		PartitionBy: []config.PartitionField{{Column: "_kafka_timestamp", Transform: "day"}, {Column: "region", Transform: "bucket[16]"}},
+		PartitionBy:     []config.PartitionField{{Column: "_kafka_timestamp", Transform: "day"}, {Column: "region", Transform: "bucket[16]"}},
+		MaxNestingDepth: 32, MaxColumns: 500,
 	}
 }
 
@@ -154,6 +155,9 @@ func mainReleaseCommands(t testing.TB) []fsm.Command {
 		case fsm.RegisterNode:
 			c.Node.Protocol = 0 // main registered no protocol level
 			out[i] = c
+		case fsm.PutMapping:
+			c.Mapping.Table = mainReleaseSpec(c.Mapping.Table)
+			out[i] = c
 		}
 	}
 	return out
@@ -165,12 +169,21 @@ func mainReleaseState(t testing.TB) *fsm.State {
 	for _, m := range s.Nodes {
 		m.Protocol = 0
 	}
+	for _, m := range s.Mappings {
+		m.Table = mainReleaseSpec(m.Table)
+	}
 	for key, entries := range s.Ledger.Pending {
 		for i := range entries {
 			entries[i] = mainReleaseEntry(entries[i])
 		}
 		s.Ledger.Pending[key] = entries
 	}
+	return s
+}
+
+// mainReleaseSpec is a mapping's table as main had it: no record limits.
+func mainReleaseSpec(s fsm.TableSpec) fsm.TableSpec {
+	s.MaxNestingDepth, s.MaxColumns = 0, 0
 	return s
 }
 

@@ -38,6 +38,11 @@ type TableSpec struct {
 	OrphanMinAge     int64                `json:"OrphanMinAge"` // ns
 	Compaction       CompactionSpec       `json:"Compaction"`
 	PartitionBy      []PartitionFieldSpec `json:"PartitionBy"`
+	// Added after the first release, so omitted when zero (the node's
+	// default): a mapping that leaves them unset encodes to the bytes an
+	// older node writes, and an older node skips the keys when set.
+	MaxNestingDepth int `json:"MaxNestingDepth,omitempty"`
+	MaxColumns      int `json:"MaxColumns,omitempty"`
 }
 
 // CompactionSpec is the replicated config.Compaction; keys frozen as in
@@ -78,7 +83,7 @@ func SpecOf(t config.Table) TableSpec {
 			HotMinInputFiles: c.HotMinInputFiles, SmallRatio: c.SmallRatio, CoolDown: int64(c.CoolDown),
 			MaxBytesPerHour: int64(c.MaxBytesPerHour), Window: c.Window, Interval: int64(c.Interval),
 		},
-		PartitionBy: parts,
+		PartitionBy: parts, MaxNestingDepth: t.MaxNestingDepth, MaxColumns: t.MaxColumns,
 	}
 }
 
@@ -99,7 +104,7 @@ func (s TableSpec) Config() config.Table {
 			HotMinInputFiles: c.HotMinInputFiles, SmallRatio: c.SmallRatio, CoolDown: config.Duration(c.CoolDown),
 			MaxBytesPerHour: config.ByteSize(c.MaxBytesPerHour), Window: c.Window, Interval: config.Duration(c.Interval),
 		},
-		PartitionBy: parts,
+		PartitionBy: parts, MaxNestingDepth: s.MaxNestingDepth, MaxColumns: s.MaxColumns,
 	}
 }
 

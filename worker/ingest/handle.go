@@ -75,7 +75,7 @@ func (p *Pipeline) decode(ctx context.Context, f fetched, rec *records.Record) v
 	case len(m.Value) == 0:
 		return verdict{tombstone: true}
 	case p.spec.Format == "json":
-		v, err := decodeJSON(p.shape, m.Value)
+		v, err := decodeJSONWith(p.shape, m.Value, p.limits())
 		if err != nil {
 			return verdict{err: err}
 		}

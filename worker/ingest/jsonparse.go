@@ -20,6 +20,9 @@ type parser struct {
 	adds  []pendingAdd
 	widen []*records.Shape
 	path  []string // field names down to the current value, joined only for errors
+	lim   records.Limits
+	// depthExceeded: skip stopped at a value nesting past lim.MaxDepth.
+	depthExceeded bool
 }
 
 func (p *parser) where() string {
@@ -138,42 +141,57 @@ func (p *parser) value(s *records.Shape, frozen bool) (any, error) {
 		if err := kindOK(records.List); err != nil {
 			return nil, err
 		}
-		p.pos++
-		out := []any{}
-		p.ws()
-		if p.pos < len(p.data) && p.data[p.pos] == ']' {
-			p.pos++
-			return out, nil
+		if err := p.deeper(); err != nil {
+			return nil, err
 		}
-		p.path = append(p.path, "[]")
-		defer func() { p.path = p.path[:len(p.path)-1] }()
-		for {
-			v, err := p.value(s.Elem, frozen)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-			p.ws()
-			if p.pos >= len(p.data) {
-				return nil, p.fail("unterminated array")
-			}
-			if p.data[p.pos] == ',' {
-				p.pos++
-				continue
-			}
-			if p.data[p.pos] == ']' {
-				p.pos++
-				return out, nil
-			}
-			return nil, p.fail("expected , or ] in array")
+		out, err := p.array(s, frozen)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
 		}
+		return out, nil
 	case c == '{':
 		if err := kindOK(records.Struct); err != nil {
+			return nil, err
+		}
+		if err := p.deeper(); err != nil {
 			return nil, err
 		}
 		return p.object(s, frozen)
 	}
 	return nil, p.fail("unexpected character %q", c)
+}
+
+// array parses the array at the current position, conformed to s.
+func (p *parser) array(s *records.Shape, frozen bool) ([]any, error) {
+	p.pos++
+	out := []any{}
+	p.ws()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+		return out, nil
+	}
+	p.path = append(p.path, "[]")
+	defer func() { p.path = p.path[:len(p.path)-1] }()
+	for {
+		v, err := p.value(s.Elem, frozen)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		p.ws()
+		if p.pos >= len(p.data) {
+			return nil, p.fail("unterminated array")
+		}
+		if p.data[p.pos] == ',' {
+			p.pos++
+			continue
+		}
+		if p.data[p.pos] == ']' {
+			p.pos++
+			return out, nil
+		}
+		return nil, p.fail("expected , or ] in array")
+	}
 }
 
 func (p *parser) object(s *records.Shape, frozen bool) (map[string]any, error) {
@@ -189,10 +207,12 @@ func (p *parser) object(s *records.Shape, frozen bool) (map[string]any, error) {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return nil, p.fail("expected a field name")
 		}
+		keyStart := p.pos
 		k, err := p.str()
 		if err != nil {
 			return nil, err
 		}
+		rawKey := p.data[keyStart+1 : p.pos-1]
 		p.ws()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
 			return nil, p.fail("expected : after field name")
@@ -205,7 +225,7 @@ func (p *parser) object(s *records.Shape, frozen bool) (map[string]any, error) {
 		p.path = append(p.path, k)
 		if f := p.lookup(s, k); f != nil {
 			v, err = p.value(f.Shape, frozen || f.Committed)
-		} else {
+		} else if err = p.newName(s, k, rawKey); err == nil {
 			v, err = p.newField(s, k, p.where())
 		}
 		p.path = p.path[:len(p.path)-1]
@@ -253,6 +273,9 @@ func (p *parser) newField(s *records.Shape, name, path string) (any, error) {
 		return nil, err
 	}
 	raw := p.data[start:p.pos]
+	if p.depthExceeded {
+		return nil, p.tooDeep()
+	}
 	if !json.Valid(raw) {
 		return nil, fmt.Errorf("%w: invalid JSON in field %s: %v", records.ErrBadRecord, path, jsonSyntaxErr(raw))
 	}
@@ -264,6 +287,11 @@ func (p *parser) newField(s *records.Shape, name, path string) (any, error) {
 	}
 	ns, err := infer(v, path)
 	if err != nil || ns == nil {
+		return nil, err
+	}
+	// The new field's value sits at depth len(p.path); its names and
+	// nesting are checked before it can become columns.
+	if err := p.lim.Check(ns, len(p.path), path); err != nil {
 		return nil, err
 	}
 	out, err := conform(ns, v, false, path, true)
@@ -286,6 +314,7 @@ func (p *parser) skip() error {
 		return err
 	case c == '{' || c == '[':
 		depth := 0
+		p.depthExceeded = false
 		for p.pos < len(p.data) {
 			switch p.data[p.pos] {
 			case '"':
@@ -295,6 +324,12 @@ func (p *parser) skip() error {
 				continue
 			case '{', '[':
 				depth++
+				// The value's containers start at depth len(p.path); past
+				// the cap the value is refused before it is decoded.
+				if len(p.path)+depth > p.lim.MaxDepth {
+					p.depthExceeded = true
+					return nil
+				}
 			case '}', ']':
 				depth--
 				if depth == 0 {
@@ -395,7 +430,15 @@ func (p *parser) number(s *records.Shape, frozen bool) (any, error) {
 // (Iceberg cannot promote long to double), so a fractional number in a long
 // column is a bad record naming the field rather than a silent truncation.
 func decodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {
-	p := parser{data: data}
+	return decodeJSONWith(shape, data, records.Limits{}.WithDefaults())
+}
+
+// decodeJSONWith is decodeJSON within a table's limits: a record nesting
+// deeper than lim.MaxDepth, adding a column with a bad name or one that
+// collides ignoring case, or taking the table past lim.MaxColumns is bad
+// (records.ErrLimit), and the shape is left as it was.
+func decodeJSONWith(shape *records.Shape, data []byte, lim records.Limits) (map[string]any, error) {
+	p := parser{data: data, lim: lim}
 	p.ws()
 	if p.pos >= len(data) {
 		return nil, fmt.Errorf("%w: invalid JSON: empty value", records.ErrBadRecord)
@@ -414,6 +457,9 @@ func decodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {
 	if p.pos != len(data) {
 		return nil, fmt.Errorf("%w: invalid JSON: trailing data after the value", records.ErrBadRecord)
 	}
+	if err := p.checkColumns(shape); err != nil {
+		return nil, err
+	}
 	for _, a := range p.adds {
 		if a.parent.Lookup(a.field.Name) == nil {
 			a.parent.Fields = append(a.parent.Fields, a.field)
@@ -428,41 +474,4 @@ func decodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {
 func jsonSyntaxErr(data []byte) error {
 	var v any
 	return json.Unmarshal(data, &v)
-}
-
-// validNumber checks the JSON number grammar:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func validNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i - start
-	}
-	if i < len(b) && b[i] == '0' {
-		i++
-	} else if digits() == 0 {
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(b)
 }

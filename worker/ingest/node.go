@@ -97,6 +97,9 @@ type Config struct {
 	// MaxPending caps a table's pending ledger entries: a flush waits to
 	// record while the table has that many (0: DefaultMaxPending).
 	MaxPending int
+	// MaxNestingDepth and MaxColumns: the limits of a table whose mapping
+	// sets none (0: records.DefaultMaxNestingDepth, DefaultMaxColumns).
+	MaxNestingDepth, MaxColumns int
 }
 
 // Deps are the dependencies every pipeline of a node uses.

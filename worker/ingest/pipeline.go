@@ -60,6 +60,7 @@ type Pipeline struct {
 	// negated), the record held while the registry is unavailable, and the
 	// topics paused by an incompatible schema (topic -> reason).
 	schemas      map[int]bool
+	schemaLimits map[int]error // schemas refused by the table's limits (keyed as schemas)
 	held         *fetched
 	heldUntil    time.Time
 	holdBackoff  *retry.Backoff

@@ -59,17 +59,16 @@ func (p *Pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m
 		p.schemas = map[int]bool{}
 	}
 	if !p.schemas[d.SchemaID] {
-		if err := evolve(p.shape, d.Shape, d.SchemaID); err != nil {
-			return paused, err
+		if out, err := p.follow(d.Shape, d.SchemaID, d.SchemaID, ""); err != nil {
+			return out, err
 		}
-		p.schemas[d.SchemaID] = true
 	}
 	if keyOK && !p.schemas[-kd.SchemaID] {
 		key := &records.Shape{Kind: records.Struct, Fields: []*records.Field{{Name: records.KeyDecodedColumn, Shape: kd.Shape}}}
-		if err := evolve(p.shape, key, kd.SchemaID); err != nil {
-			return paused, fmt.Errorf("key: %w", err)
+		// keys' ids kept apart from values'
+		if out, err := p.follow(key, kd.SchemaID, -kd.SchemaID, "key: "); err != nil {
+			return out, err
 		}
-		p.schemas[-kd.SchemaID] = true // keys' ids kept apart from values'
 	}
 	rec.Value = d.Value
 	if keyOK {
@@ -80,6 +79,44 @@ func (p *Pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m
 		p.status(func(t *status.TableStatus) { t.Problem(problemRegistry, "") })
 	}
 	return decoded, nil
+}
+
+// follow evolves the table's shape by a schema seen for the first time
+// (kept in p.schemas under key). A schema that would take the table past
+// its limits (nesting, columns, column names) is refused, remembered, and
+// every record of it is bad; one the table cannot follow pauses the topic.
+func (p *Pipeline) follow(schema *records.Shape, id, key int, what string) (outcome, error) {
+	if err := p.schemaLimits[key]; err != nil {
+		return decoded, err
+	}
+	next := p.shape.Clone()
+	if err := evolve(next, schema, id); err != nil {
+		return paused, fmt.Errorf("%s%w", what, err)
+	}
+	if err := p.overLimits(next, schema); err != nil {
+		err = fmt.Errorf("%sschema id %d: %w", what, id, err)
+		if p.schemaLimits == nil {
+			p.schemaLimits = map[int]error{}
+		}
+		p.schemaLimits[key] = err
+		return decoded, err
+	}
+	*p.shape = *next
+	p.schemas[key] = true
+	return decoded, nil
+}
+
+// overLimits checks the table's shape as schema would make it. A table
+// made before the limits may already break them (columns A and a from an
+// older schema): it may still follow a schema that keeps them by itself,
+// or it could never evolve again.
+func (p *Pipeline) overLimits(next, schema *records.Shape) error {
+	lim := p.limits()
+	err := lim.Check(next, 0, "")
+	if err == nil || lim.Check(p.shape, 0, "") == nil {
+		return err
+	}
+	return lim.Check(schema, 0, "")
 }
 
 // hold keeps a record whose decoding failed for a reason outside it (the
