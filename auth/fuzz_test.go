@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/floe-io/floe/config"
 )
 
 // FuzzInlineTokens parses arbitrary auth.tokens lists: no panic; an error
@@ -38,15 +40,12 @@ func FuzzInlineTokens(f *testing.F) {
 			}
 			return
 		}
-		for _, item := range strings.Split(inline, ",") {
-			item = strings.TrimSpace(item)
-			if item == "" {
-				continue
-			}
-			tok, _, err := splitInline(item)
-			if err != nil {
-				t.Fatalf("Load accepted %q that splitInline refuses: %v", item, err)
-			}
+		items, err := config.ParseInlineTokens(inline)
+		if err != nil {
+			t.Fatalf("Load accepted %q that the grammar refuses: %v", inline, err)
+		}
+		for _, it := range items {
+			tok := it.Token
 			if strings.TrimSpace(tok) != tok || tok == "" || strings.ContainsAny(tok, " \t") {
 				continue // not presentable as one bearer token; Load's rules govern
 			}
