@@ -119,4 +119,3 @@ func loopbackAddr(t *testing.T) string {
 	defer l.Close()
 	return l.Addr().String()
 }
-
