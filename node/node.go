@@ -133,13 +133,12 @@ func (n *Node) openRaft() error {
 		return err
 	}
 	rn, err := raftnode.Open(raftnode.NodeConfig{
-		TLS: internalTLS,
-		ID:  cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, Advertise: cfg.Node.AdvertiseAddr,
+		ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, Advertise: cfg.Node.AdvertiseAddr,
 		RPCAddr: cfg.Node.RPCAddr, RPCAdvertise: cfg.Node.RPCAdvertise, DataDir: cfg.Node.DataDir,
 		BootstrapExpect: cfg.Cluster.BootstrapExpect, Join: cfg.Cluster.Join, MaxVoters: cfg.Cluster.MaxVoters,
 		FailureTimeout: cfg.Cluster.FailureTimeout.D(), DeadServerTimeout: cfg.Cluster.DeadServerTimeout.D(),
 		Zone: cfg.Node.Zone, Version: n.opts.version, AdminAddr: cfg.Node.AdminAddr, NoSync: n.opts.noSync, Logger: n.log,
-		Observer: n.metrics,
+		Observer: n.metrics, TLS: internalTLS,
 		Load: func() map[string]float64 {
 			w := n.running.Load()
 			if w == nil {
