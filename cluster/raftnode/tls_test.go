@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -235,4 +236,67 @@ func foreignPair(t *testing.T, src *tlsconf.Source) tls.Certificate {
 		t.Fatal(err)
 	}
 	return *got
+}
+
+// TestInternalTLSRotationWithoutRestart: a running node whose files are
+// replaced (its certificate now from a new CA, the CA file a bundle of
+// both) serves the new certificate to the next caller and accepts callers
+// of the new CA, with no restart; its old peers still get in.
+func TestInternalTLSRotationWithoutRestart(t *testing.T) {
+	oldDir, newDir := t.TempDir(), t.TempDir()
+	oldCA := tlsCA(t, oldDir)
+	n := tlsGroup(t, []string{"a"}, oldCA, &logBuf{})["a"]
+	tlsLeader(t, map[string]*Node{"a": n})
+	newCA := tlsCA(t, newDir)
+	newPeer := newCA("b") // trusts the new CA only
+	info := func(src *tlsconf.Source) error {
+		cl := &rpcClients{creds: rpcClientCreds(src)}
+		defer cl.close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var out InfoResponse
+		return cl.call(ctx, n.RPCAddr(), "Info", &InfoRequest{}, &out)
+	}
+	if err := info(newPeer); err == nil {
+		t.Fatal("a peer of the new CA got in before the rotation")
+	}
+	// Rotate a's files in place: certificate and key from the new CA (made
+	// as newCA("a") would, into a's paths), the CA file a bundle.
+	_ = newCA("a")
+	bundle := append(readFile(t, filepath.Join(oldDir, "ca.pem")), readFile(t, filepath.Join(newDir, "ca.pem"))...)
+	later := time.Now().Add(2 * time.Second)
+	for dst, b := range map[string][]byte{
+		filepath.Join(oldDir, "a.pem"):     readFile(t, filepath.Join(newDir, "a.pem")),
+		filepath.Join(oldDir, "a-key.pem"): readFile(t, filepath.Join(newDir, "a-key.pem")),
+		filepath.Join(oldDir, "ca.pem"):    bundle,
+	} {
+		writeAt(t, dst, b, later)
+	}
+	if err := info(newPeer); err != nil {
+		t.Fatalf("a peer of the new CA after the rotation: %v", err)
+	}
+	if err := info(oldCA("c")); err != nil {
+		t.Fatalf("a peer of the old CA after the rotation: %v", err)
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// writeAt replaces a file and dates it at, so that a filesystem with
+// coarse timestamps still shows the change.
+func writeAt(t *testing.T, p string, b []byte, at time.Time) {
+	t.Helper()
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, at, at); err != nil {
+		t.Fatal(err)
+	}
 }
