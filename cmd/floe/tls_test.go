@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -118,4 +119,31 @@ func loopbackAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// TestServeRefusesOpenInternalPortsWithoutTLS: floe serve with an internal
+// port bound to every interface and no cluster.tls exits with the
+// configuration code and says which field and what to do.
+func TestServeRefusesOpenInternalPortsWithoutTLS(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "floe.yaml")
+	body := "node: {id: n1, data_dir: " + dir + ", raft_addr: 0.0.0.0:0, rpc_addr: 127.0.0.1:0, admin_addr: 127.0.0.1:0}\n" +
+		"kafka: {bootstrap_servers: [127.0.0.1:9092]}\nwarehouse: {location: file://" + dir + "/wh}\n"
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := serveCmd()
+	c.SetArgs([]string{"--config", p})
+	c.SetOut(&bytes.Buffer{})
+	c.SetErr(&bytes.Buffer{})
+	err := c.Execute()
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitConfig {
+		t.Fatalf("serve = %v, want a configuration error", err)
+	}
+	for _, w := range []string{"node.raft_addr", "not a loopback address", "cluster.tls", "cluster.insecure_internal"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
 }
