@@ -84,7 +84,7 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 	if err := s.authorize(ctx, info.FullMethod); err != nil {
 		return nil, err
 	}
-	return handler(ctx, req)
+	return handler(s.withCaller(ctx), req) // caller.go
 }
 
 // refused logs a refusal: what, from where and why. Never the token.

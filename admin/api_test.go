@@ -39,6 +39,7 @@ type fakeBackend struct {
 	readyErr error
 	mapping  Mapping       // last PutMapping
 	rewind   RewindRequest // last RewindTable
+	callers  []string      // Caller of each PauseTable
 }
 
 func (f *fakeBackend) record(format string, args ...any) (WriteResult, error) {
@@ -112,7 +113,10 @@ func (f *fakeBackend) PutMapping(_ context.Context, m Mapping, create bool) (Wri
 func (f *fakeBackend) DeleteMapping(_ context.Context, name string) (WriteResult, error) {
 	return f.record("DeleteMapping %s", name)
 }
-func (f *fakeBackend) PauseTable(_ context.Context, table string) (WriteResult, error) {
+func (f *fakeBackend) PauseTable(ctx context.Context, table string) (WriteResult, error) {
+	f.mu.Lock()
+	f.callers = append(f.callers, Caller(ctx))
+	f.mu.Unlock()
 	return f.record("PauseTable %s", table)
 }
 func (f *fakeBackend) ResumeTable(_ context.Context, table string, skip bool) (WriteResult, error) {

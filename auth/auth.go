@@ -3,6 +3,7 @@ package auth
 import (
 	"bufio"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -201,4 +202,12 @@ func PeerToken(file, inline string, need Scope) string {
 		}
 	}
 	return ""
+}
+
+// Fingerprint names a token without revealing it, for the record of who
+// made a change: "token:" and the first 8 hex digits of its SHA-256 (an
+// operator finds theirs with `printf %s TOKEN | sha256sum | cut -c1-8`).
+func Fingerprint(token string) string {
+	h := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	return "token:" + hex.EncodeToString(h[:4])
 }

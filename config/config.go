@@ -88,32 +88,6 @@ type Node struct {
 	Zone string `yaml:"zone"`
 }
 
-// Cluster says how nodes form and run the Raft group.
-type Cluster struct {
-	// BootstrapExpect: a fresh node forms a new group only together with
-	// this many fresh nodes found through Join. 1: a single node forms it at
-	// once. 0: never form one, only join.
-	BootstrapExpect int `yaml:"bootstrap_expect"`
-	// Join lists peers' rpc addresses; a DNS name standing for several
-	// tasks (ECS service discovery) counts for all its addresses.
-	Join []string `yaml:"join"`
-	// MaxVoters caps the Raft voters (odd, at most 7); other nodes are
-	// non-voters, promoted when a voter fails.
-	MaxVoters int `yaml:"max_voters"`
-	// FailureTimeout: a node that does not answer the leader's health
-	// checks this long loses its partitions and committer roles.
-	FailureTimeout Duration `yaml:"failure_timeout"`
-	// DeadServerTimeout: a node unreachable this long is removed from the
-	// group.
-	DeadServerTimeout Duration `yaml:"dead_server_timeout"`
-	// DrainTimeout bounds the graceful leave on SIGTERM; keep it at or
-	// below the ECS task's stopTimeout (at most 120 s).
-	DrainTimeout Duration `yaml:"drain_timeout"`
-	// BackupInterval: how often the leader writes the replicated state to
-	// the warehouse for recovery from the loss of every node.
-	BackupInterval Duration `yaml:"backup_interval"`
-}
-
 // Kafka says how to reach the brokers.
 type Kafka struct {
 	BootstrapServers []string `yaml:"bootstrap_servers"`
@@ -311,6 +285,7 @@ func Defaults() Config {
 			BootstrapExpect: 1, MaxVoters: 5,
 			FailureTimeout: Duration(5 * time.Second), DeadServerTimeout: Duration(10 * time.Minute),
 			DrainTimeout: Duration(60 * time.Second), BackupInterval: Duration(time.Minute),
+			TLS: ClusterTLS{VerifyIncoming: true},
 		},
 		Kafka:           Kafka{BootstrapServers: []string{"localhost:9092"}, ClientID: "floe"},
 		Warehouse:       Warehouse{Location: "file://./warehouse"},

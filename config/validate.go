@@ -32,6 +32,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateNode(bad)
 	c.validateCluster(bad)
+	c.validateInternalTLS(bad)
 	c.validateKafka(bad)
 	c.validateWarehouse(bad)
 	c.validateCatalogs(bad)

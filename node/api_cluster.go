@@ -53,7 +53,12 @@ func (n *Node) propose(ctx context.Context, c fsm.Command, what string) (admin.W
 // may not know, as it does for every command; apiErr shows that refusal as
 // a conflict naming the lagging members.
 func (n *Node) operatorCommand(ctx context.Context, c fsm.Command, what string) (admin.WriteResult, error) {
-	return n.propose(ctx, c, what)
+	res, err := n.propose(ctx, c, what)
+	if err == nil {
+		// Who changed what: the record an audit starts from.
+		n.log.Info("operator command applied", "command", c.Type().String(), "what", what, "by", admin.Caller(ctx), "index", res.Index)
+	}
+	return res, err
 }
 
 // apiErr classifies an error for the admin API.

@@ -55,7 +55,7 @@ func (n *Node) PauseTable(ctx context.Context, table string) (admin.WriteResult,
 	if paused {
 		return admin.WriteResult{Unchanged: true, Message: table + " is already paused"}, nil
 	}
-	return n.operatorCommand(ctx, fsm.PauseTable{Table: key, At: time.Now().UnixMilli()}, "paused "+table)
+	return n.operatorCommand(ctx, fsm.PauseTable{Table: key, At: time.Now().UnixMilli(), By: admin.Caller(ctx)}, "paused "+table)
 }
 
 // ResumeTable implements admin.Backend: it ends a pause and un-suspends the
@@ -149,7 +149,7 @@ func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.
 	if err != nil {
 		return admin.RewindResult{}, err
 	}
-	res, err := n.operatorCommand(ctx, fsm.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli()}, "rewound "+req.Table)
+	res, err := n.operatorCommand(ctx, fsm.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli(), By: admin.Caller(ctx)}, "rewound "+req.Table)
 	if err != nil {
 		return admin.RewindResult{}, err
 	}
@@ -249,6 +249,10 @@ func rewindReport(table string, rw *fsm.TableRewind) status.RewindReport {
 		}
 	}
 	at := r.At.UTC().Format(time.RFC3339)
+	if rw.By != "" {
+		r.By = rw.By
+		at += " by " + rw.By
+	}
 	switch {
 	case len(replayed) == 0:
 		r.Describe = fmt.Sprintf("%s was moved forward at %s (rewind %d, policy %s): the records in between are not in the table", table, at, rw.Gen, r.Policy)

@@ -20,6 +20,7 @@ import (
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/cluster/recovery"
+	"github.com/floe-io/floe/cluster/tlsconf"
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/notify"
@@ -127,13 +128,17 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 // worker's measured rates for the assignment controller once it runs.
 func (n *Node) openRaft() error {
 	cfg := n.cfg
+	internalTLS, err := loadInternalTLS(cfg.Cluster.TLS, n.log)
+	if err != nil {
+		return err
+	}
 	rn, err := raftnode.Open(raftnode.NodeConfig{
 		ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, Advertise: cfg.Node.AdvertiseAddr,
 		RPCAddr: cfg.Node.RPCAddr, RPCAdvertise: cfg.Node.RPCAdvertise, DataDir: cfg.Node.DataDir,
 		BootstrapExpect: cfg.Cluster.BootstrapExpect, Join: cfg.Cluster.Join, MaxVoters: cfg.Cluster.MaxVoters,
 		FailureTimeout: cfg.Cluster.FailureTimeout.D(), DeadServerTimeout: cfg.Cluster.DeadServerTimeout.D(),
 		Zone: cfg.Node.Zone, Version: n.opts.version, AdminAddr: cfg.Node.AdminAddr, NoSync: n.opts.noSync, Logger: n.log,
-		Observer: n.metrics,
+		Observer: n.metrics, TLS: internalTLS,
 		Load: func() map[string]float64 {
 			w := n.running.Load()
 			if w == nil {
@@ -321,4 +326,19 @@ func (n *Node) Ready() error {
 		return errors.New("no raft leader")
 	}
 	return nil
+}
+
+// loadInternalTLS reads cluster.tls's files (nil when it is not set): a
+// missing or broken file stops the start here, naming it.
+func loadInternalTLS(t config.ClusterTLS, log *slog.Logger) (*tlsconf.Source, error) {
+	if !t.Enabled() {
+		return nil, nil
+	}
+	src, err := tlsconf.Load(tlsconf.Files{
+		CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName, VerifyIncoming: t.VerifyIncoming,
+	}, log.With("component", "internal-tls"))
+	if err != nil {
+		return nil, fmt.Errorf("cluster.tls: %w", err)
+	}
+	return src, nil
 }

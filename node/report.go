@@ -19,6 +19,7 @@ type tableInfo struct {
 	// pendingBytes: data recorded, not yet committed
 	pendingBytes int64
 	paused       bool
+	pausedBy     string
 	rewind       *fsm.TableRewind
 	offsets      map[string]ledger.Offsets
 	assign       map[string]ledger.Assignment
@@ -29,6 +30,7 @@ type tableInfo struct {
 // control reads the table's operator state and pending bytes.
 func (ti *tableInfo) control(s *fsm.State) {
 	_, ti.paused = s.Paused[ti.key]
+	ti.pausedBy = s.PausedBy[ti.key]
 	if rw := s.Rewinds[ti.key]; rw != nil {
 		c := *rw
 		ti.rewind = &c
@@ -41,11 +43,15 @@ func (ti *tableInfo) control(s *fsm.State) {
 // operatorState shows a pause and the last rewind: a paused table is
 // SUSPENDED on every node (the pause is replicated), and the rewind says
 // what it did to the table's rows when nothing else needs saying.
-func operatorState(tr *status.TableReport, paused bool, rw *fsm.TableRewind) {
+func operatorState(tr *status.TableReport, paused bool, pausedBy string, rw *fsm.TableRewind) {
 	if paused {
-		tr.Paused = true
+		tr.Paused, tr.PausedBy = true, pausedBy
 		tr.State = status.StateSuspended
-		tr.Reason = "paused by an operator: resume with floe ctl tables resume " + tr.Table
+		who := "an operator"
+		if pausedBy != "" {
+			who = pausedBy
+		}
+		tr.Reason = "paused by " + who + ": resume with floe ctl tables resume " + tr.Table
 	}
 	if rw == nil {
 		return

@@ -53,7 +53,7 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 	}
 	tr.Partitions = partitionReports(ti, rt, now)
 	tr.Catalogs = n.catalogReports(ti.key, now) // catalogs.go
-	operatorState(&tr, ti.paused, ti.rewind)
+	operatorState(&tr, ti.paused, ti.pausedBy, ti.rewind)
 	return tr
 }
 

@@ -109,6 +109,9 @@ type TableReport struct {
 	// Paused: an operator paused the table (PauseTable) and it has not
 	// been resumed.
 	Paused bool `json:"paused,omitempty"`
+	// PausedBy is who paused it (the admin caller: cert:<subject> or
+	// token:<fingerprint>), when known.
+	PausedBy string `json:"paused_by,omitempty"`
 	// Rewind is the table's last rewind, nil if never rewound.
 	Rewind *RewindReport `json:"rewind,omitempty"`
 	// BytesConsumed, FilesWritten, BytesWritten and NodeCommits are this
@@ -175,6 +178,8 @@ type RewindReport struct {
 	From        []PartitionOffset `json:"from"` // committed offsets before
 	To          []PartitionOffset `json:"to"`
 	ReplaceDone bool              `json:"replace_done,omitempty"`
+	// By is who asked for the rewind, when known.
+	By string `json:"by,omitempty"`
 	// Describe says what the rewind means for the table's rows.
 	Describe string `json:"describe"`
 }

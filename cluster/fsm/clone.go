@@ -22,6 +22,7 @@ func (s *State) Clone() *State {
 		Resumes:    cloneMapPtr(s.Resumes, (*TableResume).clone),
 		Mappings:   cloneMapPtr(s.Mappings, (*Mapping).clone),
 		Paused:     maps.Clone(s.Paused),
+		PausedBy:   maps.Clone(s.PausedBy),
 		Rewinds:    cloneMapPtr(s.Rewinds, (*TableRewind).clone),
 		Proposals:  s.Proposals.clone(),
 		Applied:    s.Applied,

@@ -98,8 +98,8 @@ func goldenCommands(t testing.TB) []fsm.Command {
 		fsm.SchemaApplied{Table: goldenTable, IDs: []string{"s1"}, Err: "column id: cannot narrow", Committer: goldenAssignment(), At: 1767225607000},
 		fsm.PutMapping{Mapping: goldenMapping(), Create: true},
 		fsm.DeleteMapping{Name: "orders"},
-		fsm.PauseTable{Table: goldenTable, At: 1767225608000},
-		fsm.RewindTable{Table: goldenTable, To: []fsm.RewindPosition{{TopicPartition: tp, Offset: 40}}, Replace: true, At: 1767225609000},
+		fsm.PauseTable{Table: goldenTable, At: 1767225608000, By: "token:3f2a9c1e"},
+		fsm.RewindTable{Table: goldenTable, To: []fsm.RewindPosition{{TopicPartition: tp, Offset: 40}}, Replace: true, At: 1767225609000, By: "cert:CN=ops"},
 	}
 }
 
@@ -130,9 +130,10 @@ func goldenState(t testing.TB) *fsm.State {
 		SchemaRequests: map[string][]fsm.SchemaRequest{goldenTable: {{ID: "s1", Node: "n1", Shape: json.RawMessage(goldenShape), At: 1767225606000, Err: "cannot narrow"}}},
 		Mappings:       map[string]*fsm.Mapping{"orders": &m},
 		Paused:         map[string]int64{goldenTable: 1767225608000},
+		PausedBy:       map[string]string{goldenTable: "token:3f2a9c1e"},
 		Rewinds: map[string]*fsm.TableRewind{goldenTable: {Gen: 1, Replace: true, At: 1767225609000,
 			From: []fsm.RewindPosition{{TopicPartition: tp, Offset: 10}}, To: []fsm.RewindPosition{{TopicPartition: tp, Offset: 5}},
-			ReplaceDone: true, DeletedRows: 12}},
+			ReplaceDone: true, DeletedRows: 12, By: "cert:CN=ops"}},
 		Proposals:  &window,
 		LastBackup: &fsm.BackupWritten{Location: "s3://w/_floe/state/latest.json", Applied: 41, At: 1767225604000},
 		Applied:    42,
@@ -158,6 +159,12 @@ func mainReleaseCommands(t testing.TB) []fsm.Command {
 		case fsm.PutMapping:
 			c.Mapping.Table = mainReleaseSpec(c.Mapping.Table)
 			out[i] = c
+		case fsm.PauseTable:
+			c.By = "" // main recorded no caller
+			out[i] = c
+		case fsm.RewindTable:
+			c.By = ""
+			out[i] = c
 		}
 	}
 	return out
@@ -171,6 +178,10 @@ func mainReleaseState(t testing.TB) *fsm.State {
 	}
 	for _, m := range s.Mappings {
 		m.Table = mainReleaseSpec(m.Table)
+	}
+	s.PausedBy = nil // main recorded no caller
+	for _, rw := range s.Rewinds {
+		rw.By = ""
 	}
 	for key, entries := range s.Ledger.Pending {
 		for i := range entries {

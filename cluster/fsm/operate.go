@@ -49,6 +49,9 @@ func (DeleteMapping) Type() CommandType { return CmdDeleteMapping }
 type PauseTable struct {
 	Table string `json:"table"` // table key
 	At    int64  `json:"at"`    // unix ms, stamped by the proposer
+	// By is who asked (the admin API's caller: a token's fingerprint or a
+	// client certificate's subject). Optional: older proposers leave it out.
+	By string `json:"by,omitempty"`
 }
 
 func (PauseTable) Type() CommandType { return CmdPauseTable }
@@ -65,7 +68,8 @@ type RewindTable struct {
 	Table   string           `json:"table"` // table key
 	To      []RewindPosition `json:"to"`
 	Replace bool             `json:"replace,omitempty"`
-	At      int64            `json:"at"` // unix ms, stamped by the proposer
+	At      int64            `json:"at"`           // unix ms, stamped by the proposer
+	By      string           `json:"by,omitempty"` // who asked, as PauseTable.By
 }
 
 func (RewindTable) Type() CommandType { return CmdRewindTable }
@@ -88,6 +92,8 @@ type TableRewind struct {
 	ReplaceDone bool `json:"replace_done,omitempty"`
 	// DeletedRows counts the rows the replace delete removed.
 	DeletedRows int64 `json:"deleted_rows,omitempty"`
+	// By is who asked for the rewind (RewindTable.By).
+	By string `json:"by,omitempty"`
 }
 
 // ReplacePending reports whether the committer still has to delete rows
@@ -145,6 +151,12 @@ func applyPauseTable(s *State, c *PauseTable) error {
 	}
 	if _, ok := s.Paused[c.Table]; !ok {
 		s.Paused[c.Table] = c.At
+		if c.By != "" {
+			if s.PausedBy == nil {
+				s.PausedBy = map[string]string{}
+			}
+			s.PausedBy[c.Table] = c.By
+		}
 	}
 	return nil
 }
@@ -162,7 +174,7 @@ func applyRewindTable(s *State, c *RewindTable) error {
 		}
 	}
 	prev := s.Rewinds[c.Table]
-	rw := &TableRewind{Replace: c.Replace, At: c.At, To: slices.Clone(c.To)}
+	rw := &TableRewind{Replace: c.Replace, At: c.At, To: slices.Clone(c.To), By: c.By}
 	if prev != nil {
 		rw.Gen = prev.Gen
 		// A replace still pending stays owed for the partitions this rewind

@@ -61,18 +61,25 @@ func TestApplyPauseAndResume(t *testing.T) {
 	if err := apply(t, f, 100, PauseTable{Table: "db\x1fnope"}); !errors.Is(err, catalog.ErrNoSuchTable) {
 		t.Fatalf("pausing an unknown table: %v", err)
 	}
-	if err := apply(t, f, 101, PauseTable{Table: key, At: 7}); err != nil {
+	if err := apply(t, f, 101, PauseTable{Table: key, At: 7, By: "token:0123abcd"}); err != nil {
+		t.Fatal(err)
+	}
+	// A second pause keeps the first's time and caller.
+	if err := apply(t, f, 1011, PauseTable{Table: key, At: 8, By: "cert:CN=other"}); err != nil {
 		t.Fatal(err)
 	}
 	f.Read(func(s *State) {
-		if s.Paused[key] != 7 {
-			t.Fatalf("paused %v", s.Paused)
+		if s.Paused[key] != 7 || s.PausedBy[key] != "token:0123abcd" {
+			t.Fatalf("paused %v by %v", s.Paused, s.PausedBy)
 		}
 	})
 	if err := apply(t, f, 102, ResumeTable{Table: key}); err != nil {
 		t.Fatal(err)
 	}
 	f.Read(func(s *State) {
+		if _, ok := s.PausedBy[key]; ok {
+			t.Fatalf("a resumed table keeps its pauser: %v", s.PausedBy)
+		}
 		if _, ok := s.Paused[key]; ok {
 			t.Fatalf("still paused after resume")
 		}
@@ -95,7 +102,7 @@ func TestApplyRewind(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rewind to 4 with replace: pending e2 goes, committed and end are 4.
-	if err := apply(t, f, 102, RewindTable{Table: key, To: []RewindPosition{{TopicPartition: tp, Offset: 4}}, Replace: true, At: 9}); err != nil {
+	if err := apply(t, f, 102, RewindTable{Table: key, To: []RewindPosition{{TopicPartition: tp, Offset: 4}}, Replace: true, At: 9, By: "cert:CN=ops"}); err != nil {
 		t.Fatal(err)
 	}
 	f.Read(func(s *State) {
@@ -104,7 +111,7 @@ func TestApplyRewind(t *testing.T) {
 			t.Fatalf("after rewind: %+v pending %d", o, len(s.Ledger.Pending[key]))
 		}
 		rw := s.Rewinds[key]
-		if rw.Gen != 1 || !rw.ReplacePending() || rw.From[0].Offset != 10 {
+		if rw.Gen != 1 || !rw.ReplacePending() || rw.From[0].Offset != 10 || rw.By != "cert:CN=ops" {
 			t.Fatalf("rewind record %+v", rw)
 		}
 		if err := s.Ledger.Validate(); err != nil {

@@ -60,6 +60,7 @@ func applyResumeTable(s *State, c *ResumeTable) error {
 	r.Gen++
 	r.At = c.At
 	delete(s.Paused, c.Table) // operate.go: a resume also ends a pause
+	delete(s.PausedBy, c.Table)
 	for _, sk := range c.Skips {
 		if o, ok := s.Ledger.Position(c.Table, sk.TopicPartition); ok && o.Committed > sk.Offset {
 			continue // committed past already

@@ -93,6 +93,9 @@ type State struct {
 	Mappings map[string]*Mapping `json:"mappings,omitempty"`
 	// Paused maps the tables an operator paused to when (unix ms).
 	Paused map[string]int64 `json:"paused,omitempty"`
+	// PausedBy maps a paused table to who paused it (PauseTable.By), when
+	// the proposer said.
+	PausedBy map[string]string `json:"paused_by,omitempty"`
 	// Rewinds is the last rewind of each rewound table, by table key.
 	Rewinds map[string]*TableRewind `json:"rewinds,omitempty"`
 	// Proposals are the results of the last applied proposals that carried

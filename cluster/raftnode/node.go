@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/cluster/tlsconf"
 )
 
 // NodeConfig configures one Raft member.
@@ -67,6 +68,10 @@ type NodeConfig struct {
 	// Transport replaces the TCP transport (tests use raft's in-memory
 	// one); the internal RPC is then not started unless RPCAddr is set.
 	Transport raft.Transport
+	// TLS, if set, puts the internal RPC and the Raft transport under
+	// mutual TLS (tls.go); nil: plaintext (config refuses that on a
+	// non-loopback address unless cluster.insecure_internal is set).
+	TLS *tlsconf.Source
 	// RPCServerInterceptor and RPCClientInterceptor, if set, wrap every
 	// internal RPC this node serves and makes (tests cut a node off or lose
 	// answers with them).
@@ -138,8 +143,9 @@ func Open(cfg NodeConfig) (*Node, error) {
 	n := &Node{cfg: cfg, raft: r, fsm: f, store: st.store, transport: transport, log: cfg.Logger, stop: make(chan struct{})}
 	n.health = newHealthTracker(cfg.FailureTimeout)
 	n.clients.icp = cfg.RPCClientInterceptor
+	n.clients.creds = rpcClientCreds(cfg.TLS)
 	if cfg.RPCAddr != "" {
-		if n.rpc, err = listenRPC(cfg.RPCAddr, internalService{n}, cfg.RPCServerInterceptor); err != nil {
+		if n.rpc, err = listenRPC(cfg.RPCAddr, internalService{n}, cfg.RPCServerInterceptor, rpcServerCreds(cfg.TLS, cfg.Logger)); err != nil {
 			_ = r.Shutdown().Error()
 			closeAll()
 			return nil, err
@@ -230,6 +236,13 @@ func openTransport(cfg NodeConfig, hlog hclog.Logger) (raft.Transport, error) {
 	adv, err := net.ResolveTCPAddr("tcp", cfg.Advertise)
 	if err != nil {
 		return nil, fmt.Errorf("resolving raft advertise address %s: %w", cfg.Advertise, err)
+	}
+	if cfg.TLS != nil {
+		stream, err := newTLSStreamLayer(cfg.RaftAddr, adv, cfg.TLS, cfg.Logger.With("component", "raft"))
+		if err != nil {
+			return nil, err
+		}
+		return raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, hlog), nil
 	}
 	tcp, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, hlog)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
 )
@@ -142,12 +142,12 @@ type rpcServer struct {
 	lis net.Listener
 }
 
-func listenRPC(addr string, h rpcHandler, icp grpc.UnaryServerInterceptor) (*rpcServer, error) {
+func listenRPC(addr string, h rpcHandler, icp grpc.UnaryServerInterceptor, creds credentials.TransportCredentials) (*rpcServer, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening for internal rpc on %s: %w", addr, err)
 	}
-	var opts []grpc.ServerOption
+	opts := []grpc.ServerOption{grpc.Creds(creds)}
 	if icp != nil {
 		opts = append(opts, grpc.UnaryInterceptor(icp))
 	}
@@ -173,6 +173,7 @@ func (s *rpcServer) Stop() {
 // rpcClients keeps one connection per peer address.
 type rpcClients struct {
 	icp   grpc.UnaryClientInterceptor // nil: none
+	creds credentials.TransportCredentials
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
 }
@@ -184,7 +185,7 @@ func (c *rpcClients) conn(addr string) (*grpc.ClientConn, error) {
 		return cc, nil
 	}
 	opts := []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(c.creds),
 		grpc.WithDefaultCallOptions(grpc.CallContentSubtype(jsonCodec{}.Name())),
 	}
 	if c.icp != nil {

@@ -50,7 +50,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), healthCmd(), ctl.StatusCommand(), ctl.Command(), demoCmd(), versionCmd(), benchCmd())
+	root.AddCommand(serveCmd(), healthCmd(), ctl.StatusCommand(), ctl.Command(), demoCmd(), versionCmd(), benchCmd(), tlsCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "floe:", err)
 		var ee *exitError

@@ -104,7 +104,8 @@ func TestRewind(t *testing.T) {
 	}
 
 	// Replace: the rows from offset 0 on go, then the replay lands once.
-	res, err = n.RewindTable(ctx, admin.RewindRequest{Table: "ops.rw", Earliest: true, Policy: admin.ReplayReplace})
+	// The caller (what the admin API records) stays on the rewind.
+	res, err = n.RewindTable(admin.WithCaller(ctx, "cert:CN=ops"), admin.RewindRequest{Table: "ops.rw", Earliest: true, Policy: admin.ReplayReplace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,8 @@ func TestRewind(t *testing.T) {
 	waitTableRows(t, n, "ops.rw", total)
 	expectEach(1)
 	tr = nodeTable(t, n, "ops.rw")
-	if tr.Rewind == nil || !tr.Rewind.ReplaceDone || !strings.Contains(tr.Reason, "replayed once") {
+	if tr.Rewind == nil || !tr.Rewind.ReplaceDone || !strings.Contains(tr.Reason, "replayed once") || tr.Rewind.By != "cert:CN=ops" ||
+		!strings.Contains(tr.Rewind.Describe, "by cert:CN=ops") {
 		t.Fatalf("status after a replace rewind: reason %q rewind %+v", tr.Reason, tr.Rewind)
 	}
 

@@ -29,6 +29,11 @@ locals {
       { name = "FLOE_NODE_RAFT_ADDR", value = "0.0.0.0:7420" },
       { name = "FLOE_NODE_ADMIN_ADDR", value = "0.0.0.0:7421" },
       { name = "FLOE_NODE_RPC_ADDR", value = "0.0.0.0:7422" },
+      # The internal ports bind beyond loopback without cluster.tls, which Floe refuses
+      # unless told: certificates are not delivered to the tasks yet, so the security
+      # group (7420 and 7422 open to this group's tasks alone) is their protection. See
+      # docs/security.md, Internal ports, for mutual TLS.
+      { name = "FLOE_CLUSTER_INSECURE_INTERNAL", value = "true" },
       { name = "FLOE_CLUSTER_JOIN", value = local.join_address },
       { name = "FLOE_CLUSTER_BOOTSTRAP_EXPECT", value = tostring(var.bootstrap_expect) },
       { name = "FLOE_CLUSTER_MAX_VOTERS", value = tostring(var.max_voters) },

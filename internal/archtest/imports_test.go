@@ -34,7 +34,8 @@ var rules = map[string][]string{
 	// The replicated state: fsm is pure; raftnode runs it; catalog and
 	// recovery do the I/O on top of it through small interfaces.
 	"cluster/fsm":          {"ledger", "config"},
-	"cluster/raftnode":     {"cluster/fsm", "ledger", "config"},
+	"cluster/raftnode":     {"cluster/fsm", "cluster/tlsconf", "ledger", "config"},
+	"cluster/tlsconf":      nil, // internal ports' mTLS and floe tls
 	"cluster/catalog":      {"cluster/fsm", "ledger", "internal/metaloc", "internal/names"},
 	"cluster/recovery":     {"cluster/fsm", "cluster/catalog", "ledger", "config"},
 	"cluster/internal/...": {"*"}, // test support (clustertest)

@@ -1,1 +1,1 @@
-{"table":"db\u001forders","at":1767225608000}
+{"table":"db\u001forders","at":1767225608000,"by":"token:3f2a9c1e"}

@@ -1,1 +1,1 @@
-{"table":"db\u001forders","to":[{"topic":"orders","partition":2,"offset":40}],"replace":true,"at":1767225609000}
+{"table":"db\u001forders","to":[{"topic":"orders","partition":2,"offset":40}],"replace":true,"at":1767225609000,"by":"cert:CN=ops"}
