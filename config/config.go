@@ -366,12 +366,16 @@ func SanitizeName(topic string) string {
 	return b.String()
 }
 
+// MaxConfigBytes caps the configuration file: the largest real one is a
+// few hundred mappings, far below it.
+const MaxConfigBytes = 4 << 20
+
 // Load reads path (optional: empty means defaults only), applies environment
 // overrides from env (os.Environ() format), fills defaults and validates.
 func Load(path string, env []string) (Config, error) {
 	cfg := Defaults()
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, err := readCapped(path, MaxConfigBytes)
 		if err != nil {
 			return Config{}, fmt.Errorf("reading config: %w", err)
 		}

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -57,6 +58,11 @@ func SecretFields(c *Config) []string {
 // ErrSecretFile: a *_file secret could not be used.
 var ErrSecretFile = errors.New("secret file")
 
+// MaxSecretFileBytes caps what a *_file secret may hold: a password, key or
+// token is far smaller, and a path set by mistake to a large or endless file
+// (/dev/zero) must fail start-up, not fill memory.
+const MaxSecretFileBytes = 64 << 10
+
 // readSecrets fills each secret from its file form. Errors name the field
 // and the path, never the content.
 func (c *Config) readSecrets() error {
@@ -69,7 +75,7 @@ func (c *Config) readSecrets() error {
 			errs = append(errs, &FieldError{Field: s.field + "_file", Msg: "set " + s.field + " or " + s.field + "_file, not both"})
 			continue
 		}
-		data, err := os.ReadFile(*s.file)
+		data, err := readCapped(*s.file, MaxSecretFileBytes)
 		if err != nil {
 			// The os error names the path.
 			errs = append(errs, &FieldError{Field: s.field + "_file", Msg: fmt.Errorf("%w: %w", ErrSecretFile, err).Error()})
@@ -115,3 +121,21 @@ func (c Config) String() string { return fmt.Sprintf("%+v", printable(c.Redacted
 
 // LogValue implements slog.LogValuer the same way.
 func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// readCapped reads a file of at most limit bytes; a longer one is an error
+// naming the path and the limit, found after reading limit+1 bytes.
+func readCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", path, limit)
+	}
+	return data, nil
+}
