@@ -36,6 +36,7 @@ type laneRequest struct {
 // dispatches each partition's records to its registration.
 type lane struct {
 	cl      *kgo.Client
+	bound   *queueBound                        // the node's, shared by its lanes
 	claimed map[ledger.TopicPartition]struct{} // under nodeConsumer.mu
 
 	mu     sync.Mutex
@@ -47,8 +48,9 @@ type lane struct {
 	done   chan struct{}
 }
 
-func startLane(opts []kgo.Opt, fetchBytes int32) (*lane, error) {
+func startLane(opts []kgo.Opt, bound *queueBound, fetchBytes int32) (*lane, error) {
 	l := &lane{
+		bound:   bound,
 		claimed: map[ledger.TopicPartition]struct{}{},
 		regs:    map[ledger.TopicPartition]*registration{},
 		wake:    make(chan struct{}, 1),
@@ -209,7 +211,13 @@ func (l *lane) resize() {
 	if most == 0 {
 		return
 	}
-	l.cl.UpdateFetchMaxBytes(int32(min(max(sum, most), maxLaneFetch)), int32(min(most, maxLaneFetch)))
+	// One fetch is queued whole before any partition of it is paused: it
+	// must fit the node's queue bound.
+	limit := int64(maxLaneFetch)
+	if c := l.bound.fetchCap(); c > 0 {
+		limit = min(limit, c)
+	}
+	l.cl.UpdateFetchMaxBytes(int32(min(max(sum, most), limit)), int32(min(most, limit)))
 }
 
 // dispatch hands each partition's records of a poll to its registration,

@@ -51,8 +51,10 @@ func newRegistration(tp ledger.TopicPartition, offset int64, fetchBytes int32, o
 	return &registration{tp: tp, start: offset, next: offset, fetchBytes: max(fetchBytes, 1), onError: onError, wake: make(chan struct{}, 1)}
 }
 
+// recordBytes is what a queued record holds: its bytes (which keep its
+// fetched batch alive) and its structs.
 func recordBytes(r *kgo.Record) int64 {
-	n := int64(len(r.Key) + len(r.Value))
+	n := int64(queuedRecordOverhead + len(r.Key) + len(r.Value))
 	for _, h := range r.Headers {
 		n += int64(len(h.Key) + len(h.Value))
 	}
@@ -67,17 +69,20 @@ func (r *registration) push(its []item) (pause bool) {
 	if r.closed {
 		return false
 	}
+	var n int64
 	for _, it := range its {
 		if it.rec != nil {
-			r.queued += recordBytes(it.rec)
+			n += recordBytes(it.rec)
 		}
 	}
+	r.queued += n
+	over := r.lane.bound.add(n)
 	r.items = append(r.items, its...)
 	select {
 	case r.wake <- struct{}{}:
 	default:
 	}
-	if !r.pausing && r.queued >= int64(r.fetchBytes) {
+	if !r.pausing && (r.queued >= int64(r.fetchBytes) || over) {
 		r.pausing = true
 		return true
 	}
@@ -98,7 +103,9 @@ func (r *registration) take(ctx context.Context) (item, error) {
 			r.items[r.head] = item{}
 			r.head++
 			if it.rec != nil {
-				r.queued -= recordBytes(it.rec)
+				n := recordBytes(it.rec)
+				r.queued -= n
+				r.lane.bound.add(-n)
 			}
 			resume := false
 			switch {
@@ -130,6 +137,9 @@ func (r *registration) take(ctx context.Context) (item, error) {
 // close drops the queue; the lane dispatches nothing more to it.
 func (r *registration) close() {
 	r.mu.Lock()
+	if r.lane != nil {
+		r.lane.bound.add(-r.queued)
+	}
 	r.closed, r.items, r.head, r.queued = true, nil, 0, 0
 	r.mu.Unlock()
 	select {
