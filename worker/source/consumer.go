@@ -130,7 +130,7 @@ func (s *sharedReader) Read(ctx context.Context) (Message, error) {
 		}
 		return Message{}, it.err
 	}
-	return message(it.rec, it.end), nil
+	return it.msg, nil
 }
 
 // Close removes the partition from its lane's client and waits until the

@@ -324,9 +324,10 @@ func TestTransactionMarkersReachTheReader(t *testing.T) {
 }
 
 // The node's queue bound holds the records waiting for every reader
-// together, however large each reader's own share: readers that are never
-// read get paused once the node's queues hold the limit, then read every
-// record, in order, and the bound counts nothing left queued.
+// together, however large each reader's own share: with readers that are
+// never read, the lane stops polling once the node's queues hold the
+// limit; then every record is read, in order, and the bound counts nothing
+// left queued.
 func TestQueueLimitBoundsAllReaders(t *testing.T) {
 	const n, size, share, limit = 1000, 1 << 10, 4 << 20, 32 << 10
 	k := testCluster(t, n, size)
@@ -338,18 +339,16 @@ func TestQueueLimitBoundsAllReaders(t *testing.T) {
 		rs = append(rs, r)
 	}
 	l := rs[0].(*sharedReader).reg.lane
-	wait.For(t, 10*time.Second, "both partitions paused", func() bool {
-		return len(l.cl.PauseFetchPartitions(nil)["t"]) == 2
-	})
+	wait.For(t, 10*time.Second, "the lane waiting for room", l.waitingRoom.Load)
 	// A fetch is at most the limit (past it by a batch, 8 KiB here), and
-	// it is queued whole before the partitions in it are paused.
-	if q := k.readers.bound.queued.Load(); q > 3*limit {
+	// the one that crossed the limit is queued whole.
+	if q := k.readers.bound.Queued(); q > 3*limit {
 		t.Fatalf("readers queue %d bytes in all, want at most %d (limit %d)", q, 3*limit, limit)
 	}
 	for _, r := range rs {
 		checkRun(t, readOffsets(t, r, n-1), 0)
 	}
-	if q := k.readers.bound.queued.Load(); q != 0 {
+	if q := k.readers.bound.Queued(); q != 0 {
 		t.Fatalf("%d bytes still counted as queued after every record was read", q)
 	}
 }

@@ -167,7 +167,7 @@ func (k *KafkaClient) NewReader(tp ledger.TopicPartition, offset int64, fetchByt
 // readers, across every partition the client reads, and the size of one
 // fetch; 0 lifts the bound (each partition is still bounded by its
 // reader's fetch bytes).
-func (k *KafkaClient) SetQueueLimit(bytes int64) { k.readers.bound.limit.Store(max(bytes, 0)) }
+func (k *KafkaClient) SetQueueLimit(bytes int64) { k.readers.bound.setLimit(bytes) }
 
 // OffsetsAt returns, per partition, the first offset whose record time is
 // at or after t; a partition with no such record answers its end (the next

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -35,9 +36,12 @@ type laneRequest struct {
 // lane is one franz-go client and the goroutine that polls it and
 // dispatches each partition's records to its registration.
 type lane struct {
-	cl      *kgo.Client
-	bound   *queueBound                        // the node's, shared by its lanes
-	claimed map[ledger.TopicPartition]struct{} // under nodeConsumer.mu
+	cl    *kgo.Client
+	bound *queueBound // the node's, shared by its lanes
+	// waitingRoom: the goroutine waits for the node's queues to make room
+	// (for tests).
+	waitingRoom atomic.Bool
+	claimed     map[ledger.TopicPartition]struct{} // under nodeConsumer.mu
 
 	mu     sync.Mutex
 	reqs   []laneRequest
@@ -118,11 +122,16 @@ func (l *lane) run() {
 		}
 		l.cancel = cancel
 		l.mu.Unlock()
-		if idle {
+		if room := l.bound.full(); idle || room != nil {
+			// Idle, or the node's queues are full: wait for a request or
+			// for room, then apply the requests and check again.
+			l.waitingRoom.Store(room != nil)
 			select {
 			case <-l.quit:
 			case <-l.wake:
+			case <-room:
 			}
+			l.waitingRoom.Store(false)
 		} else {
 			l.dispatch(l.cl.PollFetches(ctx))
 		}
@@ -245,7 +254,7 @@ func (l *lane) dispatch(fs kgo.Fetches) {
 				continue // never below the start, never twice
 			}
 			r.next = rec.Offset + 1
-			its = append(its, item{rec: rec, end: end})
+			its = append(its, item{msg: message(rec, end), size: recordBytes(rec)})
 		}
 		if len(its) == 0 && p.Err != nil {
 			its = append(its, item{err: fmt.Errorf("fetching %s: %w", r.tp, p.Err)})

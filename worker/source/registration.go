@@ -40,20 +40,19 @@ type registration struct {
 // ones to the front.
 const compactAt = 1024
 
-// item is a dispatched record (with the partition's end when it was
-// fetched) or a fetch error.
+// item is a dispatched record, already a Message of its own (see message),
+// or a fetch error; size is what the record counts as queued.
 type item struct {
-	rec *kgo.Record
-	end int64
-	err error
+	msg  Message
+	size int64
+	err  error
 }
 
 func newRegistration(tp ledger.TopicPartition, offset int64, fetchBytes int32, onError func(error)) *registration {
 	return &registration{tp: tp, start: offset, next: offset, fetchBytes: max(fetchBytes, 1), onError: onError, wake: make(chan struct{}, 1)}
 }
 
-// recordBytes is what a queued record holds: its bytes (which keep its
-// fetched batch alive) and its structs.
+// recordBytes is what a queued record holds: its bytes and its Message.
 func recordBytes(r *kgo.Record) int64 {
 	n := int64(queuedRecordOverhead + len(r.Key) + len(r.Value))
 	for _, h := range r.Headers {
@@ -72,18 +71,16 @@ func (r *registration) push(its []item) (pause bool) {
 	}
 	var n int64
 	for _, it := range its {
-		if it.rec != nil {
-			n += recordBytes(it.rec)
-		}
+		n += it.size
 	}
 	r.queued += n
-	over := r.lane.bound.add(n)
+	r.lane.bound.add(n)
 	r.items = append(r.items, its...)
 	select {
 	case r.wake <- struct{}{}:
 	default:
 	}
-	if !r.pausing && (r.queued >= int64(r.fetchBytes) || over) {
+	if !r.pausing && r.queued >= int64(r.fetchBytes) {
 		r.pausing = true
 		return true
 	}
@@ -103,11 +100,8 @@ func (r *registration) take(ctx context.Context) (item, error) {
 			it := r.items[r.head]
 			r.items[r.head] = item{}
 			r.head++
-			if it.rec != nil {
-				n := recordBytes(it.rec)
-				r.queued -= n
-				r.lane.bound.add(-n)
-			}
+			r.queued -= it.size
+			r.lane.bound.add(-it.size)
 			resume := false
 			switch {
 			case r.head == len(r.items):
@@ -149,13 +143,13 @@ func (r *registration) close() {
 	}
 }
 
-// message turns a fetched record or marker into a Message. Its bytes are
-// copied out of the fetch: franz-go slices every record of a batch from one
-// decompressed buffer and allocates the batch's records in one slice, so a
-// message that kept them would keep its whole batch alive while it waits in
-// a pipeline's queue or buffer, where the budget charges the message only
-// (at 5,000 partitions, 5,120 queued messages from as many batches held
-// most of a node's heap outside the budget).
+// message turns a fetched record or marker into a Message, when it is
+// queued. Its bytes are copied out of the fetch: franz-go slices every
+// record of a batch from one decompressed buffer and allocates the batch's
+// records in one slice, so a record that kept them would keep its whole
+// batch alive while it waits, counted as itself only, in a partition's
+// queue (one record left of each of 5,000 partitions' batches) or in a
+// pipeline's queue or buffer, where the budget charges it as itself too.
 func message(m *kgo.Record, end int64) Message {
 	if m.Attrs.IsControl() {
 		return Message{Offset: m.Offset, Control: true, HighWatermark: end}

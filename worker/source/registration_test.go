@@ -2,8 +2,10 @@ package source
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
+	"github.com/floe-io/floe/ledger"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -59,5 +61,29 @@ func TestMessageCopiesOutOfTheFetch(t *testing.T) {
 				t.Errorf("offset %d, end %d", m.Offset, m.HighWatermark)
 			}
 		})
+	}
+}
+
+// A record is copied out of its fetch when it is queued, not when it is
+// read: a partition's queue keeps none of the fetch's buffer alive (the
+// buffer is overwritten between the dispatch and the read).
+func TestQueuedRecordKeepsNoFetchBuffer(t *testing.T) {
+	tp := ledger.TopicPartition{Topic: "t"}
+	l := &lane{regs: map[ledger.TopicPartition]*registration{}}
+	r := newRegistration(tp, 0, 1<<20, nil)
+	r.lane = l
+	l.regs[tp] = r
+	batch := []byte("k0v0k1v1")
+	recs := []*kgo.Record{{Offset: 0, Key: batch[0:2], Value: batch[2:4]}, {Offset: 1, Key: batch[4:6], Value: batch[6:8]}}
+	l.dispatch(kgo.Fetches{{Topics: []kgo.FetchTopic{{Topic: "t", Partitions: []kgo.FetchPartition{{Partition: 0, Records: recs}}}}}})
+	copy(batch, "XXXXXXXX")
+	for i, want := range []string{"k0v0", "k1v1"} {
+		m, err := (&sharedReader{reg: r}).Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(m.Key) + string(m.Value); got != want {
+			t.Errorf("record %d reads %q, want %q", i, got, want)
+		}
 	}
 }
