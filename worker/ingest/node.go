@@ -27,6 +27,11 @@ type Kafka interface {
 	NewReader(tp ledger.TopicPartition, offset int64, fetchBytes int32, onError func(error)) source.PartitionReader
 }
 
+// queueLimiter is a Kafka whose readers can be held, all together, to the
+// fetch quarter of the budget (source.KafkaClient): the readers' per-partition
+// shares have a floor, so with many partitions they add up to more.
+type queueLimiter interface{ SetQueueLimit(bytes int64) }
+
 // State is the replicated state a pipeline reads.
 type State interface {
 	// Position returns where a partition stands in a table.
@@ -143,6 +148,9 @@ type Node struct {
 func NewNode(d Deps) *Node {
 	n := &Node{Deps: d, rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{}), pipes: map[*Pipeline]struct{}{}}
 	n.mem = newBudget(recordShare(int64(d.Config.MemoryBudget)), n.press)
+	if q, ok := d.Kafka.(queueLimiter); ok && d.Config.MemoryBudget > 0 {
+		q.SetQueueLimit(int64(d.Config.MemoryBudget) / fetchShareDiv)
+	}
 	return n
 }
 

@@ -52,7 +52,8 @@ var ErrReaderClosed = errors.New("source: reader closed")
 // once (two tables of one topic) is read by a second client, a lane; a
 // lane's client and goroutine end when its last reader closes.
 type nodeConsumer struct {
-	opts []kgo.Opt // readerOpts
+	opts  []kgo.Opt // readerOpts
+	bound queueBound
 
 	mu    sync.Mutex
 	lanes []*lane
@@ -74,7 +75,7 @@ func (c *nodeConsumer) reader(tp ledger.TopicPartition, offset int64, fetchBytes
 	}
 	if l == nil {
 		var err error
-		if l, err = startLane(c.opts, fetchBytes); err != nil {
+		if l, err = startLane(c.opts, &c.bound, fetchBytes); err != nil {
 			c.mu.Unlock()
 			return failedReader{fmt.Errorf("reading %s: %w", tp, err)}
 		}
@@ -129,7 +130,7 @@ func (s *sharedReader) Read(ctx context.Context) (Message, error) {
 		}
 		return Message{}, it.err
 	}
-	return message(it.rec, it.end), nil
+	return it.msg, nil
 }
 
 // Close removes the partition from its lane's client and waits until the

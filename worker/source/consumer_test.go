@@ -322,3 +322,33 @@ func TestTransactionMarkersReachTheReader(t *testing.T) {
 		t.Fatalf("high watermark %d, want the last stable offset %d", m.HighWatermark, end)
 	}
 }
+
+// The node's queue bound holds the records waiting for every reader
+// together, however large each reader's own share: with readers that are
+// never read, the lane stops polling once the node's queues hold the
+// limit; then every record is read, in order, and the bound counts nothing
+// left queued.
+func TestQueueLimitBoundsAllReaders(t *testing.T) {
+	const n, size, share, limit = 1000, 1 << 10, 4 << 20, 32 << 10
+	k := testCluster(t, n, size)
+	k.SetQueueLimit(limit)
+	var rs []PartitionReader
+	for p := range int32(2) {
+		r := k.NewReader(ledger.TopicPartition{Topic: "t", Partition: p}, 0, share, nil)
+		defer r.Close()
+		rs = append(rs, r)
+	}
+	l := rs[0].(*sharedReader).reg.lane
+	wait.For(t, 10*time.Second, "the lane waiting for room", l.waitingRoom.Load)
+	// A fetch is at most the limit (past it by a batch, 8 KiB here), and
+	// the one that crossed the limit is queued whole.
+	if q := k.readers.bound.Queued(); q > 3*limit {
+		t.Fatalf("readers queue %d bytes in all, want at most %d (limit %d)", q, 3*limit, limit)
+	}
+	for _, r := range rs {
+		checkRun(t, readOffsets(t, r, n-1), 0)
+	}
+	if q := k.readers.bound.Queued(); q != 0 {
+		t.Fatalf("%d bytes still counted as queued after every record was read", q)
+	}
+}

@@ -163,6 +163,12 @@ func (k *KafkaClient) NewReader(tp ledger.TopicPartition, offset int64, fetchByt
 	return k.readers.reader(tp, offset, fetchBytes, onError)
 }
 
+// SetQueueLimit bounds the bytes of fetched records waiting for their
+// readers, across every partition the client reads, and the size of one
+// fetch; 0 lifts the bound (each partition is still bounded by its
+// reader's fetch bytes).
+func (k *KafkaClient) SetQueueLimit(bytes int64) { k.readers.bound.setLimit(bytes) }
+
 // OffsetsAt returns, per partition, the first offset whose record time is
 // at or after t; a partition with no such record answers its end (the next
 // offset to be written), as Kafka's ListOffsets does with -1.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -35,8 +36,12 @@ type laneRequest struct {
 // lane is one franz-go client and the goroutine that polls it and
 // dispatches each partition's records to its registration.
 type lane struct {
-	cl      *kgo.Client
-	claimed map[ledger.TopicPartition]struct{} // under nodeConsumer.mu
+	cl    *kgo.Client
+	bound *queueBound // the node's, shared by its lanes
+	// waitingRoom: the goroutine waits for the node's queues to make room
+	// (for tests).
+	waitingRoom atomic.Bool
+	claimed     map[ledger.TopicPartition]struct{} // under nodeConsumer.mu
 
 	mu     sync.Mutex
 	reqs   []laneRequest
@@ -47,8 +52,9 @@ type lane struct {
 	done   chan struct{}
 }
 
-func startLane(opts []kgo.Opt, fetchBytes int32) (*lane, error) {
+func startLane(opts []kgo.Opt, bound *queueBound, fetchBytes int32) (*lane, error) {
 	l := &lane{
+		bound:   bound,
 		claimed: map[ledger.TopicPartition]struct{}{},
 		regs:    map[ledger.TopicPartition]*registration{},
 		wake:    make(chan struct{}, 1),
@@ -116,11 +122,16 @@ func (l *lane) run() {
 		}
 		l.cancel = cancel
 		l.mu.Unlock()
-		if idle {
+		if room := l.bound.full(); idle || room != nil {
+			// Idle, or the node's queues are full: wait for a request or
+			// for room, then apply the requests and check again.
+			l.waitingRoom.Store(room != nil)
 			select {
 			case <-l.quit:
 			case <-l.wake:
+			case <-room:
 			}
+			l.waitingRoom.Store(false)
 		} else {
 			l.dispatch(l.cl.PollFetches(ctx))
 		}
@@ -209,7 +220,13 @@ func (l *lane) resize() {
 	if most == 0 {
 		return
 	}
-	l.cl.UpdateFetchMaxBytes(int32(min(max(sum, most), maxLaneFetch)), int32(min(most, maxLaneFetch)))
+	// One fetch is queued whole before any partition of it is paused: it
+	// must fit the node's queue bound.
+	limit := int64(maxLaneFetch)
+	if c := l.bound.fetchCap(); c > 0 {
+		limit = min(limit, c)
+	}
+	l.cl.UpdateFetchMaxBytes(int32(min(max(sum, most), limit)), int32(min(most, limit)))
 }
 
 // dispatch hands each partition's records of a poll to its registration,
@@ -237,7 +254,7 @@ func (l *lane) dispatch(fs kgo.Fetches) {
 				continue // never below the start, never twice
 			}
 			r.next = rec.Offset + 1
-			its = append(its, item{rec: rec, end: end})
+			its = append(its, item{msg: message(rec, end), size: recordBytes(rec)})
 		}
 		if len(its) == 0 && p.Err != nil {
 			its = append(its, item{err: fmt.Errorf("fetching %s: %w", r.tp, p.Err)})

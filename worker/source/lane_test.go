@@ -120,7 +120,7 @@ func TestQueueNeverEmptyStaysBounded(t *testing.T) {
 	push := func(n int) {
 		var its []item
 		for range n {
-			its = append(its, item{rec: &kgo.Record{Offset: off}})
+			its = append(its, item{msg: Message{Offset: off}})
 			off++
 		}
 		r.push(its)
@@ -129,8 +129,8 @@ func TestQueueNeverEmptyStaysBounded(t *testing.T) {
 	for i := range 10 * compactAt {
 		push(1)
 		it, err := r.take(context.Background())
-		if err != nil || it.rec.Offset != int64(i) {
-			t.Fatalf("take %d: offset %v, %v", i, it.rec, err)
+		if err != nil || it.msg.Offset != int64(i) {
+			t.Fatalf("take %d: offset %v, %v", i, it.msg.Offset, err)
 		}
 	}
 	if n := len(r.items); n > 2*compactAt+10 {

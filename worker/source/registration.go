@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -39,20 +40,21 @@ type registration struct {
 // ones to the front.
 const compactAt = 1024
 
-// item is a dispatched record (with the partition's end when it was
-// fetched) or a fetch error.
+// item is a dispatched record, already a Message of its own (see message),
+// or a fetch error; size is what the record counts as queued.
 type item struct {
-	rec *kgo.Record
-	end int64
-	err error
+	msg  Message
+	size int64
+	err  error
 }
 
 func newRegistration(tp ledger.TopicPartition, offset int64, fetchBytes int32, onError func(error)) *registration {
 	return &registration{tp: tp, start: offset, next: offset, fetchBytes: max(fetchBytes, 1), onError: onError, wake: make(chan struct{}, 1)}
 }
 
+// recordBytes is what a queued record holds: its bytes and its Message.
 func recordBytes(r *kgo.Record) int64 {
-	n := int64(len(r.Key) + len(r.Value))
+	n := int64(queuedRecordOverhead + len(r.Key) + len(r.Value))
 	for _, h := range r.Headers {
 		n += int64(len(h.Key) + len(h.Value))
 	}
@@ -67,11 +69,12 @@ func (r *registration) push(its []item) (pause bool) {
 	if r.closed {
 		return false
 	}
+	var n int64
 	for _, it := range its {
-		if it.rec != nil {
-			r.queued += recordBytes(it.rec)
-		}
+		n += it.size
 	}
+	r.queued += n
+	r.lane.bound.add(n)
 	r.items = append(r.items, its...)
 	select {
 	case r.wake <- struct{}{}:
@@ -97,9 +100,8 @@ func (r *registration) take(ctx context.Context) (item, error) {
 			it := r.items[r.head]
 			r.items[r.head] = item{}
 			r.head++
-			if it.rec != nil {
-				r.queued -= recordBytes(it.rec)
-			}
+			r.queued -= it.size
+			r.lane.bound.add(-it.size)
 			resume := false
 			switch {
 			case r.head == len(r.items):
@@ -130,6 +132,9 @@ func (r *registration) take(ctx context.Context) (item, error) {
 // close drops the queue; the lane dispatches nothing more to it.
 func (r *registration) close() {
 	r.mu.Lock()
+	if r.lane != nil {
+		r.lane.bound.add(-r.queued)
+	}
 	r.closed, r.items, r.head, r.queued = true, nil, 0, 0
 	r.mu.Unlock()
 	select {
@@ -138,14 +143,32 @@ func (r *registration) close() {
 	}
 }
 
-// message turns a fetched record or marker into a Message.
+// message turns a fetched record or marker into a Message, when it is
+// queued. Its bytes are copied out of the fetch: franz-go slices every
+// record of a batch from one decompressed buffer and allocates the batch's
+// records in one slice, so a record that kept them would keep its whole
+// batch alive while it waits, counted as itself only, in a partition's
+// queue (one record left of each of 5,000 partitions' batches) or in a
+// pipeline's queue or buffer, where the budget charges it as itself too.
 func message(m *kgo.Record, end int64) Message {
 	if m.Attrs.IsControl() {
 		return Message{Offset: m.Offset, Control: true, HighWatermark: end}
 	}
+	n := len(m.Key) + len(m.Value)
+	for _, h := range m.Headers {
+		n += len(h.Value)
+	}
+	buf := make([]byte, 0, n)
+	cut := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		buf = append(buf, b...)
+		return buf[len(buf)-len(b) : len(buf) : len(buf)]
+	}
 	hs := make([]records.Header, len(m.Headers))
 	for i, h := range m.Headers {
-		hs[i] = records.Header{Key: h.Key, Value: h.Value}
+		hs[i] = records.Header{Key: strings.Clone(h.Key), Value: cut(h.Value)}
 	}
-	return Message{Offset: m.Offset, Key: m.Key, Value: m.Value, Headers: hs, Time: m.Timestamp, HighWatermark: end}
+	return Message{Offset: m.Offset, Key: cut(m.Key), Value: cut(m.Value), Headers: hs, Time: m.Timestamp, HighWatermark: end}
 }
