@@ -124,21 +124,7 @@ func waitRows(t *testing.T, n *floeNode, table string, want int64, timeout time.
 // partition holds offsets 0..n-1 exactly once across them.
 func checkExactlyOnce(t *testing.T, tbls []*table.Table, topic string, perPartition map[int32]int64) {
 	t.Helper()
-	all := map[string]map[int64]int{}
-	for _, tbl := range tbls {
-		counts, _, err := offsetCounts(context.Background(), tbl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for tp, offs := range counts {
-			if all[tp] == nil {
-				all[tp] = map[int64]int{}
-			}
-			for o, c := range offs {
-				all[tp][o] += c
-			}
-		}
-	}
+	all := offsetCountsAcross(t, tbls)
 	for p, n := range perPartition {
 		offs := all[fmt.Sprintf("%s/%d", topic, p)]
 		var total int64
@@ -392,4 +378,26 @@ func floeBinary(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return builtBinary
+}
+
+// offsetCountsAcross sums, per "topic/partition", how many times each
+// offset appears across the tables (a table and its dead-letter table).
+func offsetCountsAcross(t *testing.T, tbls []*table.Table) map[string]map[int64]int {
+	t.Helper()
+	all := map[string]map[int64]int{}
+	for _, tbl := range tbls {
+		counts, _, err := offsetCounts(context.Background(), tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for tp, offs := range counts {
+			if all[tp] == nil {
+				all[tp] = map[int64]int{}
+			}
+			for o, c := range offs {
+				all[tp][o] += c
+			}
+		}
+	}
+	return all
 }

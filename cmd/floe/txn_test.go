@@ -272,21 +272,7 @@ func readCommitted(t *testing.T, brokers []string, topic string, hwm map[int32]i
 // never appears, and nothing else does.
 func checkOffsetsOnce(t *testing.T, tbls []*table.Table, topic string, want, never map[int32][]int64) {
 	t.Helper()
-	all := map[string]map[int64]int{}
-	for _, tbl := range tbls {
-		counts, _, err := offsetCounts(context.Background(), tbl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for tp, offs := range counts {
-			if all[tp] == nil {
-				all[tp] = map[int64]int{}
-			}
-			for o, c := range offs {
-				all[tp][o] += c
-			}
-		}
-	}
+	all := offsetCountsAcross(t, tbls)
 	for p, offs := range want {
 		got := all[fmt.Sprintf("%s/%d", topic, p)]
 		for _, o := range never[p] {
