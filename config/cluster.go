@@ -38,13 +38,23 @@ type Cluster struct {
 	InsecureInternal bool `yaml:"insecure_internal"`
 }
 
-// ClusterTLS names the PEM files of the internal ports' mutual TLS (floe tls
-// ca create and floe tls cert create make them). The files are re-read when
-// they change, so certificates rotate without a restart.
+// ClusterTLS holds the internal ports' mutual TLS material (floe tls ca
+// create and floe tls cert create make it) in one of two forms. Files
+// (ca_file, cert_file, key_file) are re-read when they change, so
+// certificates rotate without a restart. Inline PEM (ca_pem, cert_pem,
+// key_pem; FLOE_CLUSTER_TLS_CA_PEM and so on, which is how ECS injects a
+// Secrets Manager secret into an image without a shell) is read once:
+// rotating it is a rolling restart.
 type ClusterTLS struct {
 	CAFile   string `yaml:"ca_file"`
 	CertFile string `yaml:"cert_file"`
 	KeyFile  string `yaml:"key_file"`
+	// CAPEM is the CA certificate(s), PEM; CertPEM the node certificate
+	// (and any intermediates); KeyPEM its private key, a secret: redacted
+	// wherever the configuration is printed.
+	CAPEM   string `yaml:"ca_pem"`
+	CertPEM string `yaml:"cert_pem"`
+	KeyPEM  string `yaml:"key_pem"`
 	// VerifyIncoming (default true): a peer must present a certificate
 	// signed by the CA that carries ServerName.
 	VerifyIncoming bool `yaml:"verify_incoming"`
@@ -53,21 +63,22 @@ type ClusterTLS struct {
 	ServerName string `yaml:"server_name"`
 }
 
-// Enabled reports whether any of the files is set.
-func (t ClusterTLS) Enabled() bool { return t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" }
+// Enabled reports whether any of the files or PEM is set.
+func (t ClusterTLS) Enabled() bool { return t.filesSet() || t.Inline() }
+
+// Inline reports whether the PEM form is used.
+func (t ClusterTLS) Inline() bool { return t.CAPEM != "" || t.CertPEM != "" || t.KeyPEM != "" }
+
+func (t ClusterTLS) filesSet() bool { return t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" }
 
 // validateInternalTLS checks cluster.tls, and refuses a non-loopback
 // internal address without it unless cluster.insecure_internal says so.
+// The PEM content is checked where it is loaded (cluster/tlsconf), at the
+// start of the node, naming the field.
 func (c *Config) validateInternalTLS(bad func(field, format string, args ...any)) {
 	t := c.Cluster.TLS
 	if t.Enabled() {
-		for _, f := range []struct{ field, v string }{
-			{"cluster.tls.ca_file", t.CAFile}, {"cluster.tls.cert_file", t.CertFile}, {"cluster.tls.key_file", t.KeyFile},
-		} {
-			if f.v == "" {
-				bad(f.field, "must be set: cluster.tls needs ca_file, cert_file and key_file together")
-			}
-		}
+		c.validateTLSForm(bad)
 		if t.ServerName != "" && !dnsNameRe.MatchString(t.ServerName) {
 			bad("cluster.tls.server_name", "%q is not a DNS name", t.ServerName)
 		}
@@ -81,8 +92,31 @@ func (c *Config) validateInternalTLS(bad func(field, format string, args ...any)
 	} {
 		if a.v != "" && !loopback(a.v) {
 			bad(a.field, "%q is not a loopback address and cluster.tls is not set: anyone who reaches it could apply any command "+
-				"and read the whole replicated state; set cluster.tls (ca_file, cert_file, key_file: floe tls ca create, "+
-				"floe tls cert create) or, on a network you trust, cluster.insecure_internal: true", a.v)
+				"and read the whole replicated state; set cluster.tls (ca_file, cert_file, key_file, or ca_pem, cert_pem, key_pem: "+
+				"floe tls ca create, floe tls cert create) or, on a network you trust, cluster.insecure_internal: true", a.v)
+		}
+	}
+}
+
+// validateTLSForm: one form, complete.
+func (c *Config) validateTLSForm(bad func(field, format string, args ...any)) {
+	t := c.Cluster.TLS
+	if t.filesSet() && t.Inline() {
+		bad("cluster.tls", "set the files (ca_file, cert_file, key_file) or the PEM (ca_pem, cert_pem, key_pem), not both")
+		return
+	}
+	fields := []struct{ field, v string }{
+		{"cluster.tls.ca_file", t.CAFile}, {"cluster.tls.cert_file", t.CertFile}, {"cluster.tls.key_file", t.KeyFile},
+	}
+	if t.Inline() {
+		fields = []struct{ field, v string }{
+			{"cluster.tls.ca_pem", t.CAPEM}, {"cluster.tls.cert_pem", t.CertPEM}, {"cluster.tls.key_pem", t.KeyPEM},
+		}
+	}
+	for _, f := range fields {
+		if f.v == "" {
+			bad(f.field, "must be set: cluster.tls needs %s, %s and %s together",
+				fields[0].field[len("cluster.tls."):], fields[1].field[len("cluster.tls."):], fields[2].field[len("cluster.tls."):])
 		}
 	}
 }

@@ -95,7 +95,7 @@ func (c *Config) readSecrets() error {
 const redacted = "[redacted]"
 
 // Redacted returns a copy of c with every secret that is set (and the
-// inline auth tokens) replaced by [redacted]: what may be printed or
+// inline auth tokens and internal TLS key) replaced by [redacted]: what may be printed or
 // logged. The copy shares no slice with c.
 func (c Config) Redacted() Config {
 	r := c
@@ -107,6 +107,11 @@ func (c Config) Redacted() Config {
 	}
 	if r.Auth.Tokens != "" {
 		r.Auth.Tokens = redacted
+	}
+	// The internal TLS key has a file form of its own (key_file, re-read
+	// on change), so it is not among secretFields' *_file pairs.
+	if r.Cluster.TLS.KeyPEM != "" {
+		r.Cluster.TLS.KeyPEM = redacted
 	}
 	return r
 }

@@ -32,6 +32,13 @@ func TestLoadInternalTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	caKey := filepath.Join(dir, "ca-key.pem")
+	other, err := tlsconf.NewCA("other", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem := func(ca, cert, key []byte) config.ClusterTLS {
+		return config.ClusterTLS{CAPEM: string(ca), CertPEM: string(cert), KeyPEM: string(key), ServerName: "server.prod.floe", VerifyIncoming: true}
+	}
 	for _, c := range []struct {
 		name string
 		tls  config.ClusterTLS
@@ -42,6 +49,10 @@ func TestLoadInternalTLS(t *testing.T) {
 		{"missing cert", config.ClusterTLS{CAFile: caFile, CertFile: filepath.Join(dir, "nope.pem"), KeyFile: key}, "nope.pem"},
 		{"key of another certificate", config.ClusterTLS{CAFile: caFile, CertFile: cert, KeyFile: caKey}, "key_file"},
 		{"not a CA file", config.ClusterTLS{CAFile: key, CertFile: cert, KeyFile: key}, "ca_file"},
+		{"inline pem", pem(ca.Cert, leaf.Cert, leaf.Key), ""},
+		{"inline ca not pem", pem([]byte("x"), leaf.Cert, leaf.Key), "cluster.tls.ca_pem: "},
+		{"inline key of the ca", pem(ca.Cert, leaf.Cert, ca.Key), "cluster.tls.key_pem: "},
+		{"inline cert of another ca", pem(other.Cert, leaf.Cert, leaf.Key), "cluster.tls.cert_pem: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src, err := loadInternalTLS(c.tls, slog.Default())

@@ -328,17 +328,27 @@ func (n *Node) Ready() error {
 	return nil
 }
 
-// loadInternalTLS reads cluster.tls's files (nil when it is not set): a
-// missing or broken file stops the start here, naming it.
+// loadInternalTLS reads cluster.tls's files or PEM (nil when it is not
+// set): a missing or broken file, or PEM that is not a matching set signed
+// by the CA for the server name, stops the start here, naming the field.
 func loadInternalTLS(t config.ClusterTLS, log *slog.Logger) (*tlsconf.Source, error) {
 	if !t.Enabled() {
 		return nil, nil
 	}
 	src, err := tlsconf.Load(tlsconf.Files{
-		CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName, VerifyIncoming: t.VerifyIncoming,
+		CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile,
+		CAPEM: []byte(t.CAPEM), CertPEM: []byte(t.CertPEM), KeyPEM: []byte(t.KeyPEM),
+		ServerName: t.ServerName, VerifyIncoming: t.VerifyIncoming,
 	}, log.With("component", "internal-tls"))
+	var me *tlsconf.MaterialError
+	if errors.As(err, &me) {
+		return nil, fmt.Errorf("cluster.tls.%s: %w", me.Field, me.Err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster.tls: %w", err)
+	}
+	if t.Inline() {
+		log.Info("internal tls from inline PEM: fixed until restart (rotate by rolling restart)")
 	}
 	return src, nil
 }

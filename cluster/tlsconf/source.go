@@ -17,9 +17,13 @@ import (
 // speak on the internal ports.
 const DefaultServerName = "server.floe"
 
-// Files names the PEM files of a node's internal TLS.
+// Files names the PEM files of a node's internal TLS, or holds the PEM
+// itself (inline.go): one form or the other.
 type Files struct {
 	CAFile, CertFile, KeyFile string
+	// CAPEM, CertPEM, KeyPEM: the material inline, fixed for the process
+	// life; when any is set the file names are not used.
+	CAPEM, CertPEM, KeyPEM []byte
 	// ServerName is the SAN a peer's certificate must carry (both ways).
 	ServerName string
 	// VerifyIncoming: incoming connections must present a certificate
@@ -41,12 +45,15 @@ type fileStamp struct {
 }
 
 // Source hands out the current certificate and CA pool, re-reading the
-// files on the first handshake after any of them changed. A change that
-// does not load (a key written after its certificate) keeps the previous
-// material until the files agree again.
+// files on the first handshake after any of them changed (inline PEM is
+// never re-read). A change that does not load (a key written after its
+// certificate) keeps the previous material until the files agree again.
 type Source struct {
 	files Files
 	log   *slog.Logger
+
+	// fixed: the material came inline and is never re-read.
+	fixed bool
 
 	mu      sync.Mutex
 	cur     *material
@@ -60,6 +67,13 @@ func Load(f Files, log *slog.Logger) (*Source, error) {
 	}
 	if log == nil {
 		log = slog.Default()
+	}
+	if f.inline() {
+		m, err := readInline(f)
+		if err != nil {
+			return nil, err
+		}
+		return &Source{files: f, log: log, cur: m, fixed: true}, nil
 	}
 	st, err := stamps(f)
 	if err != nil {
@@ -105,6 +119,9 @@ func read(f Files, st [3]fileStamp) (*material, error) {
 
 // current returns the material, re-read if a file changed since.
 func (s *Source) current() *material {
+	if s.fixed {
+		return s.cur // never replaced: no lock needed
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, err := stamps(s.files)
