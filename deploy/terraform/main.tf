@@ -18,7 +18,10 @@ locals {
   join_address   = "${var.discovery_service_name}.${var.namespace_name}:7422"
   warehouse      = "s3://${var.warehouse_bucket}/${var.warehouse_prefix}"
   use_efs        = var.efs_file_system_id != null
-  secret_arns    = compact([var.kafka_sasl_password_secret_arn, var.s3_credentials_secret_arn, var.auth_tokens_secret_arn])
+  # Exactly the secrets the task definition injects: the internal TLS set always, the
+  # others when given. The execution role may read these and no other.
+  tls_secret_arns = [var.cluster_tls_ca_secret_arn, var.cluster_tls_cert_secret_arn, var.cluster_tls_key_secret_arn]
+  secret_arns     = concat(local.tls_secret_arns, compact([var.kafka_sasl_password_secret_arn, var.s3_credentials_secret_arn, var.auth_tokens_secret_arn]))
 
   # The container's configuration: FLOE_* variables (docs/configuration.md). node.id is
   # left to default to the task's host name; the listeners bind all interfaces and Floe
@@ -29,11 +32,8 @@ locals {
       { name = "FLOE_NODE_RAFT_ADDR", value = "0.0.0.0:7420" },
       { name = "FLOE_NODE_ADMIN_ADDR", value = "0.0.0.0:7421" },
       { name = "FLOE_NODE_RPC_ADDR", value = "0.0.0.0:7422" },
-      # The internal ports bind beyond loopback without cluster.tls, which Floe refuses
-      # unless told: certificates are not delivered to the tasks yet, so the security
-      # group (7420 and 7422 open to this group's tasks alone) is their protection. See
-      # docs/security.md, Internal ports, for mutual TLS.
-      { name = "FLOE_CLUSTER_INSECURE_INTERNAL", value = "true" },
+      # The internal ports bind beyond loopback, so Floe requires cluster.tls: its PEM
+      # comes from the secrets below (the image has no shell to write files).
       { name = "FLOE_CLUSTER_JOIN", value = local.join_address },
       { name = "FLOE_CLUSTER_BOOTSTRAP_EXPECT", value = tostring(var.bootstrap_expect) },
       { name = "FLOE_CLUSTER_MAX_VOTERS", value = tostring(var.max_voters) },
@@ -66,6 +66,13 @@ locals {
   )
 
   secrets = concat(
+    # cluster.tls.ca_pem, cert_pem, key_pem: read once at start, so rotating them is a
+    # new deployment (a rolling restart); deploy/README.md.
+    [
+      { name = "FLOE_CLUSTER_TLS_CA_PEM", valueFrom = var.cluster_tls_ca_secret_arn },
+      { name = "FLOE_CLUSTER_TLS_CERT_PEM", valueFrom = var.cluster_tls_cert_secret_arn },
+      { name = "FLOE_CLUSTER_TLS_KEY_PEM", valueFrom = var.cluster_tls_key_secret_arn },
+    ],
     var.kafka_sasl_password_secret_arn == null ? [] : [{
       name = "FLOE_KAFKA_SASL_PASSWORD"
       valueFrom = var.kafka_sasl_password_secret_json_key == null ? var.kafka_sasl_password_secret_arn : (
@@ -341,15 +348,12 @@ data "aws_iam_policy_document" "execution" {
       [for g in aws_cloudwatch_log_group.metrics : "${g.arn}:*"],
     )
   }
-  dynamic "statement" {
-    for_each = length(local.secret_arns) > 0 ? [1] : []
-    content {
-      actions   = ["secretsmanager:GetSecretValue"]
-      resources = local.secret_arns
-    }
+  statement {
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = local.secret_arns
   }
   dynamic "statement" {
-    for_each = length(local.secret_arns) > 0 && var.secrets_kms_key_arn != null ? [1] : []
+    for_each = var.secrets_kms_key_arn != null ? [1] : []
     content {
       actions   = ["kms:Decrypt"]
       resources = [var.secrets_kms_key_arn]

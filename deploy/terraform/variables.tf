@@ -177,6 +177,33 @@ variable "kafka_sasl_mechanism" {
   }
 }
 
+variable "cluster_tls_ca_secret_arn" {
+  description = "Full ARN of the Secrets Manager secret whose string is the cluster CA certificate (ca.pem of floe tls ca create), injected as FLOE_CLUSTER_TLS_CA_PEM. The CA key stays off the tasks."
+  type        = string
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+$", var.cluster_tls_ca_secret_arn))
+    error_message = "cluster_tls_ca_secret_arn must be the full ARN of a Secrets Manager secret."
+  }
+}
+
+variable "cluster_tls_cert_secret_arn" {
+  description = "Full ARN of the secret holding the node certificate every task presents (floe tls cert create; SAN server.floe), injected as FLOE_CLUSTER_TLS_CERT_PEM."
+  type        = string
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+$", var.cluster_tls_cert_secret_arn))
+    error_message = "cluster_tls_cert_secret_arn must be the full ARN of a Secrets Manager secret."
+  }
+}
+
+variable "cluster_tls_key_secret_arn" {
+  description = "Full ARN of the secret holding that certificate's private key, injected as FLOE_CLUSTER_TLS_KEY_PEM. Tasks read the three at start: rotating them is a new deployment."
+  type        = string
+  validation {
+    condition     = can(regex("^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+$", var.cluster_tls_key_secret_arn))
+    error_message = "cluster_tls_key_secret_arn must be the full ARN of a Secrets Manager secret."
+  }
+}
+
 variable "kafka_sasl_username" {
   description = "kafka.sasl.username."
   type        = string
