@@ -10,7 +10,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"os"
+	"os/exec"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +23,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/floe-io/floe/internal/testing/rss"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )
 
@@ -38,10 +43,16 @@ func (r repeatReader) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// maxRSS is issue 17's promise: a node refusing oversized input stays
+// under 1 GiB of resident memory.
+const maxRSS = 1 << 30
+
 // TestBodyLimits sends oversized bodies to the HTTP gateway: without a
 // token the answer is 401 and the body is not read (the heap does not grow
-// by its size); with a token a body over the cap answers 413 naming the
-// limit, with or without a Content-Length; the backend never sees either.
+// by its size, and the process's resident memory stays under 1 GiB and
+// grows by far less than the body); with a token a body over the cap
+// answers 413 naming the limit, with or without a Content-Length; the
+// backend never sees either.
 func TestBodyLimits(t *testing.T) {
 	const hundredMB = 100 << 20
 	for _, tc := range []struct {
@@ -65,10 +76,16 @@ func TestBodyLimits(t *testing.T) {
 			f := &fakeBackend{}
 			s := startAPI(t, f, Options{Log: discardLog(), Tokens: testTokens(t), MaxBodyBytes: tc.max})
 			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			code, body := rawPost(t, s.Addr(), "/v1/mappings", tc.token, tc.size, tc.chunked)
-			runtime.ReadMemStats(&after)
+			var code int
+			var body []byte
+			res := rss.Measure(t, func() {
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				// The client streams the body from a 64 KiB buffer, so what
+				// the process holds is the server's.
+				code, body = rawPost(t, s.Addr(), "/v1/mappings", tc.token, tc.size, tc.chunked)
+				runtime.ReadMemStats(&after)
+			})
 			if code != tc.wantCode || !strings.Contains(string(body), tc.wantMsg) {
 				t.Fatalf("answer %d %s, want %d with %q", code, body, tc.wantCode, tc.wantMsg)
 			}
@@ -83,6 +100,7 @@ func TestBodyLimits(t *testing.T) {
 			if grew > 16<<20 {
 				t.Errorf("the process allocated %d MiB answering; the body was read", grew>>20)
 			}
+			checkRSS(t, res, tc.size)
 			if c := f.lastCall(); c != "" {
 				t.Errorf("backend called: %s", c)
 			}
@@ -90,9 +108,25 @@ func TestBodyLimits(t *testing.T) {
 	}
 }
 
+// checkRSS: the process stayed under maxRSS while refusing input of size
+// bytes, and grew by less than half of it (so the input was not held).
+func checkRSS(t *testing.T, res rss.Result, size int64) {
+	t.Helper()
+	t.Logf("refusing %d MiB: %v", size>>20, res)
+	if res.Peak >= maxRSS {
+		t.Errorf("resident memory peaked at %d MiB refusing %d bytes, over 1 GiB", res.Peak>>20, size)
+	}
+	if size >= 64<<20 && res.Growth() > size/2 {
+		t.Errorf("resident memory grew by %d MiB refusing %d MiB: the input was held", res.Growth()>>20, size>>20)
+	}
+}
+
 // TestGRPCMessageLimit: a gRPC message over the cap (the default, which is
 // gRPC's own, or a set one) is refused with ResourceExhausted naming it,
-// before any handler runs.
+// before any handler runs. The client runs in a child process (the test
+// binary, TestGRPCMessageLimitClient), so that the 100 MB message it
+// builds is not counted in the server's resident memory, which stays
+// under 1 GiB.
 func TestGRPCMessageLimit(t *testing.T) {
 	for _, tc := range []struct {
 		max  int64
@@ -106,17 +140,49 @@ func TestGRPCMessageLimit(t *testing.T) {
 		t.Run(fmt.Sprint(tc.max, "/", tc.size), func(t *testing.T) {
 			f := &fakeBackend{}
 			s := startAPI(t, f, Options{Log: discardLog(), Tokens: testTokens(t), MaxBodyBytes: tc.max})
-			client := adminv1.NewTableServiceClient(dialGRPC(t, s.Addr()))
-			ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+adminToken)
-			_, err := client.CreateMapping(ctx, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m", Topic: "t", Namespace: strings.Repeat("n", tc.size)}})
-			if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("CreateMapping with a %d-byte namespace: %v, want ResourceExhausted naming %s", tc.size, err, tc.want)
+			var out []byte
+			res := rss.Measure(t, func() {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestGRPCMessageLimitClient$", "-test.count=1", "-test.v")
+				cmd.Env = append(os.Environ(), clientAddrEnv+"="+s.Addr(), fmt.Sprintf("%s=%d", clientSizeEnv, tc.size))
+				var err error
+				if out, err = cmd.CombinedOutput(); err != nil {
+					t.Fatalf("client process: %v\n%s", err, out)
+				}
+			})
+			got := regexp.MustCompile(`grpc result: (.*)`).FindSubmatch(out)
+			if got == nil || !strings.Contains(string(got[1]), codes.ResourceExhausted.String()) || !strings.Contains(string(got[1]), tc.want) {
+				t.Fatalf("CreateMapping with a %d-byte namespace: %q, want ResourceExhausted naming %s\n%s", tc.size, got, tc.want, out)
 			}
+			checkRSS(t, res, int64(tc.size))
 			if c := f.lastCall(); c != "" {
 				t.Errorf("backend called: %s", c)
 			}
 		})
 	}
+}
+
+// The child process of TestGRPCMessageLimit reads the server's address and
+// the namespace's size from these.
+const (
+	clientAddrEnv = "FLOE_TEST_GRPC_CLIENT_ADDR"
+	clientSizeEnv = "FLOE_TEST_GRPC_CLIENT_SIZE"
+)
+
+// TestGRPCMessageLimitClient is the client half of TestGRPCMessageLimit,
+// run by it in a child process; it prints the call's error.
+func TestGRPCMessageLimitClient(t *testing.T) {
+	addr := os.Getenv(clientAddrEnv)
+	if addr == "" {
+		t.Skip("the client half of TestGRPCMessageLimit, run by it in a child process")
+	}
+	size, err := strconv.Atoi(os.Getenv(clientSizeEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := adminv1.NewTableServiceClient(dialGRPC(t, addr))
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+adminToken)
+	_, err = client.CreateMapping(ctx, &adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m", Topic: "t", Namespace: strings.Repeat("n", size)}})
+	fmt.Printf("grpc result: %s %v\n", status.Code(err), err)
 }
 
 // rawPost sends a POST of a bigBody over a plain connection and reads the

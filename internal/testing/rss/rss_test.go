@@ -1,0 +1,35 @@
+package rss
+
+import "testing"
+
+// sink keeps an allocation reachable until the work returns.
+var sink []byte
+
+// TestMeasure: touching 64 MiB shows as at least that much growth, even
+// when it is dropped before the work returns (the peak, not the end, is
+// measured); doing nothing shows as little.
+func TestMeasure(t *testing.T) {
+	const size = 64 << 20
+	for _, c := range []struct {
+		name     string
+		work     func()
+		min, max int64
+	}{
+		{"idle", func() {}, -1 << 40, 8 << 20},
+		{"touch 64 MiB, free it", func() {
+			sink = make([]byte, size)
+			for i := 0; i < len(sink); i += 4096 {
+				sink[i] = 1
+			}
+			sink = nil
+		}, size - 4<<20, 1 << 40},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := Measure(t, c.work)
+			t.Log(r)
+			if g := r.Growth(); g < c.min || g > c.max {
+				t.Fatalf("growth %d MiB, want between %d and %d MiB", g>>20, c.min>>20, c.max>>20)
+			}
+		})
+	}
+}
