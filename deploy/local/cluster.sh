@@ -3,7 +3,9 @@
 # cluster by hand: joining, failover, draining, rolling restarts, `floe status`.
 # It reuses the interop suite's installs and services (test/interop/lib.sh): Apache
 # Kafka in KRaft mode from Maven Central jars, MinIO built with go install, the Python
-# tools for topics and producing. Everything listens on 127.0.0.1 only.
+# tools for topics and producing. Everything listens on 127.0.0.1 only, and the nodes'
+# Raft and internal RPC ports run mutual TLS with a CA and node certificates that
+# `start` makes with floe tls (in $FLOE_LOCAL_DIR/run/tls), as a real cluster would.
 #
 #   deploy/local/cluster.sh start              # install (cached), start Kafka, MinIO, 3 nodes; print ports
 #   deploy/local/cluster.sh status             # processes, readiness, then `floe status` of a ready node
@@ -120,6 +122,7 @@ cmd_start() {
 	# shellcheck disable=SC2086
 	create_topics "$PARTITIONS" $TOPICS >/dev/null
 
+	make_certs
 	local name rpcs=() raft rpc
 	for name in "${NODES[@]}"; do
 		# shellcheck disable=SC2086
@@ -138,6 +141,10 @@ cluster:
   failure_timeout: 5s
   drain_timeout: 15s
   backup_interval: 30s
+  tls:
+    ca_file: $RUN_DIR/tls/ca.pem
+    cert_file: $RUN_DIR/tls/$name.pem
+    key_file: $RUN_DIR/tls/$name-key.pem
 EOF
 		launch "$name"
 	done
@@ -149,6 +156,17 @@ EOF
 	print_summary
 }
 
+# make_certs: the cluster's CA and one certificate per node (SAN server.floe, which
+# every node checks of its peers), made the way docs/security.md tells operators to.
+make_certs() {
+	local tls="$RUN_DIR/tls" name
+	mkdir -p "$tls"
+	"$FLOE_BIN" tls ca create --dir "$tls" --common-name "Floe local cluster CA" >/dev/null
+	for name in "${NODES[@]}"; do
+		"$FLOE_BIN" tls cert create --node "$name" --dir "$tls" --ca "$tls/ca.pem" --key "$tls/ca-key.pem" >/dev/null
+	done
+}
+
 print_summary() {
 	local name
 	echo
@@ -156,6 +174,7 @@ print_summary() {
 	echo "  kafka      $KAFKA_BOOTSTRAP   topics: $TOPICS ($PARTITIONS partitions each)"
 	echo "  minio      $S3_ENDPOINT   bucket $S3_BUCKET, keys $S3_ACCESS_KEY / $S3_SECRET_KEY"
 	echo "  warehouse  s3://$S3_BUCKET/cluster   (state backup: s3://$S3_BUCKET/cluster/_floe/state/latest.json)"
+	echo "  tls        raft and rpc under mutual TLS, CA and node certificates in $RUN_DIR/tls"
 	for name in "${NODES[@]}"; do
 		printf '  %-8s   admin %s  raft 127.0.0.1:%s  rpc 127.0.0.1:%s  pid %s\n' "$name" "$(floe_admin "$name")" \
 			"$(port_of "$name" raft_addr)" "$(port_of "$name" rpc_addr)" "${PIDS[floe-$name]}"
