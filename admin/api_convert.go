@@ -96,6 +96,10 @@ func mappingFromProto(pm *adminv1.Mapping) (Mapping, error) {
 		Tombstones:       pm.Tombstones,
 		StartOffset:      pm.StartOffset,
 		SnapshotMaxCount: int(pm.SnapshotMaxCount),
+		// 0 leaves the node's; the backend's validation bounds the rest,
+		// naming mapping.max_nesting_depth and mapping.max_columns.
+		MaxNestingDepth: int(pm.MaxNestingDepth),
+		MaxColumns:      int(pm.MaxColumns),
 	}
 	var err error
 	if t.SnapshotMaxAge, err = durationField("mapping.snapshot_max_age", pm.SnapshotMaxAge); err != nil {
@@ -150,6 +154,8 @@ func mappingToProto(m Mapping) *adminv1.Mapping {
 		SnapshotMaxCount: int32(t.SnapshotMaxCount),
 		OrphanMinAge:     durationString(t.OrphanMinAge),
 		Source:           m.Source,
+		MaxNestingDepth:  int32(t.MaxNestingDepth),
+		MaxColumns:       int32(t.MaxColumns),
 	}
 	for _, f := range t.PartitionBy {
 		pm.PartitionBy = append(pm.PartitionBy, &adminv1.PartitionField{Column: f.Column, Transform: f.Transform})

@@ -329,6 +329,8 @@ func TestRequests(t *testing.T) {
 				Format: "avro", Subject: "orders-value", ErrorMode: "suspend", DeadLetterTopic: "dlq", Tombstones: "dlq",
 				StartOffset: "earliest", PartitionBy: []*adminv1.PartitionField{{Column: "created_at", Transform: "day"}, {Column: "id", Transform: "bucket[16]"}},
 				SnapshotMaxAge: "168h", SnapshotMaxCount: 50, OrphanMinAge: "72h"}}},
+		{[]string{"mappings", "create", "m3", "--topic", "deep", "--max-nesting-depth", "8", "--max-columns", "200"},
+			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m3", Topic: "deep", MaxNestingDepth: 8, MaxColumns: 200}}},
 		{[]string{"mappings", "create", "m2", "--topic-regex", `ev\..*`, "--partition-by", "region"},
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m2", TopicRegex: `ev\..*`,
 				PartitionBy: []*adminv1.PartitionField{{Column: "region", Transform: "identity"}}}}},
@@ -343,7 +345,7 @@ func TestRequests(t *testing.T) {
 func TestMappingsUpdateOverlaysSetFlags(t *testing.T) {
 	r, addr := serve(t)
 	cur := &adminv1.Mapping{Name: "orders", Source: "api", Topic: "orders", Namespace: "shop", Table: "orders", Format: "json",
-		ErrorMode: "log", PartitionBy: []*adminv1.PartitionField{{Column: "ts", Transform: "day"}}, SnapshotMaxCount: 10}
+		ErrorMode: "log", PartitionBy: []*adminv1.PartitionField{{Column: "ts", Transform: "day"}}, SnapshotMaxCount: 10, MaxNestingDepth: 12}
 	r.cur = cur
 
 	out := mustRun(t, "--addr", addr, "mappings", "update", "orders", "--format", "raw")
@@ -357,9 +359,11 @@ func TestMappingsUpdateOverlaysSetFlags(t *testing.T) {
 		t.Fatalf("%d requests, want GetMapping then UpdateMapping", n)
 	}
 
-	mustRun(t, "--addr", addr, "mappings", "update", "orders", "--topic-regex", "orders-.*", "--snapshot-max-count", "0", "--partition-by", "")
+	mustRun(t, "--addr", addr, "mappings", "update", "orders", "--topic-regex", "orders-.*", "--snapshot-max-count", "0", "--partition-by", "",
+		"--max-columns", "300")
 	want = proto.Clone(cur).(*adminv1.Mapping)
 	want.Source, want.Topic, want.TopicRegex, want.SnapshotMaxCount, want.PartitionBy = "", "", "orders-.*", 0, nil
+	want.MaxColumns = 300 // max_nesting_depth, not given, stays 12
 	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: want, Name: "orders"})
 
 	// Updating a mapping that does not exist: the GetMapping's NotFound.
@@ -385,6 +389,7 @@ partition_by:
   - column: ts
     transform: hour
 snapshot_max_count: 20
+max_nesting_depth: 10
 `), 0o600)
 	js := filepath.Join(dir, "m.json")
 	os.WriteFile(js, []byte(`{"name": "clicks", "topicRegex": "clicks-.*", "snapshot_max_age": "24h"}`), 0o600)
@@ -392,7 +397,7 @@ snapshot_max_count: 20
 	os.WriteFile(bad, []byte("name: x\ntopik: y\n"), 0o600)
 
 	want := &adminv1.Mapping{Name: "clicks", Topic: "clicks", Namespace: "web", Table: "clicks", Format: "json", ErrorMode: "skip",
-		PartitionBy: []*adminv1.PartitionField{{Column: "ts", Transform: "hour"}}, SnapshotMaxCount: 20}
+		PartitionBy: []*adminv1.PartitionField{{Column: "ts", Transform: "hour"}}, SnapshotMaxCount: 20, MaxNestingDepth: 10}
 	mustRun(t, "--addr", addr, "mappings", "create", "-f", yml)
 	wantReq(t, r.last(t), &adminv1.CreateMappingRequest{Mapping: want})
 

@@ -112,10 +112,20 @@ func writeMapping(w io.Writer, m *adminv1.Mapping) error {
 		{"snapshot_max_age", m.GetSnapshotMaxAge()},
 		{"snapshot_max_count", fmt.Sprint(m.GetSnapshotMaxCount())},
 		{"orphan_min_age", m.GetOrphanMinAge()},
+		{"max_nesting_depth", limitString(m.GetMaxNestingDepth())},
+		{"max_columns", limitString(m.GetMaxColumns())},
 	} {
 		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], dash(kv[1]))
 	}
 	return tw.Flush()
+}
+
+// limitString shows a record limit, 0 being the node's.
+func limitString(v int32) string {
+	if v == 0 {
+		return "node default"
+	}
+	return fmt.Sprint(v)
 }
 
 // mappingFlags are the flags of mappings create and update.
@@ -124,6 +134,8 @@ type mappingFlags struct {
 	topic            string
 	topicRegex       string
 	snapshotMaxCount int32
+	maxNestingDepth  int32
+	maxColumns       int32
 	partitionBy      []string
 	// the other flags are plain strings, read by name in overlay
 }
@@ -145,6 +157,8 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.String("snapshot-max-age", "", "expire snapshots older than this Go duration (168h)")
 	fs.Int32Var(&f.snapshotMaxCount, "snapshot-max-count", 0, "keep at most this many snapshots")
 	fs.String("orphan-min-age", "", "delete unreferenced files older than this Go duration")
+	fs.Int32Var(&f.maxNestingDepth, "max-nesting-depth", 0, "refuse records (and registry schemas) nesting deeper, 1 to 256; 0: the node's max_nesting_depth")
+	fs.Int32Var(&f.maxColumns, "max-columns", 0, "refuse records that would take the table past this many columns, 1 to 10000; 0: the node's max_columns")
 }
 
 // overlay sets the fields of m whose flags were given.
@@ -178,6 +192,12 @@ func (f *mappingFlags) overlay(cmd *cobra.Command, m *adminv1.Mapping) error {
 	}
 	if fs.Changed("snapshot-max-count") {
 		m.SnapshotMaxCount = f.snapshotMaxCount
+	}
+	if fs.Changed("max-nesting-depth") {
+		m.MaxNestingDepth = f.maxNestingDepth
+	}
+	if fs.Changed("max-columns") {
+		m.MaxColumns = f.maxColumns
 	}
 	if fs.Changed("partition-by") {
 		m.PartitionBy = nil

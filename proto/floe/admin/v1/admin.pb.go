@@ -608,7 +608,13 @@ type Mapping struct {
 	OrphanMinAge     string `protobuf:"bytes,15,opt,name=orphan_min_age,json=orphanMinAge,proto3" json:"orphan_min_age,omitempty"`
 	// source is "api" for mappings made through this API, "config" for those from a
 	// node's configuration file. Output only.
-	Source        string `protobuf:"bytes,16,opt,name=source,proto3" json:"source,omitempty"`
+	Source string `protobuf:"bytes,16,opt,name=source,proto3" json:"source,omitempty"`
+	// max_nesting_depth caps how deep a record's objects and arrays (or its registry
+	// schema) may nest, 1 to 256; 0 leaves the node's (max_nesting_depth, default 64).
+	MaxNestingDepth int32 `protobuf:"varint,17,opt,name=max_nesting_depth,json=maxNestingDepth,proto3" json:"max_nesting_depth,omitempty"`
+	// max_columns caps the table's columns, nested ones counted, 1 to 10000; 0 leaves
+	// the node's (max_columns, default 1000).
+	MaxColumns    int32 `protobuf:"varint,18,opt,name=max_columns,json=maxColumns,proto3" json:"max_columns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -753,6 +759,20 @@ func (x *Mapping) GetSource() string {
 		return x.Source
 	}
 	return ""
+}
+
+func (x *Mapping) GetMaxNestingDepth() int32 {
+	if x != nil {
+		return x.MaxNestingDepth
+	}
+	return 0
+}
+
+func (x *Mapping) GetMaxColumns() int32 {
+	if x != nil {
+		return x.MaxColumns
+	}
+	return 0
 }
 
 type PartitionField struct {
@@ -2548,7 +2568,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x10DrainNodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"#\n" +
 	"\x11RemoveNodeRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xa0\x04\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xed\x04\n" +
 	"\aMapping\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1f\n" +
@@ -2570,7 +2590,10 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x10snapshot_max_age\x18\r \x01(\tR\x0esnapshotMaxAge\x12,\n" +
 	"\x12snapshot_max_count\x18\x0e \x01(\x05R\x10snapshotMaxCount\x12$\n" +
 	"\x0eorphan_min_age\x18\x0f \x01(\tR\forphanMinAge\x12\x16\n" +
-	"\x06source\x18\x10 \x01(\tR\x06source\"F\n" +
+	"\x06source\x18\x10 \x01(\tR\x06source\x12*\n" +
+	"\x11max_nesting_depth\x18\x11 \x01(\x05R\x0fmaxNestingDepth\x12\x1f\n" +
+	"\vmax_columns\x18\x12 \x01(\x05R\n" +
+	"maxColumns\"F\n" +
 	"\x0ePartitionField\x12\x16\n" +
 	"\x06column\x18\x01 \x01(\tR\x06column\x12\x1c\n" +
 	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x15\n" +
