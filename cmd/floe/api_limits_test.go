@@ -65,7 +65,7 @@ func TestAPIMappingRecordLimits(t *testing.T) {
 			produceRaw(t, cl, topic, 0,
 				[2][]byte{nil, []byte(`{"id":1,"note":{"x":1}}`)},
 				[2][]byte{nil, []byte(`{"id":2,"deep":{"a":{"b":{"c":1}}}}`)}, // 4 levels
-				[2][]byte{nil, []byte("{" + strings.Join(wide, ",") + "}")}, // 8 more columns
+				[2][]byte{nil, []byte("{" + strings.Join(wide, ",") + "}")},   // 8 more columns
 				[2][]byte{nil, []byte(`{"id":3,"note":{"x":2}}`)})
 			waitTable(t, n, "lim."+topic, "good rows and dead letters", time.Minute, func(tr status.TableReport) bool {
 				return tr.Rows == 2 && tr.DeadLetterRows == 2
