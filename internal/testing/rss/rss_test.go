@@ -1,6 +1,9 @@
 package rss
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // sink keeps an allocation reachable until the work returns.
 var sink []byte
@@ -9,6 +12,18 @@ var sink []byte
 // when it is dropped before the work returns (the peak, not the end, is
 // measured); doing nothing shows as little.
 func TestMeasure(t *testing.T) {
+	t.Run("high-water mark", func(t *testing.T) { checkMeasure(t, true) })
+	// Where clear_refs is refused: VmRSS sampled, and read once more at
+	// the end (dropped memory stays resident until the runtime returns it).
+	t.Run("sampled", func(t *testing.T) {
+		saved := resetHWM
+		t.Cleanup(func() { resetHWM = saved })
+		resetHWM = func() error { return errors.New("refused") }
+		checkMeasure(t, false)
+	})
+}
+
+func checkMeasure(t *testing.T, exact bool) {
 	const size = 64 << 20
 	for _, c := range []struct {
 		name     string
@@ -27,6 +42,9 @@ func TestMeasure(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := Measure(t, c.work)
 			t.Log(r)
+			if r.Exact != exact {
+				t.Fatalf("exact %v, want %v", r.Exact, exact)
+			}
 			if g := r.Growth(); g < c.min || g > c.max {
 				t.Fatalf("growth %d MiB, want between %d and %d MiB", g>>20, c.min>>20, c.max>>20)
 			}
