@@ -245,3 +245,32 @@ func TestMSKIAMRegionAtStart(t *testing.T) {
 		})
 	}
 }
+
+// TestMSKIAMRegionOf: the region is the label before the AWS suffix in
+// every MSK host form; a host without one falls back to the configuration.
+func TestMSKIAMRegionOf(t *testing.T) {
+	cases := []struct{ host, cfg, want string }{
+		{"b-3.demo.abc123.c11.kafka.us-gov-west-1.amazonaws.com", "", "us-gov-west-1"},
+		{"boot-ab12cd.c3.kafka-serverless.eu-central-1.amazonaws.com", "", "eu-central-1"},
+		{"b-1.demo.abc.c2.kafka.cn-north-1.amazonaws.com.cn", "", "cn-north-1"},
+		{"B-1.Demo.ABC.c2.Kafka.AP-South-1.AmazonAWS.com.", "", "ap-south-1"},
+		{"vpce-0a1b-x2y3.kafka.sa-east-1.vpce.amazonaws.com", "us-east-1", "sa-east-1"},
+		{"kafka.us-east-1.example.com", "eu-west-3", "eu-west-3"},
+		{"127.0.0.1", "eu-west-3", "eu-west-3"},
+		{"127.0.0.1", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.host+"/"+c.cfg, func(t *testing.T) {
+			got, err := testMechanism(c.cfg, nil).regionOf(c.host)
+			if c.want == "" {
+				if !errors.Is(err, ErrMSKRegion) {
+					t.Fatalf("region %q, err %v; want ErrMSKRegion", got, err)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("region %q, err %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
