@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/floe-io/floe/config"
 	kafkasasl "github.com/segmentio/kafka-go/sasl"
 )
 
@@ -270,6 +271,43 @@ func TestMSKIAMRegionOf(t *testing.T) {
 			}
 			if err != nil || got != c.want {
 				t.Fatalf("region %q, err %v; want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+// TestKafkaAuthMechanisms: both libraries get the configured mechanism,
+// and with AWS_MSK_IAM kafka-go's is the very signer franz-go uses.
+func TestKafkaAuthMechanisms(t *testing.T) {
+	t.Setenv("AWS_CONFIG_FILE", t.TempDir()+"/none")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", t.TempDir()+"/none")
+	cases := []struct{ mech, want string }{
+		{"", ""},
+		{"plain", "PLAIN"},
+		{"SCRAM-SHA-512", "SCRAM-SHA-512"},
+		{"aws_msk_iam", "AWS_MSK_IAM"},
+	}
+	for _, c := range cases {
+		t.Run(c.mech, func(t *testing.T) {
+			cfg := config.Kafka{BootstrapServers: []string{"b-1.x.c2.kafka.eu-west-1.amazonaws.com:9098"},
+				SASL: config.SASL{Mechanism: c.mech, Username: "u", Password: "p"}}
+			a, err := newKafkaAuth(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want == "" {
+				if a.franz != nil || a.kafkaGo != nil {
+					t.Fatalf("no mechanism configured, got %v and %v", a.franz, a.kafkaGo)
+				}
+				return
+			}
+			if a.franz == nil || a.kafkaGo == nil || a.franz.Name() != c.want || a.kafkaGo.Name() != c.want {
+				t.Fatalf("mechanisms %v, %v; want %s for both", a.franz, a.kafkaGo, c.want)
+			}
+			if c.want == "AWS_MSK_IAM" {
+				if b, ok := a.kafkaGo.(kafkaGoSASL); !ok || b.m != a.franz {
+					t.Fatalf("kafka-go's AWS_MSK_IAM is %#v, not franz-go's signer", a.kafkaGo)
+				}
 			}
 		})
 	}
