@@ -107,7 +107,10 @@ type TLS struct {
 
 // SASL configures SASL authentication to the brokers.
 type SASL struct {
-	Mechanism string `yaml:"mechanism"` // PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+	// Mechanism: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, or AWS_MSK_IAM
+	// (Amazon MSK; the AWS default credential chain, no username or
+	// password).
+	Mechanism string `yaml:"mechanism"`
 	Username  string `yaml:"username"`
 	Password  string `yaml:"password"`
 	// PasswordFile: the password from a file (secrets.go).

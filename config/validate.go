@@ -122,8 +122,31 @@ func (c *Config) validateKafka(bad func(field, format string, args ...any)) {
 		if c.Kafka.SASL.Username == "" {
 			bad("kafka.sasl.username", "required with mechanism %s", c.Kafka.SASL.Mechanism)
 		}
+	case "AWS_MSK_IAM":
+		c.validateMSKIAM(bad)
 	default:
-		bad("kafka.sasl.mechanism", "%q: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.Kafka.SASL.Mechanism)
+		bad("kafka.sasl.mechanism", "%q: use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or AWS_MSK_IAM", c.Kafka.SASL.Mechanism)
+	}
+}
+
+// validateMSKIAM: AWS_MSK_IAM signs with the AWS default credential chain
+// (worker/source/mskiam.go), so a username or password would be silently
+// ignored; and MSK's IAM listeners (ports 9098, 9198) speak TLS only.
+func (c *Config) validateMSKIAM(bad func(field, format string, args ...any)) {
+	s := c.Kafka.SASL
+	if s.Username != "" {
+		bad("kafka.sasl.username", "not used with AWS_MSK_IAM: the AWS credential chain (task role, environment, shared config) signs; remove it")
+	}
+	// The password_file has been read into password by now (secrets.go);
+	// name the field the operator set.
+	switch {
+	case s.PasswordFile != "":
+		bad("kafka.sasl.password_file", "not used with AWS_MSK_IAM: the AWS credential chain signs; remove it")
+	case s.Password != "":
+		bad("kafka.sasl.password", "not used with AWS_MSK_IAM: the AWS credential chain signs; remove it")
+	}
+	if !c.Kafka.TLS.Enabled {
+		bad("kafka.tls.enabled", "must be true with AWS_MSK_IAM: MSK's IAM listeners (ports 9098, 9198) accept TLS only")
 	}
 }
 

@@ -292,15 +292,17 @@ start_kafka() {
 		read -r KAFKA_PORT KAFKA_CTRL_PORT < <(free_ports 2)
 		KAFKA_BOOTSTRAP="127.0.0.1:$KAFKA_PORT"
 		mkdir -p "$KAFKA_DIR"
+		kafka_security_init "$KAFKA_DIR" # SSL and SASL_SSL listeners (kafka_security.sh)
 		cat >"$KAFKA_DIR/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$KAFKA_CTRL_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CTRL_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CTRL_PORT,SSL://$KAFKA_SSL_BOOTSTRAP,SASL_SSL://$KAFKA_SASL_BOOTSTRAP
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,SSL://$KAFKA_SSL_BOOTSTRAP,SASL_SSL://$KAFKA_SASL_BOOTSTRAP
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL
 inter.broker.listener.name=PLAINTEXT
+$KAFKA_SECURITY_PROPS
 log.dirs=$KAFKA_DIR/data
 num.partitions=6
 offsets.topic.replication.factor=1
@@ -325,7 +327,7 @@ logger.apache.name=org.apache.kafka
 logger.apache.level=WARN
 EOF
 		java -cp "$CACHE/kafka/jars/*" kafka.tools.StorageTool format -t "$(java -cp "$CACHE/kafka/jars/*" kafka.tools.StorageTool random-uuid)" \
-			-c "$KAFKA_DIR/server.properties" >"$RUN_DIR/logs/kafka-format.log" 2>&1 ||
+			-c "$KAFKA_DIR/server.properties" "${KAFKA_FORMAT_ARGS[@]}" >"$RUN_DIR/logs/kafka-format.log" 2>&1 ||
 			{ cat "$RUN_DIR/logs/kafka-format.log" >&2; die "kafka: kafka.tools.StorageTool format failed"; }
 	fi
 	java -Xms256m -Xmx1g -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -cp "$CACHE/kafka/jars/*" \
@@ -334,9 +336,14 @@ EOF
 	wait_port kafka "$KAFKA_PORT" 90
 	fg_run "$PY" "$INTEROP_DIR/interop.py" kafka-ready --bootstrap "$KAFKA_BOOTSTRAP" --timeout 60 || die "kafka: broker at $KAFKA_BOOTSTRAP does not answer metadata requests"
 	alive kafka
-	log "kafka up at $KAFKA_BOOTSTRAP"
+	# The secured listeners (kafka_security.sh) open after PLAINTEXT.
+	[[ -z $KAFKA_SASL_PORT ]] || wait_port kafka "$KAFKA_SASL_PORT" 30
+	log "kafka up at $KAFKA_BOOTSTRAP (SSL $KAFKA_SSL_BOOTSTRAP, SASL_SSL $KAFKA_SASL_BOOTSTRAP)"
 }
 stop_kafka() { stop_proc kafka; }
+
+# shellcheck source=kafka_security.sh
+source "$INTEROP_DIR/kafka_security.sh"
 
 # ------------------------------------------------------------------ MinIO
 

@@ -30,7 +30,7 @@ import (
 // (consumer.go): the brokers, client id, TLS and SASL of the kafka
 // section, read committed with the markers kept. Fetch sizes follow the
 // readers (lane.resize).
-func readerOpts(cfg config.Kafka) ([]kgo.Opt, error) {
+func readerOpts(cfg config.Kafka, auth kafkaAuth) []kgo.Opt {
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.BootstrapServers...),
 		kgo.DialTimeout(10 * time.Second),
@@ -48,24 +48,17 @@ func readerOpts(cfg config.Kafka) ([]kgo.Opt, error) {
 	if cfg.ClientID != "" {
 		opts = append(opts, kgo.ClientID(cfg.ClientID))
 	}
-	tlsCfg, err := tlsConfig(cfg.TLS)
-	if err != nil {
-		return nil, err
+	if auth.tls != nil {
+		opts = append(opts, kgo.DialTLSConfig(auth.tls))
 	}
-	if tlsCfg != nil {
-		opts = append(opts, kgo.DialTLSConfig(tlsCfg))
+	if auth.franz != nil {
+		opts = append(opts, kgo.SASL(auth.franz))
 	}
-	mech, err := readerSASL(cfg.SASL)
-	if err != nil {
-		return nil, err
-	}
-	if mech != nil {
-		opts = append(opts, kgo.SASL(mech))
-	}
-	return opts, nil
+	return opts
 }
 
-// readerSASL is saslMechanism's franz-go twin.
+// readerSASL is saslMechanism's franz-go twin; AWS_MSK_IAM is built by
+// newKafkaAuth (mskiam.go), one mechanism for both libraries.
 func readerSASL(c config.SASL) (sasl.Mechanism, error) {
 	switch strings.ToUpper(c.Mechanism) {
 	case "":

@@ -15,6 +15,7 @@ import (
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
+	franzsasl "github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
@@ -30,15 +31,13 @@ type KafkaClient struct {
 
 // NewKafkaClient builds a client from the kafka section of the config.
 func NewKafkaClient(cfg config.Kafka) (*KafkaClient, error) {
-	transport, err := newTransport(cfg)
+	auth, err := newKafkaAuth(cfg)
 	if err != nil {
 		return nil, err
 	}
+	transport := transportWith(cfg, auth)
 	transport.MetadataTTL = 5 * time.Second
-	readOpts, err := readerOpts(cfg)
-	if err != nil {
-		return nil, err
-	}
+	readOpts := readerOpts(cfg, auth)
 	return &KafkaClient{
 		brokers: cfg.BootstrapServers,
 		client:  &kafka.Client{Addr: kafka.TCP(cfg.BootstrapServers...), Timeout: 10 * time.Second, Transport: transport},
@@ -49,15 +48,49 @@ func NewKafkaClient(cfg config.Kafka) (*KafkaClient, error) {
 // newTransport is a kafka-go transport to the brokers of the kafka section,
 // with its client id, TLS and SASL settings and a 10s dial timeout.
 func newTransport(cfg config.Kafka) (*kafka.Transport, error) {
+	auth, err := newKafkaAuth(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return transportWith(cfg, auth), nil
+}
+
+func transportWith(cfg config.Kafka, auth kafkaAuth) *kafka.Transport {
+	return &kafka.Transport{Dial: (&net.Dialer{Timeout: 10 * time.Second}).DialContext, ClientID: cfg.ClientID, TLS: auth.tls, SASL: auth.kafkaGo}
+}
+
+// kafkaAuth is the TLS and SASL of the kafka section for both Kafka
+// libraries, built once per client so that with AWS_MSK_IAM the two share
+// one AWS configuration and credential cache.
+type kafkaAuth struct {
+	tls     *tls.Config
+	franz   franzsasl.Mechanism // the partition readers' (franz-go)
+	kafkaGo sasl.Mechanism      // metadata, offsets, dead letters (kafka-go)
+}
+
+func newKafkaAuth(cfg config.Kafka) (kafkaAuth, error) {
 	tlsCfg, err := tlsConfig(cfg.TLS)
 	if err != nil {
-		return nil, err
+		return kafkaAuth{}, err
 	}
-	mech, err := saslMechanism(cfg.SASL)
+	if strings.EqualFold(cfg.SASL.Mechanism, "AWS_MSK_IAM") {
+		// Loading reads the environment and the shared files only;
+		// credentials are fetched (ECS, IMDS) on the first connection.
+		m, err := newMSKIAM(context.Background(), cfg.BootstrapServers)
+		if err != nil {
+			return kafkaAuth{}, err
+		}
+		return kafkaAuth{tls: tlsCfg, franz: m, kafkaGo: kafkaGoSASL{m}}, nil
+	}
+	kg, err := saslMechanism(cfg.SASL)
 	if err != nil {
-		return nil, err
+		return kafkaAuth{}, err
 	}
-	return &kafka.Transport{Dial: (&net.Dialer{Timeout: 10 * time.Second}).DialContext, ClientID: cfg.ClientID, TLS: tlsCfg, SASL: mech}, nil
+	fr, err := readerSASL(cfg.SASL)
+	if err != nil {
+		return kafkaAuth{}, err
+	}
+	return kafkaAuth{tls: tlsCfg, franz: fr, kafkaGo: kg}, nil
 }
 
 func tlsConfig(c config.TLS) (*tls.Config, error) {
