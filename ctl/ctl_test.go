@@ -545,7 +545,11 @@ func TestExitCodes(t *testing.T) {
 		msg  string
 	}{
 		{status.Error(codes.NotFound, "table a.b not found"), ExitNotFound, "not found: table a.b not found"},
-		{status.Error(codes.Unauthenticated, "missing bearer token"), ExitAuth, "unauthenticated: missing bearer token"},
+		// The kind is said once, whether the node's message says it or not.
+		{status.Error(codes.NotFound, "not found: table a.b"), ExitNotFound, "not found: table a.b"},
+		{status.Error(codes.NotFound, "deleting mapping clicks: no such mapping"), ExitNotFound, "not found: deleting mapping clicks: no such mapping"},
+		// A user without a token learns how to give one.
+		{status.Error(codes.Unauthenticated, "missing bearer token"), ExitAuth, "unauthenticated: missing bearer token (give a token of the right scope with --token, --token-file or FLOE_TOKEN)"},
 		{status.Error(codes.PermissionDenied, "token lacks admin scope"), ExitAuth, "permission denied: token lacks admin scope"},
 		{status.Error(codes.InvalidArgument, "mapping.topic: set topic or topic_regex"), ExitRefused, "refused: mapping.topic: set topic or topic_regex"},
 		{status.Error(codes.AlreadyExists, "mapping x exists"), ExitRefused, "refused: mapping x exists"},

@@ -104,7 +104,7 @@ var calls = []call{
 	{name: "load table", method: "GET", path: "/v1/floe/namespaces/sales/tables/orders", want: 200, body: `"metadata-location":"file://`},
 	{name: "load table refs", method: "GET", path: "/v1/floe/namespaces/sales/tables/orders?snapshots=refs", want: 200, body: `"format-version":2`},
 	{name: "load table bad snapshots", method: "GET", path: "/v1/floe/namespaces/sales/tables/orders?snapshots=some", want: 400, errType: "BadRequestException"},
-	{name: "load missing table", method: "GET", path: "/v1/floe/namespaces/sales/tables/nope", want: 404, errType: "NoSuchTableException"},
+	{name: "load missing table", method: "GET", path: "/v1/floe/namespaces/sales/tables/nope", want: 404, errType: "NoSuchTableException", body: "sales.nope"},
 	{name: "head table", method: "HEAD", path: "/v1/floe/namespaces/sales/tables/orders", want: 204},
 	{name: "head missing table", method: "HEAD", path: "/v1/floe/namespaces/sales/tables/nope", want: 404},
 	{name: "strong read", method: "GET", path: "/v1/floe/namespaces/sales/tables/orders", header: map[string]string{ConsistencyHeader: "strong"}, want: 200},
@@ -145,6 +145,9 @@ func TestEndpoint(t *testing.T) {
 				var em errorModel
 				if err := json.Unmarshal(body, &em); err != nil || em.Error.Type != c.errType || em.Error.Code != c.want || em.Error.Message == "" {
 					t.Fatalf("error body %s, want type %s", body, c.errType)
+				}
+				if p := repeatedPrefix(em.Error.Message); p != "" {
+					t.Fatalf("error message %q repeats %q: wrap once", em.Error.Message, p)
 				}
 			}
 			if c.body != "" && !strings.Contains(string(body), c.body) {
@@ -264,4 +267,14 @@ func TestIcebergGoClient(t *testing.T) {
 	if err := cat.CreateNamespace(ctx, table.Identifier{"x"}, nil); err == nil {
 		t.Fatal("create namespace was not refused")
 	}
+}
+
+// repeatedPrefix returns the message's first "context: " segment when the
+// message repeats it (an error wrapped twice with the same context).
+func repeatedPrefix(msg string) string {
+	first, rest, ok := strings.Cut(msg, ": ")
+	if ok && strings.Contains(rest, first+": ") {
+		return first
+	}
+	return ""
 }

@@ -36,7 +36,7 @@ func (h *Handler) listTables(w http.ResponseWriter, r *http.Request, ns table.Id
 	var names []string
 	for id, err := range h.cat.ListTables(r.Context(), ns) {
 		if err != nil {
-			h.fail(w, r, fmt.Errorf("listing tables of %s: %w", strings.Join(ns, "."), err))
+			h.fail(w, r, err) // the catalog's error names the namespace
 			return
 		}
 		names = append(names, id[len(id)-1])
@@ -77,7 +77,7 @@ func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request, ident table.
 	}
 	tbl, err := h.cat.LoadTable(r.Context(), ident)
 	if err != nil {
-		h.fail(w, r, fmt.Errorf("loading table %s: %w", strings.Join(ident, "."), err))
+		h.fail(w, r, err) // "loading table ns.name: ...", from the catalog
 		return
 	}
 	tag := etag(tbl.MetadataLocation())
@@ -107,7 +107,7 @@ func (h *Handler) tableExists(w http.ResponseWriter, r *http.Request, ident tabl
 	// pointer, but the metadata is cached per location and the call is
 	// rare, so one code path serves both.
 	if _, err := h.cat.LoadTable(r.Context(), ident); err != nil {
-		h.fail(w, r, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err))
+		h.fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
