@@ -329,6 +329,8 @@ func TestRequests(t *testing.T) {
 				Format: "avro", Subject: "orders-value", ErrorMode: "suspend", DeadLetterTopic: "dlq", Tombstones: "dlq",
 				StartOffset: "earliest", PartitionBy: []*adminv1.PartitionField{{Column: "created_at", Transform: "day"}, {Column: "id", Transform: "bucket[16]"}},
 				SnapshotMaxAge: "168h", SnapshotMaxCount: 50, OrphanMinAge: "72h"}}},
+		{[]string{"mappings", "create", "m3", "--topic", "orders", "--name", "orders_v2"},
+			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m3", Topic: "orders", Table: "orders_v2"}}},
 		{[]string{"mappings", "create", "m2", "--topic-regex", `ev\..*`, "--partition-by", "region"},
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m2", TopicRegex: `ev\..*`,
 				PartitionBy: []*adminv1.PartitionField{{Column: "region", Transform: "identity"}}}}},
@@ -750,4 +752,18 @@ func TestStatusJSON(t *testing.T) {
 	srv.Close()
 	_, err = runCmd(t, StatusCommand(), "--addr", addr, "--json")
 	wantCode(t, err, ExitUnreachable)
+}
+
+// TestREADMEExitCodes: the README lists the exit codes the CLI has, as
+// --help prints them.
+func TestREADMEExitCodes(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(exitCodesHelp, "\n")[1:] {
+		if !strings.Contains(string(readme), line+"\n") {
+			t.Errorf("README.md lacks the exit code line %q", line)
+		}
+	}
 }
