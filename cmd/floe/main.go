@@ -100,6 +100,9 @@ func serveCmd() *cobra.Command {
 				return &exitError{code: exitConfig, err: fmt.Errorf("config: %w", err)}
 			}
 			log := newLogger(cfg.Log, os.Stderr)
+			for _, u := range config.UnknownEnv(os.Environ()) {
+				log.Warn("environment variable sets nothing: it is not a Floe setting", "name", u.Name, "did_you_mean", u.Closest)
+			}
 			ecsDefaults(cmd.Context(), &cfg, log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
