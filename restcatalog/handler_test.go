@@ -91,6 +91,10 @@ var calls = []call{
 	{name: "first page", method: "GET", path: "/v1/floe/namespaces?pageToken=&pageSize=2", want: 200, body: `"next-page-token":`},
 	{name: "bad page size", method: "GET", path: "/v1/floe/namespaces?pageSize=0", want: 400, errType: "BadRequestException"},
 	{name: "bad page token", method: "GET", path: "/v1/floe/namespaces?pageToken=%25%25", want: 400, errType: "BadRequestException"},
+	// Valid base64 that this server never issued.
+	{name: "foreign page token", method: "GET", path: "/v1/floe/namespaces?pageToken=c2FsZXM", want: 400, errType: "BadRequestException"},
+	{name: "unknown prefix", method: "GET", path: "/v1/other/namespaces", want: 404, errType: "NotFoundException", noSpec: true},
+	{name: "oauth", method: "POST", path: "/v1/oauth/tokens", want: 400, body: `"error":"unsupported_grant_type"`},
 	{name: "unknown parent", method: "GET", path: "/v1/floe/namespaces?parent=nope", want: 404, errType: "NoSuchNamespaceException"},
 	{name: "load namespace", method: "GET", path: "/v1/floe/namespaces/sales", want: 200, body: `"owner":"floe"`},
 	{name: "load nested namespace", method: "GET", path: "/v1/floe/namespaces/sales%1Feu", want: 200, body: `"namespace":["sales","eu"]`},
@@ -277,4 +281,32 @@ func repeatedPrefix(msg string) string {
 		return first
 	}
 	return ""
+}
+
+// TestETag: If-None-Match answers 304 by HTTP's weak comparison and for
+// "*", 200 with the metadata otherwise.
+func TestETag(t *testing.T) {
+	srv, _ := testServer(t, Options{})
+	path := "/v1/floe/namespaces/sales/tables/orders"
+	_, resp, _ := do(t, srv, call{method: "GET", path: path})
+	tag := resp.Header.Get("ETag")
+	if resp.StatusCode != 200 || tag == "" {
+		t.Fatalf("load: %d etag %q", resp.StatusCode, tag)
+	}
+	for _, c := range []struct {
+		inm  string
+		want int
+	}{
+		{tag, 304},
+		{"W/" + tag, 304},
+		{`"other", W/` + tag, 304},
+		{"*", 304},
+		{`"other"`, 200},
+		{`W/"other"`, 200},
+	} {
+		_, resp, body := do(t, srv, call{method: "GET", path: path, header: map[string]string{"If-None-Match": c.inm}})
+		if resp.StatusCode != c.want {
+			t.Errorf("If-None-Match %s: %d, want %d: %s", c.inm, resp.StatusCode, c.want, body)
+		}
+	}
 }

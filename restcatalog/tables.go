@@ -62,6 +62,21 @@ func etag(loc string) string {
 	return `"` + hex.EncodeToString(sum[:12]) + `"`
 }
 
+// etagMatches reports whether an If-None-Match header names the current
+// entity tag, by HTTP's weak comparison (RFC 9110 13.1.2: W/"x" matches
+// "x"), or is "*" (any current representation).
+func etagMatches(headers []string, tag string) bool {
+	for _, h := range headers {
+		for _, t := range strings.Split(h, ",") {
+			t = strings.TrimSpace(t)
+			if t == "*" || strings.TrimPrefix(t, "W/") == strings.TrimPrefix(tag, "W/") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request, ident table.Identifier) {
 	if err := h.consistent(r); err != nil {
 		h.fail(w, r, err)
@@ -82,7 +97,7 @@ func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request, ident table.
 	}
 	tag := etag(tbl.MetadataLocation())
 	w.Header().Set("ETag", tag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == tag {
+	if etagMatches(r.Header.Values("If-None-Match"), tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
