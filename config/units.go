@@ -34,6 +34,7 @@ type ByteSize int64
 // ParseByteSize parses a size with an optional unit.
 func ParseByteSize(s string) (ByteSize, error) {
 	s = strings.TrimSpace(s)
+	orig := s
 	units := []struct {
 		suffix string
 		mult   int64
@@ -46,8 +47,11 @@ func ParseByteSize(s string) (ByteSize, error) {
 		}
 	}
 	n, err := strconv.ParseFloat(s, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%q is not a size like 128MiB", s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a size like 128MiB", orig)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("%q: a size cannot be negative", orig)
 	}
 	return ByteSize(n * float64(mult)), nil
 }

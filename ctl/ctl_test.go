@@ -331,6 +331,8 @@ func TestRequests(t *testing.T) {
 				SnapshotMaxAge: "168h", SnapshotMaxCount: 50, OrphanMinAge: "72h"}}},
 		{[]string{"mappings", "create", "m3", "--topic", "deep", "--max-nesting-depth", "8", "--max-columns", "200"},
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m3", Topic: "deep", MaxNestingDepth: 8, MaxColumns: 200}}},
+		{[]string{"mappings", "create", "m4", "--topic", "orders", "--name", "orders_v2"},
+			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m4", Topic: "orders", Table: "orders_v2"}}},
 		{[]string{"mappings", "create", "m2", "--topic-regex", `ev\..*`, "--partition-by", "region"},
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m2", TopicRegex: `ev\..*`,
 				PartitionBy: []*adminv1.PartitionField{{Column: "region", Transform: "identity"}}}}},
@@ -550,7 +552,11 @@ func TestExitCodes(t *testing.T) {
 		msg  string
 	}{
 		{status.Error(codes.NotFound, "table a.b not found"), ExitNotFound, "not found: table a.b not found"},
-		{status.Error(codes.Unauthenticated, "missing bearer token"), ExitAuth, "unauthenticated: missing bearer token"},
+		// The kind is said once, whether the node's message says it or not.
+		{status.Error(codes.NotFound, "not found: table a.b"), ExitNotFound, "not found: table a.b"},
+		{status.Error(codes.NotFound, "deleting mapping clicks: no such mapping"), ExitNotFound, "not found: deleting mapping clicks: no such mapping"},
+		// A user without a token learns how to give one.
+		{status.Error(codes.Unauthenticated, "missing bearer token"), ExitAuth, "unauthenticated: missing bearer token (give a token of the right scope with --token, --token-file or FLOE_TOKEN)"},
 		{status.Error(codes.PermissionDenied, "token lacks admin scope"), ExitAuth, "permission denied: token lacks admin scope"},
 		{status.Error(codes.InvalidArgument, "mapping.topic: set topic or topic_regex"), ExitRefused, "refused: mapping.topic: set topic or topic_regex"},
 		{status.Error(codes.AlreadyExists, "mapping x exists"), ExitRefused, "refused: mapping x exists"},
@@ -751,4 +757,18 @@ func TestStatusJSON(t *testing.T) {
 	srv.Close()
 	_, err = runCmd(t, StatusCommand(), "--addr", addr, "--json")
 	wantCode(t, err, ExitUnreachable)
+}
+
+// TestREADMEExitCodes: the README lists the exit codes the CLI has, as
+// --help prints them.
+func TestREADMEExitCodes(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(exitCodesHelp, "\n")[1:] {
+		if !strings.Contains(string(readme), line+"\n") {
+			t.Errorf("README.md lacks the exit code line %q", line)
+		}
+	}
 }

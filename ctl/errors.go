@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -111,17 +112,27 @@ func rpcError(addr string, err error) error {
 	case codes.DeadlineExceeded:
 		out = fmt.Errorf("floe at %s did not answer in time: %s", addr, msg)
 	case codes.Unauthenticated:
-		out = fmt.Errorf("unauthenticated: %s", msg)
+		// The node cannot know how the token was (not) given; the CLI does.
+		out = fmt.Errorf("unauthenticated: %s (give a token of the right scope with --token, --token-file or FLOE_TOKEN)", msg)
 	case codes.PermissionDenied:
 		out = fmt.Errorf("permission denied: %s", msg)
 	case codes.NotFound:
-		out = fmt.Errorf("not found: %s", msg)
+		out = withKind("not found", msg)
 	case codes.InvalidArgument, codes.AlreadyExists, codes.FailedPrecondition:
-		out = fmt.Errorf("refused: %s", msg)
+		out = withKind("refused", msg)
 	case codes.Unimplemented:
 		out = fmt.Errorf("not supported by the node at %s (older version?): %s", addr, msg)
 	default:
 		out = fmt.Errorf("%s", msg)
 	}
 	return &ExitError{Code: code, Err: out}
+}
+
+// withKind prefixes msg with the kind of error unless the node's message
+// already starts with it, so it is said once ("not found: table web.x").
+func withKind(kind, msg string) error {
+	if strings.HasPrefix(msg, kind) {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s: %s", kind, msg)
 }

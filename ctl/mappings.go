@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/protobuf/encoding/protojson"
 	"gopkg.in/yaml.v3"
 
@@ -146,7 +147,15 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.topic, "topic", "", "topic to map (or --topic-regex)")
 	fs.StringVar(&f.topicRegex, "topic-regex", "", "regular expression: map every matching topic (or --topic)")
 	fs.String("namespace", "", "table namespace template ({topic}, {1}.., named groups)")
-	fs.String("table", "", "table name template ({topic}, {1}.., named groups)")
+	fs.String("table", "", "table name template ({topic}, {1}.., named groups); --name is the same flag (the configuration file's name field)")
+	// The configuration file calls the table name template "name"; a user
+	// who learnt it there types --name.
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "name" {
+			name = "table"
+		}
+		return pflag.NormalizedName(name)
+	})
 	fs.String("format", "", "record format: json, raw, avro, protobuf, json_schema or latest")
 	fs.String("subject", "", "schema registry subject")
 	fs.String("error-mode", "", "on a bad record: log (dead-letter table), skip or suspend")

@@ -78,7 +78,7 @@ func Names() []string {
 }
 
 // TableStates are the states floe_table_state has a series for (one-hot).
-var TableStates = []string{"PENDING", "RUNNING", "DEGRADED", "CONFIG_ISSUE", "SUSPENDED", "FAILED"}
+var TableStates = []string{"PENDING", "RUNNING", "DEGRADED", "CONFIG_ISSUE", "SUSPENDED", "FAILED", "UNMAPPED"}
 
 // RaftStates are the values of floe_raft_state's state label.
 var RaftStates = []string{"leader", "follower", "candidate", "shutdown"}

@@ -41,7 +41,10 @@ func (n *Node) propose(ctx context.Context, c fsm.Command, what string) (admin.W
 	}
 	idx, err := n.raft.Apply(ctx, c)
 	if err != nil {
-		return admin.WriteResult{}, apiErr(fmt.Errorf("%s: %w", what, err))
+		// Not wrapped with what: a refusal names its command ("deleting
+		// mapping clicks: no such mapping") and other errors say "applying
+		// <command>"; what is the success message ("deleted mapping clicks").
+		return admin.WriteResult{}, apiErr(err)
 	}
 	return admin.WriteResult{Index: idx, Message: what}, nil
 }

@@ -92,6 +92,11 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 		return nil, err
 	}
 	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{})}
+	if warn, err := probeWarehouse(ctx, cfg.Warehouse, cfg.Node.ID); err != nil { // probe.go
+		return nil, err
+	} else if warn != nil {
+		n.log.Warn("warehouse not writable at start", "err", warn)
+	}
 	n.metrics = metrics.New(n, o.version)
 	apiOpts, err := adminOptions(cfg, n.metrics, n) // adminwire.go
 	if err != nil {

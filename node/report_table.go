@@ -54,6 +54,10 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 	tr.Partitions = partitionReports(ti, rt, now)
 	tr.Catalogs = n.catalogReports(ti.key, now) // catalogs.go
 	operatorState(&tr, ti.paused, ti.pausedBy, ti.rewind)
+	if !n.worker.Mapped(ti.key) {
+		tr.State = status.StateUnmapped
+		tr.Reason = "no mapping routes a topic into this table now; its data stays readable (map a topic to it again to resume)"
+	}
 	return tr
 }
 

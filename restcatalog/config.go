@@ -13,6 +13,11 @@ var Endpoints = []string{
 	"GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
 	"HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
 	"POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+	// Views: an empty list and 404s (Floe makes none), served so engines
+	// that list views beside tables do not fail.
+	"GET /v1/{prefix}/namespaces/{namespace}/views",
+	"GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+	"HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
 }
 
 type catalogConfig struct {
@@ -23,7 +28,7 @@ type catalogConfig struct {
 
 func (h *Handler) config(w http.ResponseWriter, _ *http.Request) {
 	// The warehouse query parameter is ignored: a Floe cluster has one
-	// warehouse, and every prefix is served.
+	// warehouse, served under DefaultPrefix (or no prefix).
 	writeJSON(w, catalogConfig{
 		Defaults:  map[string]string{},
 		Overrides: map[string]string{"prefix": DefaultPrefix},

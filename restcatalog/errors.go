@@ -62,6 +62,15 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	_ = json.NewEncoder(w).Encode(errorModel{Error: errorBody{Message: msg, Type: typ, Code: status}})
 }
 
+// writeOAuthError answers the OAuth token endpoint in the spec's
+// OAuthError shape ({"error", "error_description"}, RFC 6749 5.2).
+func writeOAuthError(w http.ResponseWriter, code, desc string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": desc})
+}
+
 // refuseAuth writes an auth refusal in the spec's error format; it is the
 // refuse callback of auth.Tokens.Require.
 func refuseAuth(w http.ResponseWriter, _ *http.Request, status int, err error) {

@@ -102,7 +102,8 @@ func (f *fakeCatalog) ListTables(_ context.Context, ns table.Identifier) iter.Se
 	f.mu.Unlock()
 	return func(yield func(table.Identifier, error) bool) {
 		if !ok {
-			yield(nil, catalog.ErrNoSuchNamespace)
+			// Like the catalog of record: the error names its argument.
+			yield(nil, fmt.Errorf("listing tables of %s: %w", strings.Join(ns, "."), catalog.ErrNoSuchNamespace))
 			return
 		}
 		for _, id := range out {
@@ -118,7 +119,7 @@ func (f *fakeCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*t
 	loc, ok := f.tables[strings.Join(ident, ".")]
 	f.mu.Unlock()
 	if !ok {
-		return nil, catalog.ErrNoSuchTable
+		return nil, fmt.Errorf("loading table %s: %w", strings.Join(ident, "."), catalog.ErrNoSuchTable)
 	}
 	return table.NewFromLocation(ctx, ident, loc, icebergio.LoadFSFunc(nil, loc), nil)
 }

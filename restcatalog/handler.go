@@ -42,8 +42,8 @@ const ConsistencyHeader = "X-Floe-Consistency"
 const MountPath = "/iceberg"
 
 // DefaultPrefix is the prefix /v1/config tells clients to use. Requests
-// without a prefix, or with another one, are served too: Floe has one
-// warehouse.
+// without a prefix are served too (Floe has one warehouse); another prefix
+// is 404.
 const DefaultPrefix = "floe"
 
 // Options configure a Handler.
@@ -105,11 +105,18 @@ func (h *Handler) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(segs) > 0 && segs[0] == "oauth" {
-		writeError(w, http.StatusBadRequest, "BadRequestException", "floe issues no OAuth2 tokens: send a configured bearer token (catalog property token)")
+		// The spec's OAuthError shape (RFC 6749 5.2), which OAuth clients
+		// parse, not the IcebergErrorResponse.
+		writeOAuthError(w, "unsupported_grant_type", "floe issues no OAuth2 tokens: send a configured bearer token (catalog property token)")
 		return
 	}
-	// The prefix is whatever precedes namespaces, tables or transactions.
+	// Paths come with the prefix /v1/config advertises or none; another
+	// prefix names a warehouse this server does not have.
 	if len(segs) > 0 && !isRoot(segs[0]) {
+		if segs[0] != DefaultPrefix {
+			writeError(w, http.StatusNotFound, "NotFoundException", fmt.Sprintf("prefix %q: this catalog serves %q (see /v1/config)", segs[0], DefaultPrefix))
+			return
+		}
 		segs = segs[1:]
 	}
 	if len(segs) == 0 {

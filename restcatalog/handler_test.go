@@ -91,6 +91,10 @@ var calls = []call{
 	{name: "first page", method: "GET", path: "/v1/floe/namespaces?pageToken=&pageSize=2", want: 200, body: `"next-page-token":`},
 	{name: "bad page size", method: "GET", path: "/v1/floe/namespaces?pageSize=0", want: 400, errType: "BadRequestException"},
 	{name: "bad page token", method: "GET", path: "/v1/floe/namespaces?pageToken=%25%25", want: 400, errType: "BadRequestException"},
+	// Valid base64 that this server never issued.
+	{name: "foreign page token", method: "GET", path: "/v1/floe/namespaces?pageToken=c2FsZXM", want: 400, errType: "BadRequestException"},
+	{name: "unknown prefix", method: "GET", path: "/v1/other/namespaces", want: 404, errType: "NotFoundException", noSpec: true},
+	{name: "oauth", method: "POST", path: "/v1/oauth/tokens", want: 400, body: `"error":"unsupported_grant_type"`},
 	{name: "unknown parent", method: "GET", path: "/v1/floe/namespaces?parent=nope", want: 404, errType: "NoSuchNamespaceException"},
 	{name: "load namespace", method: "GET", path: "/v1/floe/namespaces/sales", want: 200, body: `"owner":"floe"`},
 	{name: "load nested namespace", method: "GET", path: "/v1/floe/namespaces/sales%1Feu", want: 200, body: `"namespace":["sales","eu"]`},
@@ -104,7 +108,7 @@ var calls = []call{
 	{name: "load table", method: "GET", path: "/v1/floe/namespaces/sales/tables/orders", want: 200, body: `"metadata-location":"file://`},
 	{name: "load table refs", method: "GET", path: "/v1/floe/namespaces/sales/tables/orders?snapshots=refs", want: 200, body: `"format-version":2`},
 	{name: "load table bad snapshots", method: "GET", path: "/v1/floe/namespaces/sales/tables/orders?snapshots=some", want: 400, errType: "BadRequestException"},
-	{name: "load missing table", method: "GET", path: "/v1/floe/namespaces/sales/tables/nope", want: 404, errType: "NoSuchTableException"},
+	{name: "load missing table", method: "GET", path: "/v1/floe/namespaces/sales/tables/nope", want: 404, errType: "NoSuchTableException", body: "sales.nope"},
 	{name: "head table", method: "HEAD", path: "/v1/floe/namespaces/sales/tables/orders", want: 204},
 	{name: "head missing table", method: "HEAD", path: "/v1/floe/namespaces/sales/tables/nope", want: 404},
 	{name: "strong read", method: "GET", path: "/v1/floe/namespaces/sales/tables/orders", header: map[string]string{ConsistencyHeader: "strong"}, want: 200},
@@ -145,6 +149,9 @@ func TestEndpoint(t *testing.T) {
 				var em errorModel
 				if err := json.Unmarshal(body, &em); err != nil || em.Error.Type != c.errType || em.Error.Code != c.want || em.Error.Message == "" {
 					t.Fatalf("error body %s, want type %s", body, c.errType)
+				}
+				if p := repeatedPrefix(em.Error.Message); p != "" {
+					t.Fatalf("error message %q repeats %q: wrap once", em.Error.Message, p)
 				}
 			}
 			if c.body != "" && !strings.Contains(string(body), c.body) {
@@ -263,5 +270,43 @@ func TestIcebergGoClient(t *testing.T) {
 	}
 	if err := cat.CreateNamespace(ctx, table.Identifier{"x"}, nil); err == nil {
 		t.Fatal("create namespace was not refused")
+	}
+}
+
+// repeatedPrefix returns the message's first "context: " segment when the
+// message repeats it (an error wrapped twice with the same context).
+func repeatedPrefix(msg string) string {
+	first, rest, ok := strings.Cut(msg, ": ")
+	if ok && strings.Contains(rest, first+": ") {
+		return first
+	}
+	return ""
+}
+
+// TestETag: If-None-Match answers 304 by HTTP's weak comparison and for
+// "*", 200 with the metadata otherwise.
+func TestETag(t *testing.T) {
+	srv, _ := testServer(t, Options{})
+	path := "/v1/floe/namespaces/sales/tables/orders"
+	_, resp, _ := do(t, srv, call{method: "GET", path: path})
+	tag := resp.Header.Get("ETag")
+	if resp.StatusCode != 200 || tag == "" {
+		t.Fatalf("load: %d etag %q", resp.StatusCode, tag)
+	}
+	for _, c := range []struct {
+		inm  string
+		want int
+	}{
+		{tag, 304},
+		{"W/" + tag, 304},
+		{`"other", W/` + tag, 304},
+		{"*", 304},
+		{`"other"`, 200},
+		{`W/"other"`, 200},
+	} {
+		_, resp, body := do(t, srv, call{method: "GET", path: path, header: map[string]string{"If-None-Match": c.inm}})
+		if resp.StatusCode != c.want {
+			t.Errorf("If-None-Match %s: %d, want %d: %s", c.inm, resp.StatusCode, c.want, body)
+		}
 	}
 }

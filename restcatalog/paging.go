@@ -3,8 +3,10 @@ package restcatalog
 import (
 	"encoding/base64"
 	"fmt"
+	"hash/crc32"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // defaultPageSize applies when a client starts paging (sends pageToken)
@@ -33,17 +35,39 @@ func page(r *http.Request, keys []string) (from, to int, next string, err error)
 		return 0, len(keys), "", nil
 	}
 	if tok := q.Get("pageToken"); tok != "" {
-		after, derr := base64.RawURLEncoding.DecodeString(tok)
-		if derr != nil {
+		after, ok := parseToken(tok)
+		if !ok {
 			return 0, 0, "", fmt.Errorf("pageToken %q is not a token this server issued: %w", tok, ErrBadRequest)
 		}
-		for from < len(keys) && keys[from] <= string(after) {
+		for from < len(keys) && keys[from] <= after {
 			from++
 		}
 	}
 	to = min(from+size, len(keys))
 	if to < len(keys) {
-		next = base64.RawURLEncoding.EncodeToString([]byte(keys[to-1]))
+		next = issueToken(keys[to-1])
 	}
 	return from, to, next, nil
+}
+
+// A page token is the last key of the page, base64url, followed by its
+// CRC-32C: a token the server did not issue (a typo, another server's) fails
+// the check and is refused instead of silently starting a page somewhere.
+// It is no secret and needs none: any key a client could name it may list.
+var tokenTable = crc32.MakeTable(crc32.Castagnoli)
+
+func issueToken(last string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(last)) + "." + strconv.FormatUint(uint64(crc32.Checksum([]byte(last), tokenTable)), 36)
+}
+
+func parseToken(tok string) (string, bool) {
+	enc, sum, ok := strings.Cut(tok, ".")
+	if !ok {
+		return "", false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil || strconv.FormatUint(uint64(crc32.Checksum(b, tokenTable)), 36) != sum {
+		return "", false
+	}
+	return string(b), true
 }

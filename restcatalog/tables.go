@@ -36,7 +36,7 @@ func (h *Handler) listTables(w http.ResponseWriter, r *http.Request, ns table.Id
 	var names []string
 	for id, err := range h.cat.ListTables(r.Context(), ns) {
 		if err != nil {
-			h.fail(w, r, fmt.Errorf("listing tables of %s: %w", strings.Join(ns, "."), err))
+			h.fail(w, r, err) // the catalog's error names the namespace
 			return
 		}
 		names = append(names, id[len(id)-1])
@@ -62,6 +62,21 @@ func etag(loc string) string {
 	return `"` + hex.EncodeToString(sum[:12]) + `"`
 }
 
+// etagMatches reports whether an If-None-Match header names the current
+// entity tag, by HTTP's weak comparison (RFC 9110 13.1.2: W/"x" matches
+// "x"), or is "*" (any current representation).
+func etagMatches(headers []string, tag string) bool {
+	for _, h := range headers {
+		for _, t := range strings.Split(h, ",") {
+			t = strings.TrimSpace(t)
+			if t == "*" || strings.TrimPrefix(t, "W/") == strings.TrimPrefix(tag, "W/") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request, ident table.Identifier) {
 	if err := h.consistent(r); err != nil {
 		h.fail(w, r, err)
@@ -77,12 +92,12 @@ func (h *Handler) loadTable(w http.ResponseWriter, r *http.Request, ident table.
 	}
 	tbl, err := h.cat.LoadTable(r.Context(), ident)
 	if err != nil {
-		h.fail(w, r, fmt.Errorf("loading table %s: %w", strings.Join(ident, "."), err))
+		h.fail(w, r, err) // "loading table ns.name: ...", from the catalog
 		return
 	}
 	tag := etag(tbl.MetadataLocation())
 	w.Header().Set("ETag", tag)
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == tag {
+	if etagMatches(r.Header.Values("If-None-Match"), tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -107,7 +122,7 @@ func (h *Handler) tableExists(w http.ResponseWriter, r *http.Request, ident tabl
 	// pointer, but the metadata is cached per location and the call is
 	// rare, so one code path serves both.
 	if _, err := h.cat.LoadTable(r.Context(), ident); err != nil {
-		h.fail(w, r, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err))
+		h.fail(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

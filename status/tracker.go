@@ -18,6 +18,9 @@ const (
 	// StateConfigIssue: the configuration keeps part of the table from
 	// working (for example two topics named into one table); fix the config.
 	StateConfigIssue = "CONFIG_ISSUE"
+	// StateUnmapped: no mapping routes a topic into the table now (its
+	// mapping was deleted); its data stays readable, nothing is ingested.
+	StateUnmapped = "UNMAPPED"
 	// StateFailed: the table has been DEGRADED without a break for longer
 	// than FailAfter; retries go on, but it needs an operator.
 	StateFailed = "FAILED"

@@ -68,12 +68,17 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 	}
 	// A mapping that names a topic that does not exist is shown, not fatal:
 	// the topic may be created later.
+	mapped := map[string]bool{}
+	for _, r := range routes {
+		mapped[r.spec.Key] = true
+	}
 	for _, ref := range w.mappingList() {
 		t := ref.t
 		if t.Topic == "" {
 			continue
 		}
 		r, _ := w.resolve(t.Topic)
+		mapped[r.spec.Key] = true
 		msg := ""
 		if _, ok := topics[t.Topic]; !ok {
 			msg = fmt.Sprintf("topic %s not found", t.Topic)
@@ -86,7 +91,7 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 		}
 	}
 	w.mu.Lock()
-	w.routes = routes
+	w.routes, w.mapped = routes, mapped
 	w.mu.Unlock()
 	if !slices.Equal(sources, *registered) {
 		if err := w.prop.RegisterSources(ctx, sources); err != nil {

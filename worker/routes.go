@@ -25,6 +25,16 @@ func (w *Worker) lookup(table string) (sink.TableSpec, config.Table, bool) {
 	return sink.TableSpec{}, config.Table{}, false
 }
 
+// Mapped reports whether a mapping routes into the table now. A table whose
+// mapping was deleted keeps its data, its catalog entry and its registered
+// sources, but nothing feeds it; the status says so instead of PENDING.
+// Before the first discovery every table counts as mapped.
+func (w *Worker) Mapped(table string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mapped == nil || w.mapped[table]
+}
+
 // mappingRef is a mapping with its compiled topic regex (nil for a topic).
 type mappingRef struct {
 	t  config.Table

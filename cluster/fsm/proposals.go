@@ -166,6 +166,11 @@ func RefusalCodes() map[string]error {
 	return out
 }
 
+// IsRefusal reports whether err is one of the refusals the FSM answers a
+// command with (the table above). Its text names what was refused ("deleting
+// mapping clicks: no such mapping"), so callers pass it on unwrapped.
+func IsRefusal(err error) bool { return codeOf(err) != "" }
+
 func codeOf(err error) string {
 	for _, c := range refusalCodes {
 		if errors.Is(err, c.err) {

@@ -33,8 +33,13 @@ func (n *Node) Apply(ctx context.Context, c fsm.Command) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	idx, err := n.applyRaw(ctx, data)
-	if err != nil {
+	if err != nil && !fsm.IsRefusal(err) {
+		// The FSM's refusals name what they refused; wrapping them again
+		// would only repeat it.
 		return idx, fmt.Errorf("applying %s: %w", c.Type(), err)
+	}
+	if err != nil {
+		return idx, err
 	}
 	return idx, nil
 }

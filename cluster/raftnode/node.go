@@ -391,7 +391,7 @@ func (w *slogWriter) Write(p []byte) (int, error) {
 		switch {
 		case strings.Contains(line, "[ERROR]"):
 			level = slog.LevelError
-		case strings.Contains(line, "[WARN]"):
+		case strings.Contains(line, "[WARN]") && !firstElection(line):
 			level = slog.LevelWarn
 		}
 		w.log.Log(context.Background(), level, line)
@@ -400,3 +400,12 @@ func (w *slogWriter) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = (*slogWriter)(nil)
+
+// firstElection reports whether a raft line is the election every node
+// starts after a start, before it has heard of any leader (raft logs it at
+// WARN with an empty last-leader-id; a single node logs it at every start).
+// A timeout after a leader was known stays a warning.
+func firstElection(line string) bool {
+	return strings.Contains(line, "heartbeat timeout reached, starting election") &&
+		(strings.HasSuffix(line, "last-leader-id=") || strings.Contains(line, "last-leader-id= "))
+}

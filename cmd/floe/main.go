@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ctl"
@@ -99,6 +100,9 @@ func serveCmd() *cobra.Command {
 				return &exitError{code: exitConfig, err: fmt.Errorf("config: %w", err)}
 			}
 			log := newLogger(cfg.Log, os.Stderr)
+			for _, u := range config.UnknownEnv(os.Environ()) {
+				log.Warn("environment variable sets nothing: it is not a Floe setting", "name", u.Name, "did_you_mean", u.Closest)
+			}
 			ecsDefaults(cmd.Context(), &cfg, log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -145,7 +149,7 @@ func healthCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "health",
-		Short: "Exit 0 when the node at --admin-addr is alive (--ready: member of a group with a leader), else 1",
+		Short: "Exit 0 when the node at --addr is alive (--ready: member of a group with a leader), 4 when it answers not ready, 3 when it does not answer",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
 			defer cancel()
@@ -168,14 +172,23 @@ func healthCmd() *cobra.Command {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 			resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
-				return &exitError{code: exitFailure, err: fmt.Errorf("not ready: %s %s", resp.Status, strings.TrimSpace(string(body)))}
+				return &exitError{code: ctl.ExitNotReady, err: fmt.Errorf("not ready: %s %s", resp.Status, strings.TrimSpace(string(body)))}
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), strings.TrimPrefix(path, "/"), "ok")
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "admin-addr", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421"), "admin address of the node")
-	cmd.Flags().BoolVar(&ready, "ready", false, "check readiness (/readyz) instead of liveness (/healthz)")
+	fs := cmd.Flags()
+	fs.StringVar(&addr, "addr", envOr("FLOE_ADDR", envOr("FLOE_NODE_ADMIN_ADDR", "127.0.0.1:7421")), "admin address of the node, host:port (env FLOE_ADDR; --admin-addr is the same flag)")
+	// --admin-addr: the name container health checks already use, and the
+	// one floe status also accepts.
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "admin-addr" {
+			name = "addr"
+		}
+		return pflag.NormalizedName(name)
+	})
+	fs.BoolVar(&ready, "ready", false, "check readiness (/readyz) instead of liveness (/healthz)")
 	return cmd
 }
 

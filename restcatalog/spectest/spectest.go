@@ -98,7 +98,7 @@ func (sc *Checker) Check(method, path string, status int, body []byte) error {
 	if method == http.MethodHead {
 		body = nil // HEAD responses have no body on the wire
 	}
-	if strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/v1/config") && !strings.Contains(path, "/floe/") {
+	if strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/v1/config") && !strings.HasPrefix(path, "/v1/oauth/") && !strings.Contains(path, "/floe/") {
 		path = "/v1/floe/" + strings.TrimPrefix(path, "/v1/") // served without a prefix too
 	}
 	var item map[string]any

@@ -3,8 +3,11 @@ package iceberg
 import (
 	"context"
 	"math/big"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/apache/iceberg-go"
 
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
@@ -92,6 +95,13 @@ func TestSchemaKindsRoundTripAndEvolve(t *testing.T) {
 			t.Errorf("field %s id changed %d -> %d", f.Name, id, f.ID)
 		}
 	}
+	// The name mapping (schema.name-mapping.default, for readers of files
+	// without field ids) follows the evolution: the new column is in it
+	// with the id the schema gave it.
+	added, _ := tbl.Schema().FindFieldByName("added")
+	if id, ok := nameMappingID(tbl.NameMapping(), "added"); !ok || id != added.ID {
+		t.Errorf("name mapping %v lacks added (id %d)", tbl.NameMapping(), added.ID)
+	}
 	back, err := shapeOf(tbl.Schema(), "avro")
 	if err != nil {
 		t.Fatal(err)
@@ -156,4 +166,14 @@ func removeField(fs []*records.Field, name string) []*records.Field {
 		}
 	}
 	return out
+}
+
+// nameMappingID is the field id a name mapping gives a top-level name.
+func nameMappingID(nm iceberg.NameMapping, name string) (int, bool) {
+	for _, f := range nm {
+		if slices.Contains(f.Names, name) && f.FieldID != nil {
+			return *f.FieldID, true
+		}
+	}
+	return 0, false
 }

@@ -153,7 +153,14 @@ func (s *Sink) prepare(ctx context.Context, t sink.TableSpec, shape *records.Sha
 		// float to double and widens decimal precision, and never drops a
 		// column: a field the new schema removed keeps reading null.
 		tx := tbl.NewTransaction()
-		if err := tx.UpdateSchema(true, false).UnionByNameWith(want).Commit(); err != nil {
+		var opts []table.UpdateSchemaOption
+		if nm := tbl.NameMapping(); nm != nil {
+			// The first append set schema.name-mapping.default from the
+			// schema of that day; keep it following the schema, or readers
+			// of files without field ids would miss the new columns.
+			opts = append(opts, table.WithNameMapping(nm))
+		}
+		if err := tx.UpdateSchema(true, false, opts...).UnionByNameWith(want).Commit(); err != nil {
 			return fmt.Errorf("evolving schema of %s to %s: %w", ledger.DisplayName(t.Key), shape, err)
 		}
 		if have, _ := strconv.Atoi(tbl.Properties()[PropSchemaID]); shape.SchemaID > have {

@@ -244,6 +244,25 @@ func TestCleanOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What an engine refused by the REST catalog (Floe's tables have one
+	// writer) left behind: PyIceberg, Spark and DuckDB write the data and
+	// metadata files before the commit that is refused.
+	tbl0, err := cat.LoadTable(ctx, spec.Ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := strings.TrimPrefix(tbl0.Location(), "file://")
+	var refused []string
+	for _, rel := range []string{"data/00000-0-5f2a9c1e-pyiceberg.parquet", "metadata/00002-9b1d-spark.metadata.json", "metadata/snap-77-1-4e0c-duckdb.avro"} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("written before the commit was refused"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		refused = append(refused, p)
+	}
 	exists := func(p string) bool {
 		_, err := filepath.Glob(p)
 		if err != nil {
@@ -262,8 +281,13 @@ func TestCleanOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 1 || b == 0 || exists(orphan[0].Path) {
+	if n != 1+len(refused) || b == 0 || exists(orphan[0].Path) {
 		t.Fatalf("deleted %d files (%d bytes); orphan still there: %v", n, b, exists(orphan[0].Path))
+	}
+	for _, p := range refused {
+		if exists(p) {
+			t.Errorf("a refused client's file is still there: %s", p)
+		}
 	}
 	if !exists(committed[0].Path) || !exists(pending[0].Path) {
 		t.Fatal("a referenced or recorded file was deleted")
