@@ -92,10 +92,9 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 		return nil, err
 	}
 	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{})}
-	if warn, err := probeWarehouse(ctx, cfg.Warehouse, cfg.Node.ID); err != nil { // probe.go
-		return nil, err
-	} else if warn != nil {
-		n.log.Warn("warehouse not writable at start", "err", warn)
+	probeErr := probeWarehouse(ctx, cfg.Warehouse, cfg.Node.ID) // probe.go
+	if probeErr != nil {
+		n.log.Error("warehouse not writable at start; retrying with backoff", "err", probeErr)
 	}
 	n.metrics = metrics.New(n, o.version)
 	apiOpts, err := adminOptions(cfg, n.metrics, n) // adminwire.go
@@ -118,12 +117,15 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 	if err := n.buildWorker(); err != nil {
 		return nil, n.abort(err)
 	}
+	if probeErr != nil {
+		n.worker.Status().SetGlobal("warehouse", probeErr.Error())
+	}
 	n.backup = recovery.NewBackup(n.raft.FSM(), cfg.Warehouse.Location, IOProps(cfg.Warehouse), n.log)
 	n.backup.RecordWith(func(ctx context.Context, c fsm.BackupWritten) (uint64, error) { return n.raft.Apply(ctx, c) })
 	if err := n.startCatalogs(); err != nil { // catalogs.go
 		return nil, n.abort(err)
 	}
-	n.run()
+	n.run(probeErr != nil)
 	close(n.started)
 	n.log.Info("floe node started", "node", cfg.Node.ID, "raft", cfg.Node.RaftAddr, "rpc", n.raft.RPCAddr(), "admin", n.admin.Addr(), "warehouse", cfg.Warehouse.Location, "version", o.version)
 	return n, nil
@@ -228,7 +230,7 @@ func (n *Node) buildWorker() error {
 // run starts the node's loops: the assignment controller (leader only),
 // notifications, the state backup (leader only) and the worker. When Stop
 // cancels them it stops the catalogs and the admin server and closes done.
-func (n *Node) run() {
+func (n *Node) run(reprobe bool) {
 	cfg, log := n.cfg, n.log
 	rctx, rcancel := context.WithCancel(context.Background())
 	n.cancel = rcancel
@@ -236,8 +238,14 @@ func (n *Node) run() {
 	go func() {
 		defer close(n.done)
 		var wg sync.WaitGroup
-		wg.Add(3)
+		wg.Add(4)
 		go func() { defer wg.Done(); ctl.Run(rctx) }()
+		go func() { // probe.go
+			defer wg.Done()
+			if reprobe {
+				n.retryProbe(rctx)
+			}
+		}()
 		go func() { // no-op without a webhook URL
 			defer wg.Done()
 			notify.New(notify.Config{URL: cfg.Notifications.WebhookURL, Interval: cfg.Notifications.Interval.D(), Log: log.With("component", "notify")}, n).Run(rctx)

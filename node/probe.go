@@ -2,42 +2,52 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
-	"syscall"
 	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
-	"gocloud.dev/gcerrors"
 
 	"github.com/floe-io/floe/config"
 )
 
-// probeTimeout bounds the start-up write; a store that does not answer in
-// it is reported and retried later like any outage, not a reason to stop.
+// probeTimeout bounds one start-up write.
 const probeTimeout = 15 * time.Second
 
 // probeWarehouse writes and deletes a small object under the warehouse
-// (<location>/_floe/probe/<node>), so a location Floe may not write (a
-// wrong bucket, a missing permission, a read-only directory) stops the
-// start naming warehouse.location, instead of showing up as a DEGRADED
-// table at the first commit. A failure that may pass (a timeout, a
-// network error) is returned as a warning: the node starts and its writes
-// retry with backoff.
-func probeWarehouse(ctx context.Context, w config.Warehouse, nodeID string) (warning, err error) {
+// (<location>/_floe/probe/<node>), so a location Floe cannot write (a wrong
+// bucket, a missing permission, a file where a directory should be) is said
+// at start, naming warehouse.location, instead of showing up as a DEGRADED
+// table at the first commit. It does not stop the start: the obstacle may
+// be removed while the node runs (retryProbe clears the problem then), as
+// with any unreachable dependency.
+func probeWarehouse(ctx context.Context, w config.Warehouse, nodeID string) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	loc := strings.TrimSuffix(w.Location, "/") + "/_floe/probe/" + nodeID
-	e := writeProbe(ctx, w, loc)
-	switch {
-	case e == nil:
-		return nil, nil
-	case terminalStorageError(e):
-		return nil, &ConfigError{Err: fmt.Errorf("warehouse.location %s: Floe cannot write there: %w", w.Location, e)}
-	default:
-		return fmt.Errorf("warehouse.location %s: the start-up write did not succeed (retried with every write): %w", w.Location, e), nil
+	if err := writeProbe(ctx, w, loc); err != nil {
+		return fmt.Errorf("warehouse.location %s: Floe cannot write there: %w", w.Location, err)
+	}
+	return nil
+}
+
+// retryProbe repeats a failed start-up probe with backoff (1s doubling to
+// 1m) and clears the node's "warehouse" problem once a write succeeds.
+func (n *Node) retryProbe(ctx context.Context) {
+	for wait := time.Second; ; wait = min(2*wait, time.Minute) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		err := probeWarehouse(ctx, n.cfg.Warehouse, n.cfg.Node.ID)
+		if err == nil {
+			n.worker.Status().SetGlobal("warehouse", "")
+			n.log.Info("warehouse writable again", "location", n.cfg.Warehouse.Location)
+			return
+		}
+		n.worker.Status().SetGlobal("warehouse", err.Error())
 	}
 }
 
@@ -57,18 +67,4 @@ func writeProbe(ctx context.Context, w config.Warehouse, loc string) error {
 		return fmt.Errorf("deleting %s: %w", loc, err)
 	}
 	return nil
-}
-
-// terminalStorageError reports whether a storage error will not pass by
-// itself: permissions, a missing bucket, a read-only file system.
-func terminalStorageError(err error) bool {
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) ||
-		errors.Is(err, syscall.ENOTDIR) {
-		return true
-	}
-	switch gcerrors.Code(err) {
-	case gcerrors.PermissionDenied, gcerrors.NotFound, gcerrors.InvalidArgument:
-		return true
-	}
-	return false
 }

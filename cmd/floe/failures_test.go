@@ -94,6 +94,10 @@ func TestUnwritableWarehouseShownAndRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Stop()
+	// Said at start, naming the field, before any table writes.
+	if r, err := n.Report(context.Background()); err != nil || !strings.Contains(r.Problems["warehouse"], "warehouse.location") {
+		t.Fatalf("no warehouse problem at start: %v %v", r.Problems, err)
+	}
 	waitReport(t, n, "storage problem in status", func(r status.Report) bool {
 		tr, ok := tableReport(r, "e2e.orders")
 		return ok && tr.State == "DEGRADED" && strings.Contains(tr.Reason, "not a directory")
@@ -109,7 +113,7 @@ func TestUnwritableWarehouseShownAndRecovered(t *testing.T) {
 	checkExactlyOnce(t, []*table.Table{tbl}, "orders", map[int32]int64{0: 200, 1: 200})
 	waitReport(t, n, "running again", func(r status.Report) bool {
 		tr, _ := tableReport(r, "e2e.orders")
-		return tr.State == "RUNNING" && tr.Reason == ""
+		return tr.State == "RUNNING" && tr.Reason == "" && r.Problems["warehouse"] == ""
 	})
 }
 

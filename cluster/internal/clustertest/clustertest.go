@@ -90,6 +90,11 @@ func OpenNode(t testing.TB, dir string) *raftnode.Node {
 		t.Fatal(err)
 	}
 	wait.For(t, 10*time.Second, "n1 to lead", n.IsLeader)
+	// Leading is not having applied: after a restart the log's entries are
+	// applied after the election; a barrier waits for them.
+	if err := n.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
 	return n
 }
 
