@@ -394,6 +394,11 @@ func (w *slogWriter) Write(p []byte) (int, error) {
 		case strings.Contains(line, "[WARN]") && !firstElection(line):
 			level = slog.LevelWarn
 		}
+		// The level is slog's now; "[WARN]  raft: " would only repeat it
+		// and the component.
+		if _, rest, ok := strings.Cut(line, "]"); ok && strings.HasPrefix(line, "[") {
+			line = strings.TrimPrefix(strings.TrimSpace(rest), "raft: ")
+		}
 		w.log.Log(context.Background(), level, line)
 	}
 	return len(p), nil

@@ -34,6 +34,9 @@ func TestSingleNodeStartIsQuiet(t *testing.T) {
 		if strings.Contains(line, "level=WARN") && strings.Contains(line, "starting election") {
 			t.Fatalf("start-up election logged as a warning: %s", line)
 		}
+		if strings.Contains(line, "[WARN]") || strings.Contains(line, "[INFO]") {
+			t.Fatalf("hclog's level tag kept in the message: %s", line)
+		}
 	}
 	for _, c := range []struct {
 		line string
