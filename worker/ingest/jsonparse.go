@@ -202,15 +202,30 @@ func (p *parser) object(s *records.Shape, frozen bool) (map[string]any, error) {
 		p.pos++
 		return out, nil
 	}
+	next := 0 // the field expected next (jsonkeys.go)
 	for {
 		p.ws()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return nil, p.fail("expected a field name")
 		}
 		keyStart := p.pos
-		k, err := p.str()
-		if err != nil {
-			return nil, err
+		var (
+			k   string
+			f   *records.Field
+			err error
+		)
+		if raw, ok := p.plainKey(); ok {
+			if f = p.lookupBytes(s, raw, &next); f != nil {
+				k = f.Name
+			} else {
+				p.pos = keyStart
+			}
+		}
+		if f == nil {
+			if k, err = p.str(); err != nil {
+				return nil, err
+			}
+			f = p.lookup(s, k)
 		}
 		rawKey := p.data[keyStart+1 : p.pos-1]
 		p.ws()
@@ -223,7 +238,7 @@ func (p *parser) object(s *records.Shape, frozen bool) (map[string]any, error) {
 		}
 		var v any
 		p.path = append(p.path, k)
-		if f := p.lookup(s, k); f != nil {
+		if f != nil {
 			v, err = p.value(f.Shape, frozen || f.Committed)
 		} else if err = p.newName(s, k, rawKey); err == nil {
 			v, err = p.newField(s, k, p.where())
