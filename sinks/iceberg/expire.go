@@ -85,7 +85,12 @@ func (s *Sink) expire(ctx context.Context, key string, maxAge time.Duration, max
 	// which also gives readers of an expired snapshot time to finish. (Deleting
 	// them in iceberg-go's post-commit step also failed on files a
 	// compaction's replaced-file entries had already let it delete.)
-	if err := tx.ExpireSnapshots(table.WithOlderThan(age), table.WithRetainLast(1), table.WithPostCommit(false)); err != nil {
+	// The age is measured again on iceberg-go's clock, a moment later; on a
+	// busy machine that moment can move the boundary past the oldest
+	// snapshot meant to stay. Retaining the planned ancestors by count as
+	// well keeps the plan exact on the main branch.
+	keep := max(1, keptAncestors(tbl.Metadata(), cur, cutoff))
+	if err := tx.ExpireSnapshots(table.WithOlderThan(age), table.WithRetainLast(keep), table.WithPostCommit(false)); err != nil {
 		return 0, fmt.Errorf("expiring snapshots of %s: %w", name, err)
 	}
 	after, err := tx.Commit(ctx)
@@ -93,4 +98,18 @@ func (s *Sink) expire(ctx context.Context, key string, maxAge time.Duration, max
 		return 0, fmt.Errorf("expiring snapshots of %s: %w", name, err)
 	}
 	return len(snaps) - len(after.Metadata().Snapshots()), nil
+}
+
+// keptAncestors counts the current snapshot and its ancestors that are not
+// older than cutoff: the ones the plan keeps.
+func keptAncestors(meta table.Metadata, cur *table.Snapshot, cutoff int64) int {
+	n := 0
+	for sn := cur; sn != nil && (sn.TimestampMs >= cutoff || sn.SnapshotID == cur.SnapshotID); {
+		n++
+		if sn.ParentSnapshotID == nil {
+			break
+		}
+		sn = meta.SnapshotByID(*sn.ParentSnapshotID)
+	}
+	return n
 }
