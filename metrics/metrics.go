@@ -47,6 +47,7 @@ const (
 	SnapshotsExpired     = "floe_snapshots_expired_total"
 	OrphanFilesDeleted   = "floe_orphan_files_deleted_total"
 	FilesRewritten       = "floe_files_rewritten_total"
+	BytesRewritten       = "floe_bytes_rewritten_total"
 	CatalogSyncLag       = "floe_catalog_sync_lag_seconds"
 	CatalogSyncFailures  = "floe_catalog_sync_failures_total"
 	CatalogInSync        = "floe_catalog_in_sync"
@@ -67,7 +68,7 @@ const (
 // _bucket, _sum and _count.
 func Names() []string {
 	return []string{
-		BytesConsumed, BytesWritten, CatalogInSync, CatalogSyncFailures, CatalogSyncLag,
+		BytesConsumed, BytesRewritten, BytesWritten, CatalogInSync, CatalogSyncFailures, CatalogSyncLag,
 		ClusterMembers, CommitDuration, CommitFailures, Commits, Compactions,
 		ConsumerLagRecords, ConsumerLagSeconds, FilesRewritten, FilesWritten,
 		LedgerPendingBytes, LedgerPendingEntries, MemberUp, MemoryBudgetBytes, NodeInfo, OrphanFilesDeleted,
@@ -191,6 +192,7 @@ type reportCollector struct {
 	freshness, lagRecords, lagSeconds                     *prometheus.Desc
 	pendingEntries, pendingBytes, tableState              *prometheus.Desc
 	compactions, expired, orphans, rewritten              *prometheus.Desc
+	bytesRewritten                                        *prometheus.Desc
 	catLag, catFailures, catInSync                        *prometheus.Desc
 	raftState, isLeader, applied                          *prometheus.Desc
 	members, memberUp, info, scrapeErr                    *prometheus.Desc
@@ -223,6 +225,7 @@ func newReportCollector(src Source, version string, timeout time.Duration) *repo
 		expired:         t(SnapshotsExpired, "Snapshots this node expired from the table since it started."),
 		orphans:         t(OrphanFilesDeleted, "Orphan files this node deleted from the table's location since it started."),
 		rewritten:       t(FilesRewritten, "Data files this node rewrote by compaction since it started."),
+		bytesRewritten:  t(BytesRewritten, "Bytes of data files this node read and rewrote by compaction since it started (the compaction share of the cost)."),
 		catLag:          d(CatalogSyncLag, "How long the external catalog has been behind the table (0 when in sync).", "table", "catalog"),
 		catFailures:     d(CatalogSyncFailures, "Failed syncs of the table to the external catalog (known on the table's committer).", "table", "catalog"),
 		catInSync:       d(CatalogInSync, "1 if the external catalog points at the table's current metadata.", "table", "catalog"),
@@ -243,7 +246,7 @@ func (c *reportCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.filesWritten, c.bytesWritten, c.commits, c.commitFailures,
 		c.freshness, c.lagRecords, c.lagSeconds,
 		c.pendingEntries, c.pendingBytes, c.tableState,
-		c.compactions, c.expired, c.orphans, c.rewritten,
+		c.compactions, c.expired, c.orphans, c.rewritten, c.bytesRewritten,
 		c.catLag, c.catFailures, c.catInSync,
 		c.raftState, c.isLeader, c.applied,
 		c.members, c.memberUp, c.info, c.scrapeErr, c.memory,
@@ -359,6 +362,7 @@ func (c *reportCollector) collectTable(ch chan<- prometheus.Metric, rep status.R
 	counter(c.expired, t.SnapshotsExpired)
 	counter(c.orphans, t.OrphansDeleted)
 	counter(c.rewritten, t.FilesRewritten)
+	counter(c.bytesRewritten, t.BytesRewritten)
 	gauge(c.freshness, t.FreshnessSec)
 	gauge(c.pendingEntries, float64(t.PendingEntries))
 	gauge(c.pendingBytes, float64(t.PendingBytes))

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	"github.com/floe-io/floe/status"
 )
@@ -84,6 +87,7 @@ func TestCompactionWithConcurrentAppends(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkExactlyOnce(t, []*table.Table{tbl}, "c", per)
+	checkCostCounters(t, n, "e2e.c")
 	offs, err := icebergsink.Offsets(tbl.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
@@ -112,4 +116,51 @@ func TestCompactionWithConcurrentAppends(t *testing.T) {
 	if old.NumRows() != want {
 		t.Fatalf("snapshot %d holds %d rows, its floe.offsets say %d", oldSnap.SnapshotID, old.NumRows(), want)
 	}
+}
+
+// checkCostCounters: the node's cost counters add up to what the table
+// says it holds: bytes written equal the sizes of the data files its
+// appends added, compaction bytes the sizes of the files its rewrites
+// replaced (snapshot summaries, read independently of the counters). A
+// compaction may land between reading the two, so they are read until they
+// agree.
+func checkCostCounters(t *testing.T, n *floeNode, name string) {
+	t.Helper()
+	wait.Until(t, 30*time.Second, "cost counters equal to the snapshot summaries", func() error {
+		rep, err := n.Report(context.Background())
+		if err != nil {
+			return err
+		}
+		tr, _ := tableReport(rep, name)
+		tbl, err := n.Catalog().LoadTable(context.Background(), strings.Split(name, "."))
+		if err != nil {
+			return err
+		}
+		added, rewritten := summedSizes(tbl)
+		if tr.BytesWritten != added || tr.BytesRewritten != rewritten || added == 0 || rewritten == 0 {
+			return fmt.Errorf("bytes written %d (appends added %d), bytes rewritten %d (rewrites removed %d)", tr.BytesWritten, added, tr.BytesRewritten, rewritten)
+		}
+		return nil
+	})
+}
+
+// summedSizes sums the data file sizes appends added and rewrites removed,
+// over every snapshot of the table.
+func summedSizes(tbl *table.Table) (added, rewritten int64) {
+	for _, sn := range tbl.Metadata().Snapshots() {
+		if sn.Summary == nil {
+			continue
+		}
+		size := func(k string) int64 {
+			v, _ := strconv.ParseInt(sn.Summary.Properties[k], 10, 64)
+			return v
+		}
+		switch sn.Summary.Operation {
+		case table.OpAppend:
+			added += size("added-files-size")
+		case table.OpReplace:
+			rewritten += size("removed-files-size")
+		}
+	}
+	return added, rewritten
 }
