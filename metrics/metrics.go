@@ -58,6 +58,7 @@ const (
 	RaftApplyDuration    = "floe_raft_apply_duration_seconds"
 	ClusterMembers       = "floe_cluster_members"
 	MemberUp             = "floe_member_up"
+	ObjectRequests       = "floe_object_requests_total"
 	NodeInfo             = "floe_node_info"
 	MemoryBudgetBytes    = "floe_memory_budget_bytes"
 	ScrapeError          = "floe_scrape_error"
@@ -71,7 +72,7 @@ func Names() []string {
 		BytesConsumed, BytesRewritten, BytesWritten, CatalogInSync, CatalogSyncFailures, CatalogSyncLag,
 		ClusterMembers, CommitDuration, CommitFailures, Commits, Compactions,
 		ConsumerLagRecords, ConsumerLagSeconds, FilesRewritten, FilesWritten,
-		LedgerPendingBytes, LedgerPendingEntries, MemberUp, MemoryBudgetBytes, NodeInfo, OrphanFilesDeleted,
+		LedgerPendingBytes, LedgerPendingEntries, MemberUp, MemoryBudgetBytes, NodeInfo, ObjectRequests, OrphanFilesDeleted,
 		RaftAppliedIndex, RaftApplyDuration, RaftIsLeader, RaftLeaderChanges, RaftState,
 		RecordsConsumed, RecordsDeadLettered, RecordsSkipped, ScrapeError,
 		SnapshotsExpired, TableFreshness, TableState,
@@ -192,7 +193,7 @@ type reportCollector struct {
 	freshness, lagRecords, lagSeconds                     *prometheus.Desc
 	pendingEntries, pendingBytes, tableState              *prometheus.Desc
 	compactions, expired, orphans, rewritten              *prometheus.Desc
-	bytesRewritten                                        *prometheus.Desc
+	bytesRewritten, objectRequests                        *prometheus.Desc
 	catLag, catFailures, catInSync                        *prometheus.Desc
 	raftState, isLeader, applied                          *prometheus.Desc
 	members, memberUp, info, scrapeErr                    *prometheus.Desc
@@ -225,6 +226,7 @@ func newReportCollector(src Source, version string, timeout time.Duration) *repo
 		expired:         t(SnapshotsExpired, "Snapshots this node expired from the table since it started."),
 		orphans:         t(OrphanFilesDeleted, "Orphan files this node deleted from the table's location since it started."),
 		rewritten:       t(FilesRewritten, "Data files this node rewrote by compaction since it started."),
+		objectRequests:  d(ObjectRequests, "Object store requests this node made for the table's objects (s3:// warehouses), by S3 billing class: put, get, list, delete.", "table", "kind"),
 		bytesRewritten:  t(BytesRewritten, "Bytes of data files this node read and rewrote by compaction since it started (the compaction share of the cost)."),
 		catLag:          d(CatalogSyncLag, "How long the external catalog has been behind the table (0 when in sync).", "table", "catalog"),
 		catFailures:     d(CatalogSyncFailures, "Failed syncs of the table to the external catalog (known on the table's committer).", "table", "catalog"),
@@ -246,7 +248,7 @@ func (c *reportCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.filesWritten, c.bytesWritten, c.commits, c.commitFailures,
 		c.freshness, c.lagRecords, c.lagSeconds,
 		c.pendingEntries, c.pendingBytes, c.tableState,
-		c.compactions, c.expired, c.orphans, c.rewritten, c.bytesRewritten,
+		c.compactions, c.expired, c.orphans, c.rewritten, c.bytesRewritten, c.objectRequests,
 		c.catLag, c.catFailures, c.catInSync,
 		c.raftState, c.isLeader, c.applied,
 		c.members, c.memberUp, c.info, c.scrapeErr, c.memory,
@@ -363,6 +365,9 @@ func (c *reportCollector) collectTable(ch chan<- prometheus.Metric, rep status.R
 	counter(c.orphans, t.OrphansDeleted)
 	counter(c.rewritten, t.FilesRewritten)
 	counter(c.bytesRewritten, t.BytesRewritten)
+	for kind, v := range map[string]int64{"put": t.ObjectRequests.Put, "get": t.ObjectRequests.Get, "list": t.ObjectRequests.List, "delete": t.ObjectRequests.Delete} {
+		ch <- constMetric(c.objectRequests, prometheus.CounterValue, float64(v), t.Table, kind)
+	}
 	gauge(c.freshness, t.FreshnessSec)
 	gauge(c.pendingEntries, float64(t.PendingEntries))
 	gauge(c.pendingBytes, float64(t.PendingBytes))

@@ -22,6 +22,7 @@ import (
 	"github.com/floe-io/floe/cluster/recovery"
 	"github.com/floe-io/floe/cluster/tlsconf"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/objstore"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/notify"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
@@ -92,6 +93,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 		return nil, err
 	}
 	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{})}
+	objstore.Install()                                          // count s3:// requests per table
 	probeErr := probeWarehouse(ctx, cfg.Warehouse, cfg.Node.ID) // probe.go
 	if probeErr != nil {
 		n.log.Error("warehouse not writable at start; retrying with backoff", "err", probeErr)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/floe-io/floe/internal/objstore"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/status"
 )
@@ -84,6 +85,8 @@ func (n *Node) snapshotTotals(ctx context.Context, tr *status.TableReport, ident
 	if err != nil {
 		return
 	}
+	oc := objstore.For(tbl.Location())
+	tr.ObjectRequests = status.ObjectRequests{Put: oc.Put, Get: oc.Get, List: oc.List, Delete: oc.Delete}
 	tr.Snapshots = len(tbl.Metadata().Snapshots())
 	cur := tbl.CurrentSnapshot()
 	if cur == nil || cur.Summary == nil {

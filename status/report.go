@@ -72,38 +72,41 @@ type MemberReport struct {
 
 // TableReport is one table's status.
 type TableReport struct {
-	Table            string            `json:"table"`
-	State            string            `json:"state"`
-	Reason           string            `json:"reason,omitempty"`
-	Rows             int64             `json:"rows"`
-	DataFiles        int64             `json:"data_files"`
-	DeadLetterRows   int64             `json:"dead_letter_rows"`
-	Snapshots        int               `json:"snapshots"`
-	Commits          int64             `json:"commits"` // catalog commits: appends, compactions, expiry, schema and spec changes
-	MetadataLocation string            `json:"metadata_location"`
-	LastCommit       time.Time         `json:"last_commit,omitzero"`
-	LastCommitAgeSec float64           `json:"last_commit_age_seconds"`
-	FreshnessSec     float64           `json:"freshness_seconds"` // now minus newest committed record timestamp
-	PendingEntries   int               `json:"pending_ledger_entries"`
-	Consumed         int64             `json:"records_consumed"`
-	DeadLettered     int64             `json:"records_dead_lettered"`
-	Skipped          int64             `json:"records_skipped"`
-	CommitFailures   int64             `json:"commit_failures"`
-	Committer        string            `json:"committer,omitempty"`
-	SnapshotsExpired int64             `json:"snapshots_expired"`
-	LastExpiry       time.Time         `json:"last_expiry,omitzero"`
-	OrphansDeleted   int64             `json:"orphan_files_deleted"`
-	LastOrphanClean  time.Time         `json:"last_orphan_cleanup,omitzero"`
-	DataBytes        int64             `json:"data_bytes"`
-	AvgFileBytes     int64             `json:"avg_file_bytes"`
-	SmallFiles       int               `json:"small_files"` // as of the last compaction check
-	Compactions      int64             `json:"compactions"`
-	FilesRewritten   int64             `json:"files_rewritten"`
-	BytesRewritten   int64             `json:"bytes_rewritten"`
-	LastCompaction   time.Time         `json:"last_compaction,omitzero"`
-	Partitions       []PartitionReport `json:"partitions"`
-	Tombstones       int64             `json:"records_tombstones"`     // null values in decoded formats
-	SuspendedAt      *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
+	Table            string    `json:"table"`
+	State            string    `json:"state"`
+	Reason           string    `json:"reason,omitempty"`
+	Rows             int64     `json:"rows"`
+	DataFiles        int64     `json:"data_files"`
+	DeadLetterRows   int64     `json:"dead_letter_rows"`
+	Snapshots        int       `json:"snapshots"`
+	Commits          int64     `json:"commits"` // catalog commits: appends, compactions, expiry, schema and spec changes
+	MetadataLocation string    `json:"metadata_location"`
+	LastCommit       time.Time `json:"last_commit,omitzero"`
+	LastCommitAgeSec float64   `json:"last_commit_age_seconds"`
+	FreshnessSec     float64   `json:"freshness_seconds"` // now minus newest committed record timestamp
+	PendingEntries   int       `json:"pending_ledger_entries"`
+	Consumed         int64     `json:"records_consumed"`
+	DeadLettered     int64     `json:"records_dead_lettered"`
+	Skipped          int64     `json:"records_skipped"`
+	CommitFailures   int64     `json:"commit_failures"`
+	Committer        string    `json:"committer,omitempty"`
+	SnapshotsExpired int64     `json:"snapshots_expired"`
+	LastExpiry       time.Time `json:"last_expiry,omitzero"`
+	OrphansDeleted   int64     `json:"orphan_files_deleted"`
+	LastOrphanClean  time.Time `json:"last_orphan_cleanup,omitzero"`
+	DataBytes        int64     `json:"data_bytes"`
+	AvgFileBytes     int64     `json:"avg_file_bytes"`
+	SmallFiles       int       `json:"small_files"` // as of the last compaction check
+	Compactions      int64     `json:"compactions"`
+	FilesRewritten   int64     `json:"files_rewritten"`
+	BytesRewritten   int64     `json:"bytes_rewritten"`
+	// ObjectRequests: requests this node made for the table's objects
+	// (s3:// warehouses; internal/objstore), by billing class.
+	ObjectRequests ObjectRequests    `json:"object_requests"`
+	LastCompaction time.Time         `json:"last_compaction,omitzero"`
+	Partitions     []PartitionReport `json:"partitions"`
+	Tombstones     int64             `json:"records_tombstones"`     // null values in decoded formats
+	SuspendedAt    *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
 	// Catalogs is the table's one-way sync to each external catalog.
 	Catalogs []CatalogReport `json:"catalogs,omitempty"`
 	// Paused: an operator paused the table (PauseTable) and it has not
@@ -189,4 +192,13 @@ type PartitionOffset struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
 	Offset    int64  `json:"offset"`
+}
+
+// ObjectRequests counts object store requests by S3 billing class since the
+// node started.
+type ObjectRequests struct {
+	Put    int64 `json:"put"`    // PUT, COPY, POST, multipart steps
+	Get    int64 `json:"get"`    // GET, HEAD
+	List   int64 `json:"list"`   // LIST
+	Delete int64 `json:"delete"` // DELETE (free on S3), batch deletes, aborted uploads
 }

@@ -1,0 +1,82 @@
+package objstore
+
+import (
+	"context"
+	"io/fs"
+	"net/http/httptest"
+	"testing"
+
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+)
+
+// TestCountsPerTable: requests through an s3:// FileIO are counted by
+// class and attributed to the table whose location holds the object, as an
+// in-process S3 server sees them.
+func TestCountsPerTable(t *testing.T) {
+	backend := s3mem.New()
+	if err := backend.CreateBucket("lake"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	defer srv.Close()
+	Install()
+	props := map[string]string{
+		icebergio.S3EndpointURL: srv.URL, icebergio.S3Region: "us-east-1",
+		icebergio.S3AccessKeyID: "k", icebergio.S3SecretAccessKey: "s",
+	}
+	ctx := context.Background()
+	table := "s3://lake/wh/sales/orders"
+	fsys, err := icebergio.LoadFS(ctx, props, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wfs := fsys.(icebergio.WriteFileIO)
+	for _, p := range []string{table + "/data/a.parquet", table + "/data/b.parquet", table + "/metadata/00001.metadata.json"} {
+		if err := wfs.WriteFile(p, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := wfs.WriteFile("s3://lake/wh/sales/other/data/c.parquet", []byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.(icebergio.ReadFileIO).ReadFile(table + "/metadata/00001.metadata.json"); err != nil {
+		t.Fatal(err)
+	}
+	walked := 0
+	if err := fsys.(icebergio.ListableIO).WalkDir(table, func(string, fs.DirEntry, error) error { walked++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Remove(table + "/data/a.parquet"); err != nil {
+		t.Fatal(err)
+	}
+	got := For(table)
+	if got.Put != 3 || got.Get < 1 || got.List < 1 || got.Delete < 1 || walked == 0 {
+		t.Fatalf("counts for %s: %+v (walked %d)", table, got, walked)
+	}
+	if o := For("s3://lake/wh/sales/other"); o.Put != 1 || o.Get != 0 {
+		t.Fatalf("counts for the other table: %+v", o)
+	}
+	if tot := Total(); tot.Put < 4 {
+		t.Fatalf("total %+v", tot)
+	}
+	if For("file:///tmp/x").Put != 0 {
+		t.Fatal("file:// counted")
+	}
+}
+
+func TestTableRoot(t *testing.T) {
+	for key, want := range map[string]string{
+		"wh/ns/t/data/part=1/f.parquet": "wh/ns/t",
+		"wh/ns/t/metadata/00001.json":   "wh/ns/t",
+		"wh/ns/t/data":                  "wh/ns/t",
+		"wh/_floe/state/latest.json":    "wh/_floe/state",
+		"/wh/ns/t/metadata/snap-1.avro": "wh/ns/t",
+		"x":                             "",
+	} {
+		if got := tableRoot(key); got != want {
+			t.Errorf("tableRoot(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
