@@ -53,6 +53,9 @@ type Node struct {
 	catalogs *catalogParts
 	// started is closed once the worker runs; before, the node is joining.
 	started chan struct{}
+	// history holds each table's freshness over the last hour for the
+	// console's charts (history.go).
+	history *status.History
 
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -91,7 +94,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{})}
+	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{}), history: status.NewHistory()}
 	n.metrics = metrics.New(n, o.version)
 	apiOpts, err := adminOptions(cfg, n.metrics, n) // adminwire.go
 	if err != nil {
@@ -231,8 +234,9 @@ func (n *Node) run() {
 	go func() {
 		defer close(n.done)
 		var wg sync.WaitGroup
-		wg.Add(3)
+		wg.Add(4)
 		go func() { defer wg.Done(); ctl.Run(rctx) }()
+		go func() { defer wg.Done(); n.sampleFreshness(rctx) }() // history.go
 		go func() { // no-op without a webhook URL
 			defer wg.Done()
 			notify.New(notify.Config{URL: cfg.Notifications.WebhookURL, Interval: cfg.Notifications.Interval.D(), Log: log.With("component", "notify")}, n).Run(rctx)

@@ -52,6 +52,10 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 		n.snapshotTotals(ctx, &tr, ti.t.Ident)
 	}
 	tr.Partitions = partitionReports(ti, rt, now)
+	for _, p := range tr.Partitions {
+		tr.Lag += p.Lag
+		tr.LagSec = max(tr.LagSec, p.LagSec)
+	}
 	tr.Catalogs = n.catalogReports(ti.key, now) // catalogs.go
 	operatorState(&tr, ti.paused, ti.pausedBy, ti.rewind)
 	return tr
