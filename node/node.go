@@ -237,7 +237,7 @@ func (n *Node) run() {
 		wg.Add(4)
 		go func() { defer wg.Done(); ctl.Run(rctx) }()
 		go func() { defer wg.Done(); n.sampleFreshness(rctx) }() // history.go
-		go func() { // no-op without a webhook URL
+		go func() {                                              // no-op without a webhook URL
 			defer wg.Done()
 			notify.New(notify.Config{URL: cfg.Notifications.WebhookURL, Interval: cfg.Notifications.Interval.D(), Log: log.With("component", "notify")}, n).Run(rctx)
 		}()
