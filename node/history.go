@@ -16,7 +16,10 @@ func (n *Node) sampleFreshness(ctx context.Context) {
 	tick := time.NewTicker(status.HistoryInterval)
 	defer tick.Stop()
 	for {
-		n.history.Record(time.Now(), freshnessOf(n.raft.FSM(), time.Now()))
+		now := time.Now()
+		var fresh map[string]float64
+		n.raft.FSM().Read(func(s *fsm.State) { fresh = freshnessOf(s, now) })
+		n.history.Record(now, fresh)
 		select {
 		case <-ctx.Done():
 			return
@@ -29,20 +32,18 @@ func (n *Node) sampleFreshness(ctx context.Context) {
 // as the report computes it (now minus the newest committed record's
 // timestamp); tables with no committed record and dead-letter tables are
 // left out.
-func freshnessOf(f *fsm.FSM, now time.Time) map[string]float64 {
+func freshnessOf(s *fsm.State, now time.Time) map[string]float64 {
 	out := map[string]float64{}
-	f.Read(func(s *fsm.State) {
-		for key, t := range s.Tables {
-			if base := trimDLQ(key); base != key {
-				if _, isDLQ := s.Tables[base]; isDLQ {
-					continue
-				}
-			}
-			if t.NewestRecordTS > 0 {
-				out[ledger.DisplayName(key)] = now.Sub(time.UnixMilli(t.NewestRecordTS)).Seconds()
+	for key, t := range s.Tables {
+		if base := trimDLQ(key); base != key {
+			if _, isDLQ := s.Tables[base]; isDLQ {
+				continue
 			}
 		}
-	})
+		if t.NewestRecordTS > 0 {
+			out[ledger.DisplayName(key)] = now.Sub(time.UnixMilli(t.NewestRecordTS)).Seconds()
+		}
+	}
 	return out
 }
 
