@@ -161,7 +161,9 @@ func TestConsoleNoExternalURL(t *testing.T) {
 // the largest freshness at the top.
 func TestFreshnessChart(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	at := func(ago time.Duration, sec float64) status.Sample { return status.Sample{At: now.Add(-ago), FreshnessSec: sec} }
+	at := func(ago time.Duration, sec float64) status.Sample {
+		return status.Sample{At: now.Add(-ago), FreshnessSec: sec}
+	}
 	for _, c := range []struct {
 		name    string
 		in      []status.Sample
