@@ -19,10 +19,13 @@ const (
 // chart is what the template draws: Points in the SVG's coordinates (x
 // grows with time, the top is the largest freshness, MaxSec).
 type chart struct {
-	Points  string
-	MaxSec  float64
-	Samples int
-	W, H    int
+	Points string
+	// LastX, LastY mark the newest sample (a line of one point shows
+	// nothing).
+	LastX, LastY string
+	MaxSec       float64
+	Samples      int
+	W, H         int
 }
 
 // freshnessChart plots the samples of the hour before now; older ones are
@@ -49,7 +52,8 @@ func freshnessChart(samples []status.Sample, now time.Time) chart {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "%.1f,%.1f", x, y)
+		c.LastX, c.LastY = fmt.Sprintf("%.1f", x), fmt.Sprintf("%.1f", y)
+		fmt.Fprintf(&b, "%s,%s", c.LastX, c.LastY)
 	}
 	c.Points = b.String()
 	return c
