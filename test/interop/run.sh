@@ -21,6 +21,8 @@ source "$INTEROP_DIR/scenario9.sh"
 source "$INTEROP_DIR/scenario10.sh"
 # shellcheck source=scenario11.sh
 source "$INTEROP_DIR/scenario11.sh"
+# shellcheck source=scenario13.sh
+source "$INTEROP_DIR/scenario13.sh"
 
 RUN_START=$(date +%s)
 RUN_DIR=""
