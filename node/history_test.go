@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/status"
 )
 
 // TestFreshnessOf: a sample holds each table's freshness as the report
@@ -24,5 +25,26 @@ func TestFreshnessOf(t *testing.T) {
 	want := map[string]float64{"db.orders": 90, "db.my_dlq": 5, "ops.team.clicks": 2}
 	if got := freshnessOf(s, now); !maps.Equal(got, want) {
 		t.Fatalf("freshness %v, want %v", got, want)
+	}
+}
+
+// TestTableLag: a table's lag is its partitions' records summed and the
+// largest lag in time.
+func TestTableLag(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		parts   []status.PartitionReport
+		records int64
+		sec     float64
+	}{
+		{"no partitions", nil, 0, 0},
+		{"caught up", []status.PartitionReport{{Lag: 0}, {Lag: 0}}, 0, 0},
+		{"behind", []status.PartitionReport{{Lag: 10, LagSec: 3}, {Lag: 0}, {Lag: 5, LagSec: 7.5}}, 15, 7.5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if r, s := tableLag(c.parts); r != c.records || s != c.sec {
+				t.Fatalf("lag %d records, %vs; want %d, %vs", r, s, c.records, c.sec)
+			}
+		})
 	}
 }

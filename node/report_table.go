@@ -52,13 +52,20 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 		n.snapshotTotals(ctx, &tr, ti.t.Ident)
 	}
 	tr.Partitions = partitionReports(ti, rt, now)
-	for _, p := range tr.Partitions {
-		tr.Lag += p.Lag
-		tr.LagSec = max(tr.LagSec, p.LagSec)
-	}
+	tr.Lag, tr.LagSec = tableLag(tr.Partitions)
 	tr.Catalogs = n.catalogReports(ti.key, now) // catalogs.go
 	operatorState(&tr, ti.paused, ti.pausedBy, ti.rewind)
 	return tr
+}
+
+// tableLag is a table's lag: the records its partitions have in Kafka not
+// yet committed, and the largest partition's lag in time.
+func tableLag(parts []status.PartitionReport) (records int64, sec float64) {
+	for _, p := range parts {
+		records += p.Lag
+		sec = max(sec, p.LagSec)
+	}
+	return records, sec
 }
 
 // committedAny reports whether the replicated state holds committed data of
