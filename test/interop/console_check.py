@@ -136,11 +136,13 @@ def main() -> None:
             break
         print(f"  attempt {attempt}: {'; '.join(errs)}", flush=True)
         time.sleep(1)
-    if errs:
-        fail(f"after {ATTEMPTS} attempts: {'; '.join(errs)}")
+    # The screenshot is kept whether the numbers matched or not: it shows
+    # what a person would have seen.
     chromium(a.chromium, f"--screenshot={a.shot}", url)
     if not os.path.exists(a.shot) or os.path.getsize(a.shot) == 0:
         fail(f"chromium wrote no screenshot to {a.shot}")
+    if errs:
+        fail(f"after {ATTEMPTS} attempts: {'; '.join(errs)}")
     # Every page the console serves: the overview and each table's page.
     pages = {"overview": dom}
     for t in a.tables:
