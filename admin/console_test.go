@@ -52,7 +52,7 @@ func sameValue(cell string, js any) bool {
 		return cell == strconv.FormatBool(v)
 	case string:
 		if a, err := time.Parse(time.RFC3339Nano, v); err == nil {
-			b, err := time.Parse(time.RFC3339, cell)
+			b, err := time.Parse(time.RFC3339Nano, cell)
 			return err == nil && a.Equal(b)
 		}
 		return cell == v

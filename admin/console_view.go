@@ -147,6 +147,13 @@ var consoleFuncs = template.FuncMap{
 		}
 		return t.UTC().Format(time.RFC3339)
 	},
+	// stamp is a time as exact as /v1/status gives it, for data-v.
+	"stamp": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	},
 	"lower": strings.ToLower,
 }
 
