@@ -14,6 +14,7 @@ import (
 const (
 	chartW, chartH = 120, 28
 	chartSpan      = time.Hour
+	chartPad       = 2
 )
 
 // chart is what the template draws: Points in the SVG's coordinates (x
@@ -47,8 +48,9 @@ func freshnessChart(samples []status.Sample, now time.Time) chart {
 	top := max(c.MaxSec, 1)
 	var b strings.Builder
 	for i, s := range in {
-		x := float64(chartW) * float64(s.At.Sub(from)) / float64(chartSpan)
-		y := float64(chartH-1) - float64(chartH-2)*max(s.FreshnessSec, 0)/top
+		// A margin of chartPad keeps the newest sample's dot inside.
+		x := chartPad + float64(chartW-2*chartPad)*float64(s.At.Sub(from))/float64(chartSpan)
+		y := float64(chartH-chartPad) - float64(chartH-2*chartPad)*max(s.FreshnessSec, 0)/top
 		if i > 0 {
 			b.WriteByte(' ')
 		}

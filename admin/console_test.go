@@ -173,8 +173,8 @@ func TestFreshnessChart(t *testing.T) {
 	}{
 		{"none", nil, 0, 0, ""},
 		{"older than an hour left out", []status.Sample{at(2*time.Hour, 500), at(30*time.Minute, 10), at(0, 20)}, 2, 20,
-			fmt.Sprintf("60.0,%.1f 120.0,1.0", float64(chartH-1)-float64(chartH-2)/2)},
-		{"from the future left out", []status.Sample{at(-time.Minute, 9), at(time.Hour, 4)}, 1, 4, "0.0,1.0"},
+			fmt.Sprintf("60.0,%.1f 118.0,2.0", float64(chartH)/2)},
+		{"from the future left out", []status.Sample{at(-time.Minute, 9), at(time.Hour, 4)}, 1, 4, "2.0,2.0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ch := freshnessChart(c.in, now)
