@@ -78,6 +78,10 @@ func listen(addr string, src Source, b Backend, opts Options) (*Server, error) {
 		// Routes above are more specific and win; the rest of /v1/ is
 		// the gateway's, which answers 404 for what it does not know.
 		mux.Handle("/v1/", s.limitBody(opts.MaxBodyBytes, withHTTPCert(gw)))
+		if err := s.routeConsole(mux, b); err != nil { // console.go
+			s.grpc.Stop()
+			return nil, err
+		}
 	}
 
 	ln, err := net.Listen("tcp", addr)

@@ -54,6 +54,9 @@ type Node struct {
 	catalogs *catalogParts
 	// started is closed once the worker runs; before, the node is joining.
 	started chan struct{}
+	// history holds each table's freshness over the last hour for the
+	// console's charts (history.go).
+	history *status.History
 
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -92,7 +95,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{})}
+	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{}), history: status.NewHistory()}
 	objstore.Install()                                          // count s3:// requests per table
 	probeErr := probeWarehouse(ctx, cfg.Warehouse, cfg.Node.ID) // probe.go
 	if probeErr != nil {
@@ -240,7 +243,7 @@ func (n *Node) run(reprobe bool) {
 	go func() {
 		defer close(n.done)
 		var wg sync.WaitGroup
-		wg.Add(4)
+		wg.Add(5)
 		go func() { defer wg.Done(); ctl.Run(rctx) }()
 		go func() { // probe.go
 			defer wg.Done()
@@ -248,7 +251,8 @@ func (n *Node) run(reprobe bool) {
 				n.retryProbe(rctx)
 			}
 		}()
-		go func() { // no-op without a webhook URL
+		go func() { defer wg.Done(); n.sampleFreshness(rctx) }() // history.go
+		go func() {                                              // no-op without a webhook URL
 			defer wg.Done()
 			notify.New(notify.Config{URL: cfg.Notifications.WebhookURL, Interval: cfg.Notifications.Interval.D(), Log: log.With("component", "notify")}, n).Run(rctx)
 		}()

@@ -53,6 +53,7 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 		n.snapshotTotals(ctx, &tr, ti.t.Ident)
 	}
 	tr.Partitions = partitionReports(ti, rt, now)
+	tr.Lag, tr.LagSec = tableLag(tr.Partitions)
 	tr.Catalogs = n.catalogReports(ti.key, now) // catalogs.go
 	operatorState(&tr, ti.paused, ti.pausedBy, ti.rewind)
 	if !n.worker.Mapped(ti.key) {
@@ -60,6 +61,16 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 		tr.Reason = "no mapping routes a topic into this table now; its data stays readable (map a topic to it again to resume)"
 	}
 	return tr
+}
+
+// tableLag is a table's lag: the records its partitions have in Kafka not
+// yet committed, and the largest partition's lag in time.
+func tableLag(parts []status.PartitionReport) (records int64, sec float64) {
+	for _, p := range parts {
+		records += p.Lag
+		sec = max(sec, p.LagSec)
+	}
+	return records, sec
 }
 
 // committedAny reports whether the replicated state holds committed data of

@@ -125,6 +125,10 @@ type TableReport struct {
 	BytesWritten  int64 `json:"bytes_written"`
 	NodeCommits   int64 `json:"node_commits"`
 	PendingBytes  int64 `json:"pending_ledger_bytes"`
+	// Lag is the records in Kafka not yet committed, summed over the
+	// table's partitions; LagSec the largest partition's lag in time.
+	Lag    int64   `json:"lag"`
+	LagSec float64 `json:"lag_seconds"`
 }
 
 // CatalogReport is one table's sync to one external catalog (Glue, a REST

@@ -23,6 +23,8 @@ source "$INTEROP_DIR/scenario10.sh"
 source "$INTEROP_DIR/scenario11.sh"
 # shellcheck source=scenario12.sh
 source "$INTEROP_DIR/scenario12.sh"
+# shellcheck source=scenario13.sh
+source "$INTEROP_DIR/scenario13.sh"
 
 RUN_START=$(date +%s)
 RUN_DIR=""

@@ -1,0 +1,183 @@
+package admin
+
+import (
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/floe-io/floe/status"
+)
+
+// pageData is what every console page's view has: the page frame.
+type pageData interface{ setCSS(template.CSS) }
+
+// page is the frame of every console page.
+type page struct {
+	Title string
+	CSS   template.CSS
+	// CSRF is the session's form token; Admin shows the action forms;
+	// Who names the session's caller; Auth shows the logout button.
+	CSRF  string
+	Admin bool
+	Who   string
+	Auth  bool
+	// Refresh reloads the page every so many seconds (0: never), so an
+	// open overview stays current without script.
+	Refresh int
+}
+
+func (p *page) setCSS(css template.CSS) { p.CSS = css }
+
+func (c *console) page(title string, sess consoleSession) page {
+	return page{Title: title, CSRF: sess.csrf, Admin: sess.admin(), Who: sess.who, Auth: c.s.tokens.Enabled()}
+}
+
+type loginView struct {
+	page
+	Error string
+}
+
+type messageView struct {
+	page
+	Message string
+	Detail  string
+	// Back links to the page the message is about ("" for none).
+	Back string
+}
+
+// tableRow is one table of the report with its freshness chart.
+type tableRow struct {
+	status.TableReport
+	Chart chart
+}
+
+type overviewView struct {
+	page
+	Rep    status.Report
+	Tables []tableRow
+}
+
+type tableView struct {
+	page
+	Rep            status.Report
+	T              tableRow
+	Snapshots      []SnapshotInfo
+	SnapshotsTotal int
+	SnapshotErr    string
+}
+
+// consoleSnapshots is how many snapshots the table page lists (the newest).
+const consoleSnapshots = 100
+
+// overviewRefreshSec is how often an open overview reloads itself.
+const overviewRefreshSec = 30
+
+func (c *console) overview(w http.ResponseWriter, r *http.Request, sess consoleSession) {
+	rep, err := c.b.Report(r.Context())
+	if err != nil {
+		c.fail(w, sess, fmt.Errorf("building the status report: %w", err))
+		return
+	}
+	v := &overviewView{page: c.page("Floe "+rep.Node, sess), Rep: rep}
+	v.Refresh = overviewRefreshSec
+	for _, t := range rep.Tables {
+		v.Tables = append(v.Tables, c.row(t, rep.GeneratedAt))
+	}
+	c.render(w, http.StatusOK, "overview", v)
+}
+
+func (c *console) tablePage(w http.ResponseWriter, r *http.Request, sess consoleSession) {
+	name := r.PathValue("table")
+	rep, err := c.b.Report(r.Context())
+	if err != nil {
+		c.fail(w, sess, fmt.Errorf("building the status report: %w", err))
+		return
+	}
+	i := slices.IndexFunc(rep.Tables, func(t status.TableReport) bool { return t.Table == name })
+	if i < 0 {
+		c.render(w, http.StatusNotFound, "message", &messageView{page: c.page("Not found", sess), Message: "No table " + name + " on this node.", Back: "/ui/"})
+		return
+	}
+	v := &tableView{page: c.page(name, sess), Rep: rep, T: c.row(rep.Tables[i], rep.GeneratedAt)}
+	snaps, err := c.b.Snapshots(r.Context(), name)
+	if err != nil {
+		v.SnapshotErr = err.Error()
+	}
+	v.SnapshotsTotal = len(snaps)
+	for j := len(snaps) - 1; j >= 0 && len(v.Snapshots) < consoleSnapshots; j-- {
+		v.Snapshots = append(v.Snapshots, snaps[j]) // newest first
+	}
+	c.render(w, http.StatusOK, "table", v)
+}
+
+// row pairs a table's report with its chart, which ends at the report's
+// own freshness so the chart and the number beside it agree.
+func (c *console) row(t status.TableReport, now time.Time) tableRow {
+	var hist []status.Sample
+	if fs, ok := c.b.(FreshnessSource); ok {
+		hist = fs.Freshness(t.Table)
+	}
+	if t.FreshnessSec > 0 {
+		hist = append(hist, status.Sample{At: now, FreshnessSec: t.FreshnessSec})
+	}
+	return tableRow{TableReport: t, Chart: freshnessChart(hist, now)}
+}
+
+func (c *console) fail(w http.ResponseWriter, sess consoleSession, err error) {
+	c.s.log.Warn("console", "err", err)
+	c.render(w, http.StatusInternalServerError, "message", &messageView{page: c.page("Error", sess), Message: err.Error()})
+}
+
+// consoleFuncs are the templates' formatting helpers.
+var consoleFuncs = template.FuncMap{
+	"bytes": humanBytes,
+	"dur":   humanDur,
+	"since": func(t, now time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return humanDur(now.Sub(t).Seconds()) + " ago"
+	},
+	"utc": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339)
+	},
+	// stamp is a time as exact as /v1/status gives it, for data-v.
+	"stamp": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	},
+	"lower": strings.ToLower,
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
+
+func humanDur(sec float64) string {
+	d := time.Duration(sec * float64(time.Second))
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}

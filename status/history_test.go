@@ -1,0 +1,52 @@
+package status
+
+import (
+	"testing"
+	"time"
+)
+
+// TestHistoryRing: samples come back oldest first, the ring keeps only the
+// newest HistorySize of a table, and a table no longer named is forgotten.
+func TestHistoryRing(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name      string
+		n         int // samples recorded for db.a
+		wantLen   int
+		wantFirst float64
+	}{
+		{"empty", 0, 0, 0},
+		{"partial", 5, 5, 0},
+		{"exactly full", HistorySize, HistorySize, 0},
+		{"wrapped", HistorySize + 7, HistorySize, 7},
+		{"wrapped twice", 2*HistorySize + 3, HistorySize, HistorySize + 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := NewHistory()
+			for i := range c.n {
+				h.Record(t0.Add(time.Duration(i)*HistoryInterval), map[string]float64{"db.a": float64(i)})
+			}
+			got := h.Freshness("db.a")
+			if len(got) != c.wantLen {
+				t.Fatalf("%d samples, want %d", len(got), c.wantLen)
+			}
+			for i := 1; i < len(got); i++ {
+				if !got[i].At.After(got[i-1].At) || got[i].FreshnessSec != got[i-1].FreshnessSec+1 {
+					t.Fatalf("sample %d %+v after %+v: not oldest first", i, got[i], got[i-1])
+				}
+			}
+			if len(got) > 0 && (got[0].FreshnessSec != c.wantFirst || got[len(got)-1].FreshnessSec != float64(c.n-1)) {
+				t.Fatalf("first %v last %v, want %v and %d", got[0].FreshnessSec, got[len(got)-1].FreshnessSec, c.wantFirst, c.n-1)
+			}
+		})
+	}
+	h := NewHistory()
+	h.Record(t0, map[string]float64{"db.a": 1, "db.b": 2})
+	h.Record(t0.Add(time.Second), map[string]float64{"db.b": 3})
+	if got := h.Freshness("db.a"); got != nil {
+		t.Fatalf("dropped table kept %v", got)
+	}
+	if got := h.Freshness("db.b"); len(got) != 2 {
+		t.Fatalf("db.b has %d samples, want 2", len(got))
+	}
+}
