@@ -37,6 +37,7 @@ func benchCmd() *cobra.Command {
 		format                         string
 		memoryMode                     bool
 		memCounts, memBudget           string
+		kb                             *kafkaBench
 	)
 	cmd := &cobra.Command{
 		Use:    "bench",
@@ -62,6 +63,9 @@ func benchCmd() *cobra.Command {
 						f.Close()
 					}
 				}()
+			}
+			if kb.brokers != "" {
+				return kb.run(cmd.Context(), cmd.OutOrStdout(), n) // bench_kafka.go
 			}
 			if health {
 				return runHealthBench(cmd.Context(), cmd.OutOrStdout(), snapshots, hour)
@@ -92,7 +96,8 @@ func benchCmd() *cobra.Command {
 			return runBench(cmd.Context(), cmd.OutOrStdout(), n, partitions)
 		},
 	}
-	cmd.Flags().IntVar(&n, "records", 1_000_000, "records")
+	kb = addKafkaBenchFlags(cmd)
+	cmd.Flags().IntVar(&n, "records", 1_000_000, "records (with --brokers: per backlog topic)")
 	cmd.Flags().IntVar(&partitions, "partitions", 8, "partitions")
 	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	cmd.Flags().BoolVar(&health, "health", false, "measure table health instead: commit latency vs history, compaction")
