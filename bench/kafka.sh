@@ -23,4 +23,4 @@ mkdir -p "$bin" "$REPO/.cache"
 log "benchmark against $KAFKA_BOOTSTRAP (Kafka log: $RUN_DIR/logs/kafka.log)"
 fg_run "$bin/floe" bench --brokers "$KAFKA_BOOTSTRAP" --baseline-bin "$bin/baseline" \
 	--pycheck "$PY $INTEROP_DIR/pyiceberg_check.py" --dir "$RUN_DIR/bench" \
-	--floe-cpuprofile "${FLOE_BENCH_PROFILE:-$REPO/.cache/bench-kafka-floe.prof}" "$@"
+	--floe-cpuprofile "${FLOE_BENCH_PROFILE:-$REPO/.cache/bench-kafka-floe.prof}" --records 2000000 "$@"

@@ -178,7 +178,8 @@ func percentile(ds []time.Duration, q float64) time.Duration {
 	}
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[min(len(s)-1, int(q*float64(len(s))))]
+	// Nearest rank: the smallest value with at least q of them at or below it.
+	return s[max(0, int(math.Ceil(q*float64(len(s))))-1)]
 }
 
 // snapInfo is what the poll reads of a snapshot from the newest metadata
