@@ -260,7 +260,7 @@ func printKafkaTable(out io.Writer, rs []runResult) {
 		}
 		return fmt.Sprintf("%.2f×", a/b)
 	}
-	fmt.Fprintln(out, "| run | records | records/s draining (× baseline) | between commits | CPU s per M records (×) | peak RSS (×) | first commit (×) | freshness p50 / p99 (×) | check |")
+	fmt.Fprintln(out, "| run | records | records/s draining (× baseline) | between commits | CPU s per M records (×) | peak RSS (×) | first commit (×) | freshness p50 / p99 (×), steady records | check |")
 	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, r := range rs {
 		b, ok := base[r.partitions]
@@ -270,10 +270,10 @@ func printKafkaTable(out io.Writer, rs []runResult) {
 		if !ok {
 			b = runResult{}
 		}
-		fmt.Fprintf(out, "| %s | %d | %.0f (%s) | %.0f | %.1f (%s) | %s (%s) | %.1f s (%s) | %.1f / %.1f s (%s / %s) | %s |\n",
+		fmt.Fprintf(out, "| %s | %d | %.0f (%s) | %.0f | %.1f (%s) | %s (%s) | %.1f s (%s) | %.1f / %.1f s (%s / %s), %d | %s |\n",
 			r.name, r.backlog, r.rate(), ratio(r.rate(), b.rate()), r.innerRate, r.cpuPerM(), ratio(r.cpuPerM(), b.cpuPerM()),
 			mibOrDash(r.peakRSS), ratio(float64(r.peakRSS), float64(b.peakRSS)), r.firstCommit.Seconds(), ratio(r.firstCommit.Seconds(), b.firstCommit.Seconds()),
-			r.p50.Seconds(), r.p99.Seconds(), ratio(r.p50.Seconds(), b.p50.Seconds()), ratio(r.p99.Seconds(), b.p99.Seconds()), r.check)
+			r.p50.Seconds(), r.p99.Seconds(), ratio(r.p50.Seconds(), b.p50.Seconds()), ratio(r.p99.Seconds(), b.p99.Seconds()), r.steady, r.check)
 	}
 }
 

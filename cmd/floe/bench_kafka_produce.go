@@ -75,14 +75,16 @@ func (kb *kafkaBench) produceSteady(ctx context.Context, topic string, partition
 	var mu sync.Mutex
 	var acks []steadyAck
 	var first error
-	const tick = 20 * time.Millisecond
-	per := max(1, kb.steadyRate*int(tick)/int(time.Second))
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	end := time.Now().Add(time.Duration(kb.steadySeconds) * time.Second)
-	j := kb.records
-	for time.Now().Before(end) {
-		for range per {
+	// Paced by the clock, not by ticks: on a loaded machine a ticker drops
+	// ticks, and the rate would fall short; here each wake-up catches up.
+	start, dur := time.Now(), time.Duration(kb.steadySeconds)*time.Second
+	for sent := 0; ; {
+		elapsed := time.Since(start)
+		if elapsed >= dur {
+			break
+		}
+		for due := int(elapsed.Seconds() * float64(kb.steadyRate)); sent < due; sent++ {
+			j := kb.records + sent
 			v := []byte(benchRecord(j))
 			cl.Produce(ctx, &kgo.Record{Partition: int32(j % partitions), Key: v[:12], Value: v}, func(r *kgo.Record, err error) {
 				at := time.Now()
@@ -94,12 +96,9 @@ func (kb *kafkaBench) produceSteady(ctx context.Context, topic string, partition
 				}
 				acks = append(acks, steadyAck{partition: r.Partition, offset: r.Offset, at: at})
 			})
-			j++
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-t.C:
+		if err := sleepCtx(ctx, 10*time.Millisecond); err != nil {
+			return nil, err
 		}
 	}
 	if err := cl.Flush(ctx); err != nil {
