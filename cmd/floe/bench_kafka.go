@@ -37,6 +37,7 @@ type kafkaBench struct {
 	dir           string
 	keep          bool
 	gomaxprocs1   bool
+	oneFirst      bool
 
 	records int
 	out     io.Writer
@@ -57,6 +58,7 @@ func addKafkaBenchFlags(cmd *cobra.Command) *kafkaBench {
 	f.StringVar(&kb.floeProfile, "floe-cpuprofile", "", "write a CPU profile of the first Floe run here (with --brokers)")
 	f.StringVar(&kb.dir, "dir", "", "run directory (with --brokers; a temporary one, removed afterwards, when empty)")
 	f.BoolVar(&kb.keep, "keep", false, "keep the run directory (with --brokers)")
+	f.BoolVar(&kb.oneFirst, "gomaxprocs1-first", false, "run the GOMAXPROCS=1 drain before the others (with --brokers)")
 	f.BoolVar(&kb.gomaxprocs1, "gomaxprocs1", true, "drain the first backlog once more with Floe at GOMAXPROCS=1 (with --brokers)")
 	return kb
 }
@@ -97,8 +99,14 @@ func (kb *kafkaBench) run(ctx context.Context, out io.Writer, records int) error
 		specs = append(specs, runSpec{who: "floe", partitions: p, profile: i == 0, steady: true}, runSpec{who: "baseline", partitions: p, steady: true})
 	}
 	if kb.gomaxprocs1 {
-		// Whether Floe uses both cores: the first count's drain again on one.
-		specs = append(specs, runSpec{who: "floe", partitions: counts[0], gomaxprocs: 1})
+		// Whether Floe uses both cores: the first count's drain again on one
+		// (first, with --gomaxprocs1-first, to see what the order does).
+		one := runSpec{who: "floe", partitions: counts[0], gomaxprocs: 1}
+		if kb.oneFirst {
+			specs = append([]runSpec{one}, specs...)
+		} else {
+			specs = append(specs, one)
+		}
 	}
 	for _, s := range specs {
 		r, err := kb.measure(ctx, s)
@@ -149,13 +157,13 @@ func (kb *kafkaBench) measureRaw(ctx context.Context) (runResult, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return runResult{}, err
 	}
-	cpu0 := selfCPU()
+	cpu0, load0 := selfCPU(), strings.Fields(loadAvg())[0]
 	dur, err := benchRaw(ctx, dir, kb.log, values)
 	if err != nil {
 		return runResult{}, err
 	}
 	r := runResult{name: "raw limit (decode + Parquet, 1 loop, in process)", who: "raw", backlog: int64(len(values)),
-		drain: dur, cpuSec: selfCPU() - cpu0, check: "not checked (no Kafka offsets)"}
+		drain: dur, cpuSec: selfCPU() - cpu0, check: "not checked (no Kafka offsets)", load: load0 + "→" + strings.Fields(loadAvg())[0]}
 	r.innerRate = float64(r.backlog) / dur.Seconds()
 	fmt.Fprintf(kb.out, "%s\n", r.line())
 	return r, nil

@@ -31,6 +31,9 @@ type runResult struct {
 	p50, p99    time.Duration
 	steady      int
 	check       string
+	// load is the machine's 1-minute load average when the run started
+	// and when its drain was committed: the runs share two cores.
+	load string
 }
 
 func (r runResult) rate() float64 { return float64(r.backlog) / r.drain.Seconds() }
@@ -39,8 +42,8 @@ func (r runResult) rate() float64 { return float64(r.backlog) / r.drain.Seconds(
 func (r runResult) cpuPerM() float64 { return r.cpuSec / (float64(r.backlog) / 1e6) }
 
 func (r runResult) line() string {
-	return fmt.Sprintf("%-48s %8.0f rec/s (%8.0f between commits)  %6.1f CPU s/M  RSS %5.0f MiB  first commit %5.1f s  freshness p50 %5.1f s p99 %5.1f s (%d)  %s",
-		r.name, r.rate(), r.innerRate, r.cpuPerM(), mib(r.peakRSS), r.firstCommit.Seconds(), r.p50.Seconds(), r.p99.Seconds(), r.steady, r.check)
+	return fmt.Sprintf("%-48s %8.0f rec/s (%8.0f between commits)  %6.1f CPU s/M  RSS %5.0f MiB  first commit %5.1f s  freshness p50 %5.1f s p99 %5.1f s (%d)  load %s  %s",
+		r.name, r.rate(), r.innerRate, r.cpuPerM(), mib(r.peakRSS), r.firstCommit.Seconds(), r.p50.Seconds(), r.p99.Seconds(), r.steady, r.load, r.check)
 }
 
 // runSpec is one measured run.
@@ -80,6 +83,7 @@ func (kb *kafkaBench) measure(ctx context.Context, s runSpec) (runResult, error)
 	if s.gomaxprocs > 0 {
 		cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", s.gomaxprocs))
 	}
+	load0 := strings.Fields(loadAvg())[0]
 	p, err := startKafkaProc(cmd, filepath.Join(dir, who+".log"))
 	if err != nil {
 		return r, err
@@ -90,6 +94,7 @@ func (kb *kafkaBench) measure(ctx context.Context, s runSpec) (runResult, error)
 		return r, fmt.Errorf("draining the backlog: %w", err)
 	}
 	r.cpuSec, r.peakRSS = p.cpu(), p.peakRSS()
+	r.load = load0 + "→" + strings.Fields(loadAvg())[0]
 	r.drainFigures(snaps, p.start)
 	var acks []steadyAck
 	if s.steady && kb.steadySeconds > 0 {
@@ -260,8 +265,8 @@ func printKafkaTable(out io.Writer, rs []runResult) {
 		}
 		return fmt.Sprintf("%.2f×", a/b)
 	}
-	fmt.Fprintln(out, "| run | records | records/s draining (× baseline) | between commits | CPU s per M records (×) | peak RSS (×) | first commit (×) | freshness p50 / p99 (×), steady records | check |")
-	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	fmt.Fprintln(out, "| run | records | records/s draining (× baseline) | between commits | CPU s per M records (×) | peak RSS (×) | first commit (×) | freshness p50 / p99 (×), steady records | load | check |")
+	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
 	for _, r := range rs {
 		b, ok := base[r.partitions]
 		if r.who == "raw" {
@@ -270,10 +275,10 @@ func printKafkaTable(out io.Writer, rs []runResult) {
 		if !ok {
 			b = runResult{}
 		}
-		fmt.Fprintf(out, "| %s | %d | %.0f (%s) | %.0f | %.1f (%s) | %s (%s) | %.1f s (%s) | %.1f / %.1f s (%s / %s), %d | %s |\n",
+		fmt.Fprintf(out, "| %s | %d | %.0f (%s) | %.0f | %.1f (%s) | %s (%s) | %.1f s (%s) | %.1f / %.1f s (%s / %s), %d | %s | %s |\n",
 			r.name, r.backlog, r.rate(), ratio(r.rate(), b.rate()), r.innerRate, r.cpuPerM(), ratio(r.cpuPerM(), b.cpuPerM()),
 			mibOrDash(r.peakRSS), ratio(float64(r.peakRSS), float64(b.peakRSS)), r.firstCommit.Seconds(), ratio(r.firstCommit.Seconds(), b.firstCommit.Seconds()),
-			r.p50.Seconds(), r.p99.Seconds(), ratio(r.p50.Seconds(), b.p50.Seconds()), ratio(r.p99.Seconds(), b.p99.Seconds()), r.steady, r.check)
+			r.p50.Seconds(), r.p99.Seconds(), ratio(r.p50.Seconds(), b.p50.Seconds()), ratio(r.p99.Seconds(), b.p99.Seconds()), r.steady, r.load, r.check)
 	}
 }
 
