@@ -7,7 +7,7 @@ IMAGE   ?= floe:$(VERSION)
 CFN_LINT_VERSION ?= 1.58.0
 CFN_LINT_VENV    ?= $(or $(FLOE_INTEROP_CACHE),.cache)/cfn-lint-$(CFN_LINT_VERSION)
 
-.PHONY: demo test test-long fuzz bench interop build release image cfn-lint vet fmt clean proto alerts
+.PHONY: demo test test-long fuzz bench bench-kafka interop build release image cfn-lint vet fmt clean proto alerts
 
 PROTOC_GEN_GO_VERSION      ?= v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION ?= v1.5.1
@@ -49,6 +49,12 @@ bench:
 	$(GO) run ./cmd/floe bench --format avro
 	$(GO) run ./cmd/floe bench --health
 	$(GO) run ./cmd/floe bench --cluster
+
+## bench-kafka: Floe, the bench/baseline loop and the raw limit on one real Kafka broker
+## (the interop bed's; bench/README.md, docs/benchmarks.md). Quick: BENCH_KAFKA_ARGS='--records 200000 --steady-seconds 10'
+BENCH_KAFKA_ARGS ?=
+bench-kafka:
+	bash bench/kafka.sh $(BENCH_KAFKA_ARGS)
 
 ## interop: real Kafka, MinIO, moto, a schema registry, PyIceberg and Iceberg Java
 ## (after cfn-lint, which needs PyPI like the suite's own installs)

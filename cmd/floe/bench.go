@@ -37,31 +37,20 @@ func benchCmd() *cobra.Command {
 		format                         string
 		memoryMode                     bool
 		memCounts, memBudget           string
+		kb                             *kafkaBench
 	)
 	cmd := &cobra.Command{
 		Use:    "bench",
 		Short:  "Measure end-to-end throughput against the raw decode+Parquet limit",
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if profile != "" {
-				f, err := os.Create(profile)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stopProfiles, err := startBenchProfiles(profile, memprofile)
+			if err != nil {
+				return err
 			}
-			if memprofile != "" {
-				defer func() {
-					if f, err := os.Create(memprofile); err == nil {
-						runtime.GC()
-						_ = pprof.WriteHeapProfile(f)
-						f.Close()
-					}
-				}()
+			defer stopProfiles()
+			if kb.brokers != "" {
+				return kb.run(cmd.Context(), cmd.OutOrStdout(), n) // bench_kafka.go
 			}
 			if health {
 				return runHealthBench(cmd.Context(), cmd.OutOrStdout(), snapshots, hour)
@@ -92,7 +81,8 @@ func benchCmd() *cobra.Command {
 			return runBench(cmd.Context(), cmd.OutOrStdout(), n, partitions)
 		},
 	}
-	cmd.Flags().IntVar(&n, "records", 1_000_000, "records")
+	kb = addKafkaBenchFlags(cmd)
+	cmd.Flags().IntVar(&n, "records", 1_000_000, "records (with --brokers: per backlog topic)")
 	cmd.Flags().IntVar(&partitions, "partitions", 8, "partitions")
 	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run here")
 	cmd.Flags().BoolVar(&health, "health", false, "measure table health instead: commit latency vs history, compaction")
@@ -107,6 +97,30 @@ func benchCmd() *cobra.Command {
 	cmd.Flags().StringVar(&memprofile, "memprofile", "", "write a heap profile at the end here")
 	cmd.Flags().StringVar(&format, "format", "json", "record format: json, or avro (registry wire format, in-process registry)")
 	return cmd
+}
+
+// startBenchProfiles starts the CPU profile of `floe bench --cpuprofile`;
+// the returned stop ends it and writes the heap profile of --memprofile.
+func startBenchProfiles(profile, memprofile string) (func(), error) {
+	stopCPU := func() {}
+	if profile != "" {
+		stop, err := startCPUProfile(profile)
+		if err != nil {
+			return nil, err
+		}
+		stopCPU = stop
+	}
+	return func() {
+		stopCPU()
+		if memprofile == "" {
+			return
+		}
+		if f, err := os.Create(memprofile); err == nil {
+			runtime.GC()
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}, nil
 }
 
 // benchRecord is a JSON object of about 500 bytes.

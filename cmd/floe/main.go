@@ -79,6 +79,7 @@ func serveCmd() *cobra.Command {
 		bootstrapExpect int
 		join            []string
 		recover         bool
+		cpuprofile      string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -98,6 +99,13 @@ func serveCmd() *cobra.Command {
 			}
 			if err := cfg.Validate(); err != nil {
 				return &exitError{code: exitConfig, err: fmt.Errorf("config: %w", err)}
+			}
+			if cpuprofile != "" {
+				stopProfile, err := startCPUProfile(cpuprofile)
+				if err != nil {
+					return err
+				}
+				defer stopProfile()
 			}
 			log := newLogger(cfg.Log, os.Stderr)
 			for _, u := range config.UnknownEnv(os.Environ()) {
@@ -127,6 +135,8 @@ func serveCmd() *cobra.Command {
 	cmd.Flags().StringVarP(&path, "config", "c", "", "path of the YAML configuration (optional when every field comes from FLOE_ variables)")
 	cmd.Flags().IntVar(&bootstrapExpect, "bootstrap-expect", 1, "fresh nodes form a new group once this many see each other through --join (1: form alone; 0: only join)")
 	cmd.Flags().StringSliceVar(&join, "join", nil, "peers' rpc addresses (host:port); a DNS name stands for all its A records")
+	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run here, stopped when the node stops (make bench-kafka)")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
 	cmd.Flags().BoolVar(&recover, "recover", false, "when the group is new and empty, restore tables and offsets from the state backed up in the warehouse")
 	return cmd
 }

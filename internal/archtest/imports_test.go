@@ -67,6 +67,9 @@ var rules = map[string][]string{
 	"cmd/...": {"*"},
 	"deploy":  nil,
 
+	// The real-broker benchmark's baseline: a user's own loop, no Floe.
+	"bench/...": nil,
+
 	// Test support: only tests import it (checked below).
 	"internal/testing/...": {"*"},
 	"internal/archtest":    nil,

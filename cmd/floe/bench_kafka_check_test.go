@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+)
+
+type po struct {
+	p int32
+	o int64
+}
+
+// offsetsTable writes a table of _kafka_partition and _kafka_offset
+// columns, one append per batch, and returns its directory.
+func offsetsTable(t *testing.T, batches [][]po) string {
+	t.Helper()
+	ctx := context.Background()
+	wh := filepath.Join(t.TempDir(), "wh")
+	cat, err := hadoop.NewCatalog("t", "file://"+wh, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.CreateNamespace(ctx, table.Identifier{"bench"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "_kafka_partition", Type: iceberg.PrimitiveTypes.Int32},
+		iceberg.NestedField{ID: 2, Name: "_kafka_offset", Type: iceberg.PrimitiveTypes.Int64})
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"bench", "t"}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := table.SchemaToArrowSchema(sc, nil, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, batch := range batches {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, as)
+		for _, r := range batch {
+			b.Field(0).(*array.Int32Builder).Append(r.p)
+			b.Field(1).(*array.Int64Builder).Append(r.o)
+		}
+		rec := b.NewRecordBatch()
+		rdr, err := array.NewRecordReader(as, []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tbl, err = tbl.Append(ctx, rdr, nil); err != nil {
+			t.Fatal(err)
+		}
+		rdr.Release()
+		rec.Release()
+		b.Release()
+	}
+	return filepath.Join(wh, "bench", "t")
+}
+
+// TestCheckTable checks the benchmark's own checker: it must find every
+// duplicate, gap and stray offset, and date acknowledged records by the
+// append that added them.
+func TestCheckTable(t *testing.T) {
+	acked := time.Now().Add(-time.Hour)
+	cases := []struct {
+		name               string
+		batches            [][]po
+		ends               map[int32]int64
+		acks               []steadyAck
+		dups, missing, out int64
+		fresh, unseen      int
+		ok                 bool
+	}{
+		{name: "every offset once over two appends", batches: [][]po{{{0, 0}, {1, 0}}, {{0, 1}, {1, 1}}},
+			ends: map[int32]int64{0: 2, 1: 2}, acks: []steadyAck{{0, 1, acked}, {1, 1, acked}}, fresh: 2, ok: true},
+		{name: "a duplicate in a later append", batches: [][]po{{{0, 0}, {0, 1}}, {{0, 1}}},
+			ends: map[int32]int64{0: 2}, dups: 1},
+		{name: "a gap", batches: [][]po{{{0, 0}, {0, 2}}}, ends: map[int32]int64{0: 3}, missing: 1},
+		{name: "an offset past the end and a partition the topic lacks", batches: [][]po{{{0, 0}, {0, 1}, {3, 0}}},
+			ends: map[int32]int64{0: 1}, out: 2},
+		{name: "an acknowledged record never committed", batches: [][]po{{{0, 0}}},
+			ends: map[int32]int64{0: 1}, acks: []steadyAck{{0, 0, acked}, {0, 1, acked}}, fresh: 1, unseen: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := checkTable(context.Background(), offsetsTable(t, c.batches), c.ends, c.acks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.dups != c.dups || got.missing != c.missing || got.out != c.out || got.unseen != c.unseen || len(got.freshness) != c.fresh {
+				t.Errorf("got dups %d missing %d out %d unseen %d fresh %d, want %d %d %d %d %d",
+					got.dups, got.missing, got.out, got.unseen, len(got.freshness), c.dups, c.missing, c.out, c.unseen, c.fresh)
+			}
+			if ok := got.verdict()[:2] == "OK"; ok != c.ok {
+				t.Errorf("verdict %q, want OK %v", got.verdict(), c.ok)
+			}
+			for _, f := range got.freshness {
+				if f < 59*time.Minute || f > 2*time.Hour {
+					t.Errorf("freshness %s of a record acknowledged an hour ago", f)
+				}
+			}
+		})
+	}
+}
+
+// TestDrainFigures checks the drain time, the rate between commits and the
+// first commit read from a table's snapshots.
+func TestDrainFigures(t *testing.T) {
+	start := time.Unix(1000, 0)
+	at := func(s int) time.Time { return start.Add(time.Duration(s) * time.Second) }
+	cases := []struct {
+		name         string
+		snaps        []snapInfo
+		drain, first time.Duration
+		inner        float64
+	}{
+		{"empty snapshot first, three appends", []snapInfo{{at(1), 0, 0}, {at(10), 100, 100}, {at(20), 300, 400}, {at(30), 600, 1000}}, 30 * time.Second, 10 * time.Second, 45},
+		{"the backlog in one append", []snapInfo{{at(12), 1000, 1000}}, 12 * time.Second, 12 * time.Second, 0},
+		{"later appends after the backlog are not the drain", []snapInfo{{at(5), 1000, 1000}, {at(15), 10, 1010}}, 5 * time.Second, 5 * time.Second, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runResult{backlog: 1000}
+			r.drainFigures(c.snaps, start)
+			if r.drain != c.drain || r.firstCommit != c.first || r.innerRate != c.inner {
+				t.Errorf("drain %s first %s inner %.1f, want %s %s %.1f", r.drain, r.firstCommit, r.innerRate, c.drain, c.first, c.inner)
+			}
+		})
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ds := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Second
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		in   []time.Duration
+		q    float64
+		want time.Duration
+	}{
+		{"empty", nil, 0.5, 0},
+		{"median of unsorted", ds(5, 1, 3), 0.5, 3 * time.Second},
+		{"p99 of 1..100 is 99 (nearest rank)", ds(hundred()...), 0.99, 99 * time.Second},
+		{"p50 of 1..100 is 50", ds(hundred()...), 0.5, 50 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := percentile(c.in, c.q); got != c.want {
+				t.Errorf("percentile %.2f = %s, want %s", c.q, got, c.want)
+			}
+		})
+	}
+}
+
+// hundred is 100 down to 1.
+func hundred() []int {
+	out := make([]int, 100)
+	for i := range out {
+		out[i] = 100 - i
+	}
+	return out
+}
