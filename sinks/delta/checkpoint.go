@@ -215,14 +215,24 @@ func readCheckpoint(ctx context.Context, st Store, v int64) (*snapshot, error) {
 	return s, nil
 }
 
-// decodeCheckpoint reads a checkpoint's rows as actions.
-func decodeCheckpoint(ctx context.Context, b []byte) ([]Action, error) {
+// decodeCheckpoint reads a checkpoint's rows as actions. A malformed file
+// may make the Parquet reader panic; that is a corrupt log, not a crash of
+// the committer.
+func decodeCheckpoint(ctx context.Context, b []byte) (_ []Action, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: unreadable checkpoint: %v", ErrCorruptLog, r)
+		}
+	}()
 	pf, err := file.NewParquetReader(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorruptLog, err)
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
+	if err := checkChunks(pf, int64(len(b))); err != nil {
+		return nil, err
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096, Parallel: false}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorruptLog, err)
 	}
@@ -241,4 +251,33 @@ func decodeCheckpoint(ctx context.Context, b []byte) ([]Action, error) {
 		return nil, fmt.Errorf("%w: %v", ErrCorruptLog, err)
 	}
 	return parseActions(js.Bytes())
+}
+
+// checkChunks refuses a file whose column chunks lie outside it: arrow's
+// reader would allocate what the footer claims, in goroutines of its own
+// where a panic cannot be recovered (found by fuzzing the reader).
+func checkChunks(pf *file.Reader, size int64) error {
+	md := pf.MetaData()
+	for i := 0; i < md.NumRowGroups(); i++ {
+		rg := md.RowGroup(i)
+		if rg.NumRows() < 0 || rg.NumRows() > size {
+			return fmt.Errorf("%w: checkpoint row group %d claims %d rows in %d bytes", ErrCorruptLog, i, rg.NumRows(), size)
+		}
+		for c := 0; c < rg.NumColumns(); c++ {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				return fmt.Errorf("%w: checkpoint column %d: %v", ErrCorruptLog, c, err)
+			}
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 && start > cc.DictionaryPageOffset() {
+				start = cc.DictionaryPageOffset()
+			}
+			n := cc.TotalCompressedSize()
+			if start < 0 || n < 0 || start > size || n > size-start || cc.NumValues() < 0 || cc.NumValues() > size*8 {
+				return fmt.Errorf("%w: checkpoint column chunk %d/%d (offset %d, %d bytes) outside the file's %d bytes",
+					ErrCorruptLog, i, c, start, n, size)
+			}
+		}
+	}
+	return nil
 }
