@@ -124,6 +124,10 @@ func TestDeltaRSReads(t *testing.T) {
 	if res.Rows != 330 || res.DistinctIDs != 330 || res.Version != 10 || len(all) != 33 {
 		t.Errorf("delta-rs read %+v (%d files), want 330 distinct rows at version 10", res, len(all))
 	}
+	if res.UType != "binary" || len(res.ULengths) != 1 || res.ULengths[0] != 16 ||
+		res.TSType != `timestamp[us, tz=UTC]` || res.LocalType != "timestamp[us]" {
+		t.Errorf("types: uuid %s %v, timestamptz %s, timestamp %s", res.UType, res.ULengths, res.TSType, res.LocalType)
+	}
 	if res.TimeTravelRows != 180 {
 		t.Errorf("version 5 has %d rows, want 180", res.TimeTravelRows)
 	}
@@ -183,6 +187,10 @@ type deltaRSResult struct {
 	PartitionColumns []string       `json:"partition_columns"`
 	SkippedEU        int64          `json:"skipped_eu"`
 	TimeTravelRows   int64          `json:"time_travel_rows"`
+	UType            string         `json:"u_type"`
+	ULengths         []int          `json:"u_lengths"`
+	TSType           string         `json:"ts_type"`
+	LocalType        string         `json:"local_type"`
 }
 
 func readWithDeltaRS(t *testing.T, py, dir string, travel int64) deltaRSResult {
