@@ -101,3 +101,26 @@ func TestParseActionsIgnoresUnknown(t *testing.T) {
 		t.Errorf("partition values %v", pv)
 	}
 }
+
+// TestOperation names each kind of commit as Delta's writers do.
+func TestOperation(t *testing.T) {
+	f := []File{{}}
+	for _, c := range []struct {
+		name string
+		c    Commit
+		v    int64
+		want string
+	}{
+		{"first version", Commit{Sequence: 1, Add: f}, 0, "CREATE TABLE"},
+		{"append", Commit{Sequence: 2, Add: f}, 1, "STREAMING UPDATE"},
+		{"offsets only", Commit{Sequence: 3}, 2, "STREAMING UPDATE"},
+		{"compaction", Commit{Rearrange: true, Add: f, Remove: f}, 3, "OPTIMIZE"},
+		{"rewind delete", Commit{Sequence: 4, Remove: f}, 4, "DELETE"},
+		{"schema only", Commit{}, 5, "ADD COLUMNS"},
+		{"files without offsets", Commit{Add: f}, 6, "WRITE"},
+	} {
+		if got := operation(c.c, c.v); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}

@@ -233,18 +233,7 @@ func (l *Log) actions(c Commit, v int64) ([]Action, error) {
 func (l *Log) commitInfo(c Commit, v, at int64) *CommitInfo {
 	info := &CommitInfo{Timestamp: at, EngineInfo: l.opts.EngineInfo, Offsets: c.Offsets, CommitID: c.CommitID}
 	blind := len(c.Remove) == 0
-	switch {
-	case v == 0:
-		info.Operation = "CREATE TABLE"
-	case c.Rearrange:
-		info.Operation = "OPTIMIZE"
-	case len(c.Add) == 0 && len(c.Remove) == 0:
-		info.Operation = "ADD COLUMNS"
-	case len(c.Remove) > 0:
-		info.Operation = "DELETE"
-	default:
-		info.Operation = "STREAMING UPDATE"
-	}
+	info.Operation = operation(c, v)
 	if !c.Rearrange && len(c.Add) > 0 {
 		info.IsBlindAppend = &blind
 	}
@@ -253,4 +242,22 @@ func (l *Log) commitInfo(c Commit, v, at int64) *CommitInfo {
 			"epochId": strconv.FormatInt(c.Sequence, 10)}
 	}
 	return info
+}
+
+// operation names a version in the history (DESCRIBE HISTORY) with the
+// names Delta's own writers use.
+func operation(c Commit, v int64) string {
+	switch {
+	case v == 0:
+		return "CREATE TABLE"
+	case c.Rearrange:
+		return "OPTIMIZE"
+	case len(c.Remove) > 0:
+		return "DELETE"
+	case c.Sequence > 0:
+		return "STREAMING UPDATE"
+	case len(c.Add) > 0:
+		return "WRITE"
+	}
+	return "ADD COLUMNS"
 }
