@@ -33,8 +33,7 @@ func realTable(t *testing.T, dir string, sc *iceberg.Schema) (*table.Table, Tabl
 	}
 	tbl := table.New(table.Identifier{"shop", "orders"}, meta, dir+"/metadata/v1.metadata.json",
 		func(context.Context) (icebergio.IO, error) { return icebergio.LocalFS{}, nil }, nil)
-	return tbl, Table{Location: dir, ID: meta.TableUUID().String(), Name: "shop.orders", Schema: meta.CurrentSchema(),
-		Specs: meta.PartitionSpecs(), SpecID: meta.DefaultPartitionSpec()}
+	return tbl, TableOf(meta, "shop.orders")
 }
 
 // writeRows writes JSON rows as Parquet data files and describes them as

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/ledger"
 )
@@ -24,6 +25,14 @@ type Table struct {
 	Schema   *iceberg.Schema         // the current schema
 	Specs    []iceberg.PartitionSpec // every spec a file may name (by SpecID)
 	SpecID   int                     // the current spec: its identity fields partition the Delta table
+}
+
+// TableOf describes an Iceberg table's current metadata for its Delta log:
+// the same root, the table UUID as the stable id, the current schema and
+// every partition spec (old files keep theirs).
+func TableOf(meta table.Metadata, name string) Table {
+	return Table{Location: meta.Location(), ID: meta.TableUUID().String(), Name: name,
+		Schema: meta.CurrentSchema(), Specs: meta.PartitionSpecs(), SpecID: meta.DefaultPartitionSpec()}
 }
 
 // partCol is a Delta partition column: an Iceberg identity partition field
