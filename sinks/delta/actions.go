@@ -72,7 +72,10 @@ type Txn struct {
 
 // CommitInfo is the commitInfo action: provenance. Offsets and CommitID are
 // Floe's: the offsets the table holds after this version (the same map as
-// the Iceberg snapshot summary's floe.offsets) and the commit's id.
+// the Iceberg snapshot summary's floe.offsets), the commit's id and the
+// ledger entries it commits (as floe.entries in the summary), so a
+// committer that finds the log one commit ahead of the replicated state
+// can record exactly that commit.
 type CommitInfo struct {
 	Timestamp           int64             `json:"timestamp"`
 	Operation           string            `json:"operation"`
@@ -81,6 +84,7 @@ type CommitInfo struct {
 	IsBlindAppend       *bool             `json:"isBlindAppend,omitempty"`
 	Offsets             map[string]int64  `json:"floe.offsets,omitempty"`
 	CommitID            string            `json:"floe.commit-id,omitempty"`
+	Entries             []string          `json:"floe.entries,omitempty"`
 }
 
 // Action is one line of a commit file: exactly one member is set. Lines of

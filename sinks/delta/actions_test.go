@@ -36,8 +36,8 @@ func TestActionJSON(t *testing.T) {
 			`{"txn":{"appId":"app","version":42,"lastUpdated":1}}`},
 		{"commitInfo", Action{CommitInfo: &CommitInfo{Timestamp: 1, Operation: "STREAMING UPDATE",
 			OperationParameters: map[string]string{"epochId": "4"}, EngineInfo: "floe", IsBlindAppend: ptr(true),
-			Offsets: map[string]int64{"t/0": 5}, CommitID: "c1"}},
-			`{"commitInfo":{"timestamp":1,"operation":"STREAMING UPDATE","operationParameters":{"epochId":"4"},"engineInfo":"floe","isBlindAppend":true,"floe.offsets":{"t/0":5},"floe.commit-id":"c1"}}`},
+			Offsets: map[string]int64{"t/0": 5}, CommitID: "c1", Entries: []string{"e1", "e2"}}},
+			`{"commitInfo":{"timestamp":1,"operation":"STREAMING UPDATE","operationParameters":{"epochId":"4"},"engineInfo":"floe","isBlindAppend":true,"floe.offsets":{"t/0":5},"floe.commit-id":"c1","floe.entries":["e1","e2"]}}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, err := json.Marshal(c.a)

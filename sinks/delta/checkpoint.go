@@ -26,6 +26,11 @@ import (
 // DefaultCheckpointInterval is the number of versions between checkpoints.
 const DefaultCheckpointInterval = 10
 
+// maxCheckpointPage bounds a checkpoint page, compressed or not, so a
+// corrupt page header cannot make the reader allocate arrow's default of
+// 256 MiB per page (writers cut pages at about 1 MiB).
+const maxCheckpointPage = 16 << 20
+
 // tombstoneRetention is how long a remove stays in checkpoints (Delta's
 // default delta.deletedFileRetentionDuration, one week): a reader of an
 // older snapshot may still read the file until then.
@@ -224,7 +229,9 @@ func decodeCheckpoint(ctx context.Context, b []byte) (_ []Action, err error) {
 			err = fmt.Errorf("%w: unreadable checkpoint: %v", ErrCorruptLog, r)
 		}
 	}()
-	pf, err := file.NewParquetReader(bytes.NewReader(b))
+	props := parquet.NewReaderProperties(memory.DefaultAllocator)
+	props.MaxCompressedPageSize, props.MaxUncompressedPageSize = maxCheckpointPage, maxCheckpointPage
+	pf, err := file.NewParquetReader(bytes.NewReader(b), file.WithReadProps(props))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorruptLog, err)
 	}

@@ -35,6 +35,7 @@ type SequenceConflictError struct {
 	Version  int64            // the Delta version holding the sequence; -1 when unknown
 	CommitID string           // the commit id the log holds; empty when unknown
 	Offsets  map[string]int64 // the offsets that version carries; nil when unknown
+	Entries  []string         // the ledger entries that version commits; nil when unknown
 }
 
 func (e *SequenceConflictError) Error() string {

@@ -2,6 +2,7 @@ package delta
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -98,5 +99,5 @@ func openLog(t *testing.T, st Store) *Log {
 // appendCommit publishes sequence seq adding files.
 func appendCommit(tbl Table, seq int64, files ...File) Commit {
 	return Commit{Table: tbl, Sequence: seq, CommitID: uuid.NewString(),
-		Offsets: map[string]int64{"orders/0": seq * 100}, Add: files}
+		Offsets: map[string]int64{"orders/0": seq * 100}, Entries: []string{fmt.Sprintf("entry-%d", seq)}, Add: files}
 }

@@ -130,7 +130,8 @@ func TestRepublish(t *testing.T) {
 					t.Fatalf("got %v, want a sequence conflict", err)
 				}
 				held := commits[c.seq-1]
-				if conflict.CommitID != held.CommitID || conflict.Version != c.seq-1 || conflict.Offsets["orders/0"] != held.Offsets["orders/0"] {
+				if conflict.CommitID != held.CommitID || conflict.Version != c.seq-1 || conflict.Offsets["orders/0"] != held.Offsets["orders/0"] ||
+					!slices.Equal(conflict.Entries, held.Entries) {
 					t.Errorf("conflict %+v, want commit %s at %d", conflict, held.CommitID, c.seq-1)
 				}
 			default:

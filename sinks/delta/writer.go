@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -104,6 +105,8 @@ type Commit struct {
 	// offsets the table holds after it (floe.offsets).
 	CommitID string
 	Offsets  map[string]int64
+	// Entries are the ledger entries the commit records (floe.entries).
+	Entries []string
 	// Add and Remove are the data files entering and leaving the table.
 	Add    []File
 	Remove []File
@@ -198,7 +201,7 @@ func (l *Log) published(ctx context.Context, c Commit) (Result, bool, error) {
 	}
 	conflict := &SequenceConflictError{Sequence: c.Sequence, Version: v}
 	if info != nil {
-		conflict.CommitID, conflict.Offsets = info.CommitID, maps.Clone(info.Offsets)
+		conflict.CommitID, conflict.Offsets, conflict.Entries = info.CommitID, maps.Clone(info.Offsets), slices.Clone(info.Entries)
 	}
 	return Result{}, true, fmt.Errorf("table %s: %w", c.Table.Name, conflict)
 }
@@ -231,7 +234,7 @@ func (l *Log) actions(c Commit, v int64) ([]Action, error) {
 }
 
 func (l *Log) commitInfo(c Commit, v, at int64) *CommitInfo {
-	info := &CommitInfo{Timestamp: at, EngineInfo: l.opts.EngineInfo, Offsets: c.Offsets, CommitID: c.CommitID}
+	info := &CommitInfo{Timestamp: at, EngineInfo: l.opts.EngineInfo, Offsets: c.Offsets, CommitID: c.CommitID, Entries: c.Entries}
 	blind := len(c.Remove) == 0
 	info.Operation = operation(c, v)
 	if !c.Rearrange && len(c.Add) > 0 {
