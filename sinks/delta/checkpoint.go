@@ -153,17 +153,20 @@ func checkpointRows(s *snapshot, now time.Time) (rows []checkpointRow, adds int)
 // encodeCheckpoint renders a snapshot as a classic checkpoint file.
 func encodeCheckpoint(s *snapshot, now time.Time) (data []byte, rows, adds int, err error) {
 	list, adds := checkpointRows(s, now)
-	var js bytes.Buffer
-	enc := json.NewEncoder(&js)
+	// Row by row: arrow's stream decoder copies its whole remaining buffer
+	// for every escaped string (the stats), quadratic in one large stream.
+	bldr := array.NewRecordBuilder(memory.DefaultAllocator, checkpointSchema)
+	defer bldr.Release()
 	for _, r := range list {
-		if err := enc.Encode(r); err != nil {
+		row, err := json.Marshal(r)
+		if err != nil {
 			return nil, 0, 0, fmt.Errorf("encoding checkpoint row: %w", err)
 		}
+		if err := bldr.UnmarshalJSON(row); err != nil {
+			return nil, 0, 0, fmt.Errorf("building checkpoint rows: %w", err)
+		}
 	}
-	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, checkpointSchema, &js, array.WithMultipleDocs())
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("building checkpoint rows: %w", err)
-	}
+	rec := bldr.NewRecordBatch()
 	defer rec.Release()
 	var out bytes.Buffer
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
