@@ -142,16 +142,14 @@ func readTail(ctx context.Context, st Store) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing the delta log: %w", err)
 	}
-	cp, commits := int64(-1), []int64{}
-	for _, n := range names {
-		v, isCP, ok := parseLogName(n)
-		switch {
-		case !ok:
-		case isCP:
-			cp = max(cp, v)
-		default:
-			commits = append(commits, v)
+	cp, commits := scanNames(names)
+	if cp < 0 && start != "" {
+		// _last_checkpoint names a checkpoint that is gone: replay the
+		// whole log, as Delta's readers do.
+		if names, err = st.List(ctx, logDir, ""); err != nil {
+			return nil, fmt.Errorf("listing the delta log: %w", err)
 		}
+		cp, commits = scanNames(names)
 	}
 	snap := newSnapshot()
 	if cp >= 0 {
@@ -176,6 +174,23 @@ func readTail(ctx context.Context, st Store) (*snapshot, error) {
 		return nil, fmt.Errorf("%w: version %d has no protocol or metaData", ErrCorruptLog, snap.version)
 	}
 	return snap, nil
+}
+
+// scanNames finds the newest classic checkpoint and the commit versions
+// among the log's file names (sorted).
+func scanNames(names []string) (cp int64, commits []int64) {
+	cp = -1
+	for _, n := range names {
+		v, isCP, ok := parseLogName(n)
+		switch {
+		case !ok:
+		case isCP:
+			cp = max(cp, v)
+		default:
+			commits = append(commits, v)
+		}
+	}
+	return cp, commits
 }
 
 func readCommit(ctx context.Context, st Store, v int64) ([]Action, error) {

@@ -43,10 +43,12 @@ func TestRecovery(t *testing.T) {
 		versions     int64 // sequences 1..versions are versions 0..versions-1
 		dropBeforeCP bool
 		checkpoint   int64 // the checkpoint expected, -1 none
+		dropCP       bool  // the checkpoint _last_checkpoint names is gone
 	}{
-		{"no checkpoint", 7, false, -1},
-		{"checkpoint at 10", 13, false, 10},
-		{"checkpoint at 20 only", 24, true, 20},
+		{"no checkpoint", 7, false, -1, false},
+		{"checkpoint at 10", 13, false, 10, false},
+		{"checkpoint at 20 only", 24, true, 20, false},
+		{"checkpoint at 10 gone", 13, false, 10, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -56,6 +58,11 @@ func TestRecovery(t *testing.T) {
 			if c.checkpoint >= 0 {
 				if _, err := os.Stat(filepath.Join(dir, checkpointName(c.checkpoint))); err != nil {
 					t.Fatalf("no checkpoint: %v", err)
+				}
+			}
+			if c.dropCP {
+				if err := os.Remove(filepath.Join(dir, checkpointName(c.checkpoint))); err != nil {
+					t.Fatal(err)
 				}
 			}
 			if c.dropBeforeCP {
