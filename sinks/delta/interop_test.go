@@ -127,6 +127,12 @@ func TestDeltaRSReads(t *testing.T) {
 		res.TSType != `timestamp[us, tz=UTC]` || res.LocalType != "timestamp[us]" {
 		t.Errorf("types: uuid %s %v, timestamptz %s, timestamp %s", res.UType, res.ULengths, res.TSType, res.LocalType)
 	}
+	// delta-rs parses the statistics with the columns' types: the data
+	// skipping they drive is only as good as that.
+	if res.StatsMinID != 0 || res.StatsMaxID != 329 || res.StatsMinTS != "2026-12-01 10:00:00.123000+00:00" ||
+		res.StatsMaxAmount != "329.25" || res.FilteredIDs != 30 {
+		t.Errorf("statistics as delta-rs reads them: %+v", res)
+	}
 	if res.TimeTravelRows != 180 {
 		t.Errorf("version 5 has %d rows, want 180", res.TimeTravelRows)
 	}
@@ -190,6 +196,11 @@ type deltaRSResult struct {
 	ULengths         []int          `json:"u_lengths"`
 	TSType           string         `json:"ts_type"`
 	LocalType        string         `json:"local_type"`
+	StatsMinID       int64          `json:"stats_min_id"`
+	StatsMaxID       int64          `json:"stats_max_id"`
+	StatsMinTS       string         `json:"stats_min_ts"`
+	StatsMaxAmount   string         `json:"stats_max_amount"`
+	FilteredIDs      int64          `json:"filtered_ids"`
 }
 
 func readWithDeltaRS(t *testing.T, py, dir string, travel int64) deltaRSResult {

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 
+import pyarrow as pa
 from deltalake import DeltaTable
 
 
@@ -39,6 +40,14 @@ def main():
         "local_type": str(tbl.schema.field("local").type),
         "skipped_eu": dt.to_pyarrow_table(filters=[("region", "=", "eu")]).num_rows,
     }
+    # The per-file statistics as delta-rs parses them (data skipping).
+    adds = pa.table(dt.get_add_actions(flatten=True)).to_pydict()
+    out["stats_min_id"] = min(adds["min.id"])
+    out["stats_max_id"] = max(adds["max.id"])
+    out["stats_min_ts"] = str(min(adds["min.ts"]))
+    out["stats_max_amount"] = str(max(adds["max.amount"]))
+    out["stats_nested_nulls"] = sum(adds["null_count.nested.a"])
+    out["filtered_ids"] = dt.to_pyarrow_table(filters=[("id", "<", 30)]).num_rows
     if len(sys.argv) > 2:
         old = DeltaTable(path, version=int(sys.argv[2]))
         out["time_travel_rows"] = old.to_pyarrow_table().num_rows
