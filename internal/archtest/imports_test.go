@@ -51,6 +51,7 @@ var rules = map[string][]string{
 	"schemas":         {"records"},
 	"schemas/...":     {"records", "schemas"},
 	"sinks/iceberg":   {"sinks/sink", "records", "ledger", "internal/metaloc"},
+	"sinks/delta":     {"ledger"}, // the Delta log; never Raft, never the worker
 	"sinks/glue/...":  {"sinks/sink", "internal/metaloc"},
 	"sinks/restsync":  {"sinks/sink", "internal/metaloc", "auth"},
 	"restcatalog/...": {"auth", "restcatalog"},
@@ -124,6 +125,8 @@ func TestRulesCatchABreak(t *testing.T) {
 		{"records", "worker"},
 		{"schemas", "worker"},
 		{"sinks/iceberg", "worker"},
+		{"sinks/delta", "worker/commit"},
+		{"sinks/delta", "cluster/fsm"},
 		{"metrics", "admin"},
 		{"notify", "admin"},
 		{"ledger", "config"},

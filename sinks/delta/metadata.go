@@ -1,0 +1,107 @@
+package delta
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// The protocol Floe needs: reader 1 / writer 1, the lowest, because Floe
+// uses no feature of a higher version (no column mapping, no generated
+// columns, no invariants or constraints, no change data feed); a column of
+// timestamp without time zone needs the timestampNtz table feature, which
+// exists only at reader 3 / writer 7. The protocol never goes down.
+
+// metadata returns the metaData action (nil when the log's is current) and
+// the protocol action (nil when the log's suffices) for the table.
+func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
+	info, err := mapSchema(t.Schema)
+	if err != nil {
+		return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	proto := neededProtocol(l.snap.protocol, info.features)
+	if l.snap.metadata == nil {
+		spec, err := t.spec(t.SpecID)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols := []string{}
+		for _, c := range partitionColumns(t.Schema, spec) {
+			cols = append(cols, c.name)
+		}
+		return &Metadata{ID: t.ID, Name: t.Name, Format: Format{Provider: "parquet", Options: StringMap{}},
+			SchemaString: info.schemaString, PartitionColumns: cols, CreatedTime: &at,
+			Configuration: StringMap{"delta.checkpointInterval": strconv.FormatInt(l.opts.CheckpointInterval, 10)}}, proto, nil
+	}
+	cur := l.snap.metadata
+	if cur.ID != t.ID {
+		return nil, nil, fmt.Errorf("%w: the delta log belongs to table id %s, not %s", ErrInvalidCommit, cur.ID, t.ID)
+	}
+	if cur.SchemaString == info.schemaString {
+		return nil, proto, nil
+	}
+	col, err := changedColumn(cur.SchemaString, info.schemaString)
+	if err != nil {
+		return nil, nil, err
+	}
+	if col != "" {
+		return nil, nil, fmt.Errorf("%w: column %s of %s changed type (Delta needs the typeWidening feature, docs/formats.md)", ErrUnsupported, col, t.Name)
+	}
+	next := *cur
+	next.SchemaString = info.schemaString
+	return &next, proto, nil
+}
+
+// neededProtocol returns the protocol the features need, or nil when the
+// current one already allows them.
+func neededProtocol(cur *Protocol, features []string) *Protocol {
+	if cur == nil {
+		if len(features) == 0 {
+			return &Protocol{MinReaderVersion: 1, MinWriterVersion: 1}
+		}
+		return &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: features, WriterFeatures: slices.Clone(features)}
+	}
+	missing := false
+	for _, f := range features {
+		if !slices.Contains(cur.ReaderFeatures, f) || !slices.Contains(cur.WriterFeatures, f) {
+			missing = true
+		}
+	}
+	if !missing {
+		return nil
+	}
+	// Moving to table features, the features the legacy versions implied
+	// must be listed: their use cannot be ruled out.
+	reader, writer := legacyFeatures(cur)
+	for _, f := range features {
+		if !slices.Contains(reader, f) {
+			reader = append(reader, f)
+		}
+		if !slices.Contains(writer, f) {
+			writer = append(writer, f)
+		}
+	}
+	slices.Sort(reader)
+	slices.Sort(writer)
+	return &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: reader, WriterFeatures: writer}
+}
+
+// legacyFeatures lists the features a protocol supports, by its versions
+// ("Writer Version Requirements", "Reader Version Requirements") or its
+// feature lists.
+func legacyFeatures(p *Protocol) (reader, writer []string) {
+	if p.MinReaderVersion >= 3 {
+		reader = slices.Clone(p.ReaderFeatures)
+	} else if p.MinReaderVersion == 2 {
+		reader = []string{"columnMapping"}
+	}
+	if p.MinWriterVersion >= 7 {
+		return reader, slices.Clone(p.WriterFeatures)
+	}
+	byVersion := [][]string{2: {"appendOnly", "invariants"}, 3: {"checkConstraints"},
+		4: {"changeDataFeed", "generatedColumns"}, 5: {"columnMapping"}, 6: {"identityColumns"}}
+	for v := 2; v <= p.MinWriterVersion && v < len(byVersion); v++ {
+		writer = append(writer, byVersion[v]...)
+	}
+	return reader, writer
+}

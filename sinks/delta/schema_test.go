@@ -1,0 +1,127 @@
+package delta
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+)
+
+// TestMapSchemaTypes maps each Iceberg type to its Delta type.
+func TestMapSchemaTypes(t *testing.T) {
+	for _, c := range []struct {
+		typ      iceberg.Type
+		want     string // the field's "type" JSON
+		features []string
+	}{
+		{iceberg.PrimitiveTypes.Bool, `"boolean"`, nil},
+		{iceberg.PrimitiveTypes.Int32, `"integer"`, nil},
+		{iceberg.PrimitiveTypes.Int64, `"long"`, nil},
+		{iceberg.PrimitiveTypes.Float32, `"float"`, nil},
+		{iceberg.PrimitiveTypes.Float64, `"double"`, nil},
+		{iceberg.DecimalTypeOf(38, 10), `"decimal(38,10)"`, nil},
+		{iceberg.PrimitiveTypes.Date, `"date"`, nil},
+		{iceberg.PrimitiveTypes.TimestampTz, `"timestamp"`, nil},
+		{iceberg.PrimitiveTypes.Timestamp, `"timestamp_ntz"`, []string{FeatureTimestampNtz}},
+		{iceberg.PrimitiveTypes.String, `"string"`, nil},
+		{iceberg.PrimitiveTypes.Binary, `"binary"`, nil},
+		{iceberg.PrimitiveTypes.UUID, `"binary"`, nil},
+		{iceberg.FixedTypeOf(16), `"binary"`, nil},
+		{&iceberg.StructType{FieldList: []iceberg.NestedField{{ID: 2, Name: "a", Type: iceberg.PrimitiveTypes.Int32, Required: true}}},
+			`{"type":"struct","fields":[{"name":"a","type":"integer","nullable":false,"metadata":{}}]}`, nil},
+		{&iceberg.ListType{ElementID: 2, Element: iceberg.PrimitiveTypes.String, ElementRequired: true},
+			`{"type":"array","elementType":"string","containsNull":false}`, nil},
+		{&iceberg.ListType{ElementID: 2, Element: iceberg.PrimitiveTypes.Timestamp},
+			`{"type":"array","elementType":"timestamp_ntz","containsNull":true}`, []string{FeatureTimestampNtz}},
+		{&iceberg.MapType{KeyID: 2, KeyType: iceberg.PrimitiveTypes.String, ValueID: 3, ValueType: iceberg.PrimitiveTypes.Int64},
+			`{"type":"map","keyType":"string","valueType":"long","valueContainsNull":true}`, nil},
+	} {
+		t.Run(c.typ.String(), func(t *testing.T) {
+			info, err := mapSchema(iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "c", Type: c.typ}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st struct {
+				Type   string `json:"type"`
+				Fields []struct {
+					Name     string          `json:"name"`
+					Type     json.RawMessage `json:"type"`
+					Nullable bool            `json:"nullable"`
+				} `json:"fields"`
+			}
+			if err := json.Unmarshal([]byte(info.schemaString), &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Type != "struct" || len(st.Fields) != 1 || st.Fields[0].Name != "c" || !st.Fields[0].Nullable {
+				t.Fatalf("schema %s", info.schemaString)
+			}
+			if string(st.Fields[0].Type) != c.want {
+				t.Errorf("type %s, want %s", st.Fields[0].Type, c.want)
+			}
+			if !slices.Equal(info.features, c.features) {
+				t.Errorf("features %v, want %v", info.features, c.features)
+			}
+		})
+	}
+}
+
+// TestMapSchemaRefuses lists the Iceberg schemas Delta cannot express.
+func TestMapSchemaRefuses(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		fields []iceberg.NestedField
+	}{
+		{"time", []iceberg.NestedField{{ID: 1, Name: "t", Type: iceberg.PrimitiveTypes.Time}}},
+		{"timestamp_ns", []iceberg.NestedField{{ID: 1, Name: "t", Type: iceberg.PrimitiveTypes.TimestampNs}}},
+		{"timestamptz_ns in a list", []iceberg.NestedField{{ID: 1, Name: "l", Type: &iceberg.ListType{ElementID: 2, Element: iceberg.PrimitiveTypes.TimestampTzNs}}}},
+		{"names differing in case", []iceberg.NestedField{
+			{ID: 1, Name: "Name", Type: iceberg.PrimitiveTypes.String}, {ID: 2, Name: "name", Type: iceberg.PrimitiveTypes.String}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := mapSchema(iceberg.NewSchema(0, c.fields...)); !errors.Is(err, ErrUnsupported) {
+				t.Errorf("got %v, want ErrUnsupported", err)
+			}
+		})
+	}
+}
+
+// TestChangedColumn: added columns (also inside structs in lists) are no
+// change; a promoted type is.
+func TestChangedColumn(t *testing.T) {
+	elem := func(fields ...iceberg.NestedField) iceberg.NestedField {
+		return iceberg.NestedField{ID: 10, Name: "items", Type: &iceberg.ListType{ElementID: 11, Element: &iceberg.StructType{FieldList: fields}}}
+	}
+	a := iceberg.NestedField{ID: 12, Name: "a", Type: iceberg.PrimitiveTypes.Int32}
+	for _, c := range []struct {
+		name     string
+		old, new []iceberg.NestedField
+		want     string
+	}{
+		{"same", []iceberg.NestedField{a}, []iceberg.NestedField{a}, ""},
+		{"added column", []iceberg.NestedField{a}, []iceberg.NestedField{a, {ID: 13, Name: "b", Type: iceberg.PrimitiveTypes.String}}, ""},
+		{"added in list element", []iceberg.NestedField{elem(a)}, []iceberg.NestedField{elem(a, iceberg.NestedField{ID: 14, Name: "z", Type: iceberg.PrimitiveTypes.String})}, ""},
+		{"int to long", []iceberg.NestedField{a}, []iceberg.NestedField{{ID: 12, Name: "a", Type: iceberg.PrimitiveTypes.Int64}}, "a"},
+		{"int to long in list element", []iceberg.NestedField{elem(a)}, []iceberg.NestedField{elem(iceberg.NestedField{ID: 12, Name: "a", Type: iceberg.PrimitiveTypes.Int64})}, "items.element.a"},
+		{"decimal widened", []iceberg.NestedField{{ID: 1, Name: "d", Type: iceberg.DecimalTypeOf(9, 2)}}, []iceberg.NestedField{{ID: 1, Name: "d", Type: iceberg.DecimalTypeOf(18, 2)}}, "d"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := mapSchema(iceberg.NewSchema(0, c.old...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := mapSchema(iceberg.NewSchema(1, c.new...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := changedColumn(o.schemaString, n.schemaString)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("changed %q, want %q", got, c.want)
+			}
+		})
+	}
+}
