@@ -19,6 +19,10 @@ type fetched struct {
 	gen  uint64
 	msg  source.Message
 	cost int64 // taken from the budget by the fetcher (budget.go)
+	// pre: the value decoded by the fetcher against shape version preVer
+	// (predecode.go); nil when it was not.
+	pre    map[string]any
+	preVer uint64
 }
 
 // partState is one partition this node fetches for a table.
@@ -168,8 +172,14 @@ func (p *Pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartiti
 		if err := p.n.mem.acquire(ctx, cost); err != nil {
 			return
 		}
+		f := fetched{tp: tp, gen: gen, msg: m, cost: cost}
+		if !m.Control {
+			if v, ver, ok := p.predecode(m.Value); ok {
+				f.pre, f.preVer = v, ver
+			}
+		}
 		select {
-		case p.in <- fetched{tp: tp, gen: gen, msg: m, cost: cost}:
+		case p.in <- f:
 		case <-ctx.Done():
 			p.n.mem.release(cost)
 			return

@@ -117,6 +117,7 @@ func (p *Pipeline) finish(ctx context.Context, res flushResult) {
 		if job.shape != nil && p.shape != nil {
 			p.shape.CommittedSchemaID = max(p.shape.CommittedSchemaID, job.shape.SchemaID)
 		}
+		p.publishShape() // fields marked committed decode differently
 		p.prepared = true
 	}
 	p.status(func(t *status.TableStatus) {

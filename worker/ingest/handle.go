@@ -74,10 +74,15 @@ func (p *Pipeline) decode(ctx context.Context, f fetched, rec *records.Record) v
 		rec.Raw = m.Value
 	case len(m.Value) == 0:
 		return verdict{tombstone: true}
+	case p.spec.Format == "json" && f.pre != nil && f.preVer == p.shapeVer:
+		rec.Value = f.pre // decoded by the fetcher against these very columns
 	case p.spec.Format == "json":
-		v, err := decodeJSONWith(p.shape, m.Value, p.limits())
+		v, changed, err := decodeJSONChanged(p.shape, m.Value, p.limits())
 		if err != nil {
 			return verdict{err: err}
+		}
+		if changed {
+			p.publishShape() // pre-decoded values of the old columns are redone
 		}
 		rec.Value = v
 	default:

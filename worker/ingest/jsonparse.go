@@ -453,27 +453,34 @@ func decodeJSON(shape *records.Shape, data []byte) (map[string]any, error) {
 // collides ignoring case, or taking the table past lim.MaxColumns is bad
 // (records.ErrLimit), and the shape is left as it was.
 func decodeJSONWith(shape *records.Shape, data []byte, lim records.Limits) (map[string]any, error) {
+	out, _, err := decodeJSONChanged(shape, data, lim)
+	return out, err
+}
+
+// decodeJSONChanged is decodeJSONWith that also says whether it changed
+// shape (added or widened a column).
+func decodeJSONChanged(shape *records.Shape, data []byte, lim records.Limits) (map[string]any, bool, error) {
 	p := parser{data: data, lim: lim}
 	p.ws()
 	if p.pos >= len(data) {
-		return nil, fmt.Errorf("%w: invalid JSON: empty value", records.ErrBadRecord)
+		return nil, false, fmt.Errorf("%w: invalid JSON: empty value", records.ErrBadRecord)
 	}
 	if data[p.pos] != '{' {
 		if !json.Valid(data) {
-			return nil, fmt.Errorf("%w: invalid JSON: %v", records.ErrBadRecord, jsonSyntaxErr(data))
+			return nil, false, fmt.Errorf("%w: invalid JSON: %v", records.ErrBadRecord, jsonSyntaxErr(data))
 		}
-		return nil, fmt.Errorf("%w: value is %s, not a JSON object", records.ErrBadRecord, p.describe())
+		return nil, false, fmt.Errorf("%w: value is %s, not a JSON object", records.ErrBadRecord, p.describe())
 	}
 	out, err := p.object(shape, false)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	p.ws()
 	if p.pos != len(data) {
-		return nil, fmt.Errorf("%w: invalid JSON: trailing data after the value", records.ErrBadRecord)
+		return nil, false, fmt.Errorf("%w: invalid JSON: trailing data after the value", records.ErrBadRecord)
 	}
 	if err := p.checkColumns(shape); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for _, a := range p.adds {
 		if a.parent.Lookup(a.field.Name) == nil {
@@ -483,7 +490,7 @@ func decodeJSONWith(shape *records.Shape, data []byte, lim records.Limits) (map[
 	for _, s := range p.widen {
 		s.Kind = records.Double
 	}
-	return out, nil
+	return out, len(p.adds) > 0 || len(p.widen) > 0, nil
 }
 
 func jsonSyntaxErr(data []byte) error {

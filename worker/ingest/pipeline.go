@@ -33,6 +33,10 @@ type Pipeline struct {
 	parts    map[ledger.TopicPartition]*partState
 	gen      uint64
 	shape    *records.Shape
+	// shapeVer counts changes of shape; snap is its copy for the
+	// fetchers' pre-decoding (predecode.go).
+	shapeVer uint64
+	snap     atomic.Pointer[shapeSnap]
 	buf, dlq []*records.Record
 	bytes    int64 // the buffered records' size, towards the target file size
 	maxTS    int64
@@ -266,6 +270,7 @@ func (p *Pipeline) loadShape(ctx context.Context) bool {
 				s = &records.Shape{Kind: records.Struct}
 			}
 			p.shape = s
+			p.publishShape()
 			p.status(func(t *status.TableStatus) { t.Problem("catalog", "") })
 			return true
 		}

@@ -1,0 +1,71 @@
+package ingest
+
+import (
+	"github.com/floe-io/floe/records"
+)
+
+// JSON records are decoded on the partitions' fetcher goroutines, in
+// parallel, whenever they fit the table's columns as they are; the
+// pipeline goroutine decodes only the records that change the columns (a
+// new field, a widened number) or fail, and those that were pre-decoded
+// against columns that have changed since. A table's decoding was all on
+// its pipeline's one goroutine, so a second core added nothing
+// (docs/benchmarks.md, make bench-kafka).
+//
+// The fetchers read a published copy of the columns (shapeSnap), never
+// the pipeline's own shape, which only the pipeline goroutine touches. Its
+// version is bumped at every change of the shape (a decode that added or
+// widened a column, a flush that marked columns committed, a reload), and
+// a pre-decoded value is used only when its version is still current, so
+// it is exactly what decoding it on the pipeline goroutine would give.
+
+// shapeSnap is an immutable copy of a JSON table's columns for the
+// fetchers, with the limits the pipeline decodes within.
+type shapeSnap struct {
+	shape *records.Shape
+	ver   uint64
+	lim   records.Limits
+}
+
+// publishShape bumps the shape's version and, for a JSON table, publishes
+// a copy for the fetchers. Pipeline goroutine only.
+func (p *Pipeline) publishShape() {
+	p.shapeVer++
+	if p.spec.Format != "json" || p.shape == nil {
+		p.snap.Store(nil)
+		return
+	}
+	p.snap.Store(&shapeSnap{shape: p.shape.Clone(), ver: p.shapeVer, lim: p.limits()})
+}
+
+// predecode decodes a JSON value on a fetcher goroutine against the
+// published columns. ok is false (and the pipeline decodes it) when there
+// is no copy yet, the value is empty, bad, or would change the columns.
+func (p *Pipeline) predecode(value []byte) (v map[string]any, ver uint64, ok bool) {
+	s := p.snap.Load()
+	if s == nil || len(value) == 0 {
+		return nil, 0, false
+	}
+	v, ok = decodeJSONFits(s.shape, value, s.lim)
+	return v, s.ver, ok
+}
+
+// decodeJSONFits is decodeJSONWith for a value that must fit shape as it
+// is: it never changes shape, and ok is false when the value is bad or
+// would add or widen a column.
+func decodeJSONFits(shape *records.Shape, data []byte, lim records.Limits) (map[string]any, bool) {
+	p := parser{data: data, lim: lim}
+	p.ws()
+	if p.pos >= len(data) || data[p.pos] != '{' {
+		return nil, false
+	}
+	out, err := p.object(shape, false)
+	if err != nil {
+		return nil, false
+	}
+	p.ws()
+	if p.pos != len(data) || len(p.adds) > 0 || len(p.widen) > 0 {
+		return nil, false
+	}
+	return out, true
+}
