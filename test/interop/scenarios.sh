@@ -73,6 +73,18 @@ scenario_1() {
 	expect_tables "${topics[@]}"
 	wait_caught_up $n 600 "${topics[@]}"
 	verify_tables $n "${topics[@]}"
+	# Cost counters on a real S3 API: each table's requests were counted.
+	"$FLOE_BIN" status --addr "$(floe_admin $n)" -o json | "$PY" -c '
+import json, sys
+r = json.load(sys.stdin)
+for t in r["tables"]:
+    if t["table"].endswith("_dlq"):
+        continue
+    q = t.get("object_requests", {})
+    if q.get("put", 0) < 3 or q.get("get", 0) < 1:
+        sys.exit("object requests of %s not counted: %s" % (t["table"], q))
+    print("object requests of %s: %s" % (t["table"], q))
+' || die "object request counters"
 	stop_floe $n
 }
 
