@@ -39,6 +39,7 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 		tr.State = status.StateRunning
 	}
 	tr.Tombstones = rt.Tombstones
+	tr.LastDeadLetters = rt.LastDeadLetters
 	if at := rt.SuspendedAt; at != nil {
 		tr.SuspendedAt = &status.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error}
 	}

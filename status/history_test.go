@@ -1,6 +1,7 @@
 package status
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,5 +49,23 @@ func TestHistoryRing(t *testing.T) {
 	}
 	if got := h.Freshness("db.b"); len(got) != 2 {
 		t.Fatalf("db.b has %d samples, want 2", len(got))
+	}
+}
+
+func TestAddDeadLetterBounded(t *testing.T) {
+	ts := TableStatus{now: time.Now}
+	for i := range 8 {
+		ts.AddDeadLetter("t", 0, int64(i), strings.Repeat("x", 600))
+	}
+	if len(ts.LastDeadLetters) != MaxLastDeadLetters || ts.LastDeadLetters[0].Offset != 3 || ts.LastDeadLetters[4].Offset != 7 {
+		t.Fatalf("kept %+v", ts.LastDeadLetters)
+	}
+	if n := len(ts.LastDeadLetters[0].Error); n != 515 {
+		t.Fatalf("reason of %d bytes, want 512 + ...", n)
+	}
+	snap := ts.snapshot()
+	snap.LastDeadLetters[0].Error = "changed"
+	if ts.LastDeadLetters[0].Error == "changed" {
+		t.Fatal("the snapshot shares the dead letters with the live status")
 	}
 }

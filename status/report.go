@@ -107,6 +107,9 @@ type TableReport struct {
 	Partitions     []PartitionReport `json:"partitions"`
 	Tombstones     int64             `json:"records_tombstones"`     // null values in decoded formats
 	SuspendedAt    *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
+	// LastDeadLetters: the newest records this node dead-lettered (at most
+	// 5), with their reasons.
+	LastDeadLetters []SuspendedRecord `json:"last_dead_letters,omitempty"`
 	// Catalogs is the table's one-way sync to each external catalog.
 	Catalogs []CatalogReport `json:"catalogs,omitempty"`
 	// Paused: an operator paused the table (PauseTable) and it has not

@@ -78,6 +78,9 @@ type TableStatus struct {
 	Tombstones int64 `json:"records_tombstones"`
 	// SuspendedAt is the bad record a suspended table stopped at.
 	SuspendedAt *SuspendedRecord `json:"suspended_at,omitempty"`
+	// LastDeadLetters are the newest records this node dead-lettered,
+	// newest last (at most MaxLastDeadLetters; AddDeadLetter).
+	LastDeadLetters []SuspendedRecord `json:"last_dead_letters,omitempty"`
 
 	// The reasons of each failing component, so one recovering does not hide
 	// another still failing.
@@ -97,6 +100,25 @@ func (t *TableStatus) Problem(component, msg string) {
 		t.problems[component] = msg
 	}
 	t.Recompute()
+}
+
+// MaxLastDeadLetters is how many recent dead letters a table's status
+// keeps, and maxDeadLetterReason how much of each reason.
+const (
+	MaxLastDeadLetters  = 5
+	maxDeadLetterReason = 512
+)
+
+// AddDeadLetter keeps a dead-lettered record (its reason cut to 512 bytes)
+// among the table's last ones.
+func (t *TableStatus) AddDeadLetter(topic string, partition int32, offset int64, reason string) {
+	if len(reason) > maxDeadLetterReason {
+		reason = strings.ToValidUTF8(reason[:maxDeadLetterReason], "") + "..."
+	}
+	t.LastDeadLetters = append(t.LastDeadLetters, SuspendedRecord{Topic: topic, Partition: partition, Offset: offset, Error: reason})
+	if n := len(t.LastDeadLetters); n > MaxLastDeadLetters {
+		t.LastDeadLetters = slices.Delete(t.LastDeadLetters, 0, n-MaxLastDeadLetters)
+	}
 }
 
 // Recompute derives the table's state and reason from its problems and
@@ -214,6 +236,7 @@ func (t *TableStatus) snapshot() TableStatus {
 		c.Partitions[pk] = &pc
 	}
 	c.problems = nil
+	c.LastDeadLetters = slices.Clone(t.LastDeadLetters)
 	if failing := t.now().Sub(c.degradedSince); c.State == StateDegraded && !c.degradedSince.IsZero() && failing > FailAfter {
 		c.State = StateFailed
 		c.Reason = fmt.Sprintf("failing for %s: %s", failing.Round(time.Second), c.Reason)

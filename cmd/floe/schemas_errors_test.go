@@ -91,9 +91,17 @@ func TestRegistryErrorModes(t *testing.T) {
 			}
 		}
 		joined := strings.Join(reasons, "\n")
+		// The status keeps the last reasons too (the console shows them).
+		var recent []string
+		for _, d := range tr.LastDeadLetters {
+			recent = append(recent, d.Error)
+		}
 		for _, want := range []string{"magic byte is 1", "unknown schema id 9999", "truncated Avro payload"} {
 			if !strings.Contains(joined, want) {
 				t.Fatalf("no dead letter says %q:\n%s", want, joined)
+			}
+			if !strings.Contains(strings.Join(recent, "\n"), want) {
+				t.Fatalf("the status's last dead letters lack %q: %v", want, tr.LastDeadLetters)
 			}
 		}
 	})

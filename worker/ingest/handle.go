@@ -109,7 +109,11 @@ func (p *Pipeline) route(ctx context.Context, f fetched, rec *records.Record, v 
 	case v.tombstone && p.mapping.Tombstones == "dlq":
 		rec.Err = "tombstone: the record's value is null"
 		p.dlq = append(p.dlq, rec)
-		p.status(func(t *status.TableStatus) { t.Tombstones++; t.DeadLettered++ })
+		p.status(func(t *status.TableStatus) {
+			t.Tombstones++
+			t.DeadLettered++
+			t.AddDeadLetter(f.tp.Topic, f.tp.Partition, m.Offset, rec.Err)
+		})
 	case v.tombstone:
 		p.status(func(t *status.TableStatus) { t.Tombstones++ })
 		return nil, false
@@ -129,7 +133,10 @@ func (p *Pipeline) route(ctx context.Context, f fetched, rec *records.Record, v 
 		default: // log (dlq)
 			rec.Raw, rec.Err, rec.Value = m.Value, v.err.Error(), nil
 			p.dlq = append(p.dlq, rec)
-			p.status(func(t *status.TableStatus) { t.DeadLettered++ })
+			p.status(func(t *status.TableStatus) {
+				t.DeadLettered++
+				t.AddDeadLetter(f.tp.Topic, f.tp.Partition, m.Offset, rec.Err)
+			})
 		}
 	default:
 		p.buf = append(p.buf, rec)
