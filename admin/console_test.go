@@ -124,6 +124,13 @@ func TestConsoleEscapesReport(t *testing.T) {
 			t.Errorf("%s does not show the reason as text", path)
 		}
 	}
+	// The table page shows the cost counters and the last dead letters.
+	_, page := send(t, c, http.MethodGet, base+"/ui/tables/db.orders", nil)
+	for _, want := range []string{`data-k="object_requests_put" data-v="4321"`, "98 get", "orders/1@42: &lt;script"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the table page lacks %q", want)
+		}
+	}
 }
 
 // TestConsoleNoExternalURL: no page the console serves refers to anything
