@@ -56,12 +56,12 @@ type Worker struct {
 	status *status.Tracker
 	log    *slog.Logger
 
-	mu      sync.Mutex
-	routes  map[string]route // topic -> route
+	mu     sync.Mutex
+	routes map[string]route // topic -> route
 	// mapped: the tables some mapping routes into now (routes' tables and
 	// those of mappings whose topic does not exist yet); nil before the
 	// first discovery.
-	mapped map[string]bool
+	mapped  map[string]bool
 	regexes []*regexp.Regexp // per cfg.Tables index; nil for exact topics
 	// rediscover wakes discovery when the API mappings change (cap 1);
 	// lastMappings is the list last seen by Run.

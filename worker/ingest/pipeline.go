@@ -29,10 +29,10 @@ type Pipeline struct {
 	in     chan fetched
 	assign chan map[ledger.TopicPartition]uint64 // latest desired partitions; cap 1
 
-	want     map[ledger.TopicPartition]uint64
-	parts    map[ledger.TopicPartition]*partState
-	gen      uint64
-	shape    *records.Shape
+	want  map[ledger.TopicPartition]uint64
+	parts map[ledger.TopicPartition]*partState
+	gen   uint64
+	shape *records.Shape
 	// shapeVer counts changes of shape; snap is its copy for the
 	// fetchers' pre-decoding (predecode.go).
 	shapeVer uint64
