@@ -37,6 +37,10 @@ type PutMapping struct {
 
 func (PutMapping) Type() CommandType { return CmdPutMapping }
 
+// contentLevel: a mapping that sets a table setting of a later level needs
+// every member to know it (see TableSpec.Level).
+func (c PutMapping) contentLevel() int { return c.Mapping.Table.Level() }
+
 // DeleteMapping removes a mapping: its topics stop flowing into tables on
 // every node; the tables and their data stay.
 type DeleteMapping struct {

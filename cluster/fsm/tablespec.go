@@ -108,6 +108,16 @@ func (s TableSpec) Config() config.Table {
 	}
 }
 
+// Level returns the protocol level a node needs to write this table as the
+// mapping says: ProtocolBase for the settings every build knows, and
+// ProtocolTableSettings when the mapping sets one that changes what the
+// committer writes (an older build would drop it and write the table its
+// old way). Each such setting adds its check here; its key is omitted when
+// unset, so a mapping without it keeps the bytes an older node writes.
+func (s TableSpec) Level() int {
+	return ProtocolBase
+}
+
 func (s TableSpec) clone() TableSpec {
 	s.Compaction.Enabled = cloneBool(s.Compaction.Enabled)
 	s.PartitionBy = slices.Clone(s.PartitionBy)

@@ -41,9 +41,20 @@ const (
 	// ProtocolGating: builds that strip IgnorableFlag and halt on an unknown
 	// entry without it, and register protocol.
 	ProtocolGating = 3
+	// ProtocolTableSettings: builds that know the table settings which
+	// change what a committer writes (TableSpec.Level): an older node would
+	// drop their keys from a mapping and write the table its old way, so a
+	// mapping that sets one is proposed only once every member is here.
+	ProtocolTableSettings = 4
 	// ProtocolLevel is this build's level.
-	ProtocolLevel = ProtocolGating
+	ProtocolLevel = ProtocolTableSettings
 )
+
+// leveled is a command whose content may need a higher protocol level than
+// its type does: a PutMapping whose table sets a newer setting.
+type leveled interface {
+	contentLevel() int
+}
 
 // Level returns the member's protocol level: the one it registered, or for
 // a member of a build before the field, what its other fields imply.
@@ -142,6 +153,25 @@ func (f *FSM) Gate(t CommandType, self int) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("proposing command type %d: %w", uint8(t), ErrUnknownCommand)
 	}
+	return f.gate(def.name, def.since, self)
+}
+
+// GateCommand is Gate for a command whose content may raise its level (a
+// mapping that sets a newer table setting): it needs the higher of its
+// type's level and its content's.
+func (f *FSM) GateCommand(c Command, self int) (int, error) {
+	def, ok := f.table[c.Type()]
+	if !ok {
+		return 0, fmt.Errorf("proposing command type %d: %w", uint8(c.Type()), ErrUnknownCommand)
+	}
+	needs := def.since
+	if l, ok := c.(leveled); ok {
+		needs = max(needs, l.contentLevel())
+	}
+	return f.gate(def.name, needs, self)
+}
+
+func (f *FSM) gate(name string, needs, self int) (int, error) {
 	var (
 		lowest  int
 		lagging []string
@@ -149,17 +179,17 @@ func (f *FSM) Gate(t CommandType, self int) (int, error) {
 	f.Read(func(s *State) {
 		lowest = s.MinProtocol()
 		for _, id := range slices.Sorted(maps.Keys(s.Nodes)) {
-			if lv := s.Nodes[id].Level(); lv < def.since {
+			if lv := s.Nodes[id].Level(); lv < needs {
 				lagging = append(lagging, fmt.Sprintf("%s at level %d", id, lv))
 			}
 		}
 	})
 	lowest = min(lowest, self)
-	if self < def.since {
+	if self < needs {
 		lagging = append(lagging, fmt.Sprintf("this node at level %d", self))
 	}
-	if lowest < def.since {
-		return lowest, &ProtocolError{Command: def.name, Needs: def.since, Minimum: lowest, Lagging: lagging}
+	if lowest < needs {
+		return lowest, &ProtocolError{Command: name, Needs: needs, Minimum: lowest, Lagging: lagging}
 	}
 	return lowest, nil
 }

@@ -30,7 +30,7 @@ func (n *Node) encode(c fsm.Command) ([]byte, error) {
 	if !n.Registered() {
 		self = fsm.ProtocolBase
 	}
-	level, err := n.fsm.Gate(c.Type(), self)
+	level, err := n.fsm.GateCommand(c, self)
 	if err != nil && self != fsm.ProtocolLevel {
 		return nil, fmt.Errorf("%w (this node's own registration is not applied here yet)", err)
 	}
