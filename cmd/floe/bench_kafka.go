@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/floe-io/floe/schemas/registrytest"
 )
 
 // `floe bench --brokers ADDR` (make bench-kafka, docs/benchmarks.md): the
@@ -38,11 +40,16 @@ type kafkaBench struct {
 	keep          bool
 	gomaxprocs1   bool
 	oneFirst      bool
+	formatList    string
 
-	records int
-	out     io.Writer
-	log     *slog.Logger
-	topics  map[int]string
+	records  int
+	out      io.Writer
+	log      *slog.Logger
+	topics   map[int]backlog
+	formats  []string
+	registry *registrytest.Registry
+	// formatBacklogs are the Avro and Protobuf backlogs (bench_kafka_formats.go).
+	formatBacklogs map[string]backlog
 }
 
 func addKafkaBenchFlags(cmd *cobra.Command) *kafkaBench {
@@ -60,6 +67,7 @@ func addKafkaBenchFlags(cmd *cobra.Command) *kafkaBench {
 	f.BoolVar(&kb.keep, "keep", false, "keep the run directory (with --brokers)")
 	f.BoolVar(&kb.oneFirst, "gomaxprocs1-first", false, "run the GOMAXPROCS=1 drain before the others (with --brokers)")
 	f.BoolVar(&kb.gomaxprocs1, "gomaxprocs1", true, "drain the first backlog once more with Floe at GOMAXPROCS=1 (with --brokers)")
+	f.StringVar(&kb.formatList, "kafka-formats", "json", "record formats (json, avro, protobuf; comma-separated): Floe also drains an Avro and a Protobuf backlog on the first partition count (with --brokers)")
 	return kb
 }
 
@@ -70,24 +78,36 @@ func (kb *kafkaBench) run(ctx context.Context, out io.Writer, records int) error
 	if err != nil {
 		return err
 	}
+	if kb.formats, err = parseFormats(kb.formatList); err != nil {
+		return err
+	}
 	if err := kb.prepareDir(ctx); err != nil {
 		return err
 	}
 	if !kb.keep {
 		defer os.RemoveAll(kb.dir)
 	}
+	defer func() {
+		if kb.registry != nil {
+			kb.registry.Close()
+		}
+	}()
 	fmt.Fprintf(out, "floe bench --brokers %s: %d JSON records per topic, partitions %v, commit interval %s, GOMAXPROCS=%d, load %s\n",
 		kb.brokers, records, counts, kb.interval, runtime.GOMAXPROCS(0), loadAvg())
 	fmt.Fprintf(out, "run directory %s\n\n", kb.dir)
-	kb.topics = map[int]string{}
+	kb.topics, kb.formatBacklogs = map[int]backlog{}, map[string]backlog{}
 	for _, p := range counts {
 		topic := fmt.Sprintf("bench-p%d-%d", p, time.Now().Unix())
 		start := time.Now()
-		if err := kb.produceBacklog(ctx, topic, p); err != nil {
+		b, err := kb.produceBacklog(ctx, topic, p, "json")
+		if err != nil {
 			return fmt.Errorf("producing the backlog of %s: %w", topic, err)
 		}
-		kb.topics[p] = topic
+		kb.topics[p] = b
 		fmt.Fprintf(out, "backlog: %d records in %d partitions of %s in %.0f s\n", records, p, topic, time.Since(start).Seconds())
+	}
+	if err := kb.produceFormats(ctx, counts[0]); err != nil {
+		return err
 	}
 	raw, err := kb.measureRaw(ctx)
 	if err != nil {
@@ -108,6 +128,7 @@ func (kb *kafkaBench) run(ctx context.Context, out io.Writer, records int) error
 			specs = append(specs, one)
 		}
 	}
+	specs = append(specs, kb.formatSpecs(counts[0])...)
 	for _, s := range specs {
 		r, err := kb.measure(ctx, s)
 		if err != nil {
@@ -118,6 +139,7 @@ func (kb *kafkaBench) run(ctx context.Context, out io.Writer, records int) error
 	}
 	fmt.Fprintf(out, "\nload after the run: %s\n\n", loadAvg())
 	printKafkaTable(out, results)
+	printFormatTable(out, results)
 	return nil
 }
 

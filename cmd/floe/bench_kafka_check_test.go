@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,4 +173,53 @@ func hundred() []int {
 		out[i] = 100 - i
 	}
 	return out
+}
+
+// TestParseFormats: the formats list is checked, with the flag named.
+func TestParseFormats(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{"json", []string{"json"}, ""},
+		{"json, avro,protobuf,avro", []string{"json", "avro", "protobuf"}, ""},
+		{"json,parquet", nil, `--kafka-formats: "parquet" is not one of json, avro, protobuf`},
+	} {
+		got, err := parseFormats(tc.in)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestFormatTablePerByte: formats are compared per byte of Kafka value,
+// not per record: Avro at half JSON's size and the same records/s is half
+// JSON's MB/s.
+func TestFormatTablePerByte(t *testing.T) {
+	rs := []runResult{
+		{name: "raw", who: "raw"},
+		{name: "floe, 8 partitions", who: "floe", format: "json", backlog: 1_000_000, drain: 10 * time.Second, cpuSec: 20, bytesPerRecord: 500},
+		{name: "baseline, 8 partitions", who: "baseline", format: "json", backlog: 1_000_000, drain: 5 * time.Second},
+		{name: "floe, 8 partitions, avro", who: "floe-avro", format: "avro", backlog: 1_000_000, drain: 10 * time.Second, cpuSec: 10, bytesPerRecord: 250},
+	}
+	var out strings.Builder
+	printFormatTable(&out, rs)
+	for _, want := range []string{
+		"| floe, 8 partitions | 500 | 100000 | 50.0 (1.00×) | 40.0 (1.00×) |",
+		"| floe, 8 partitions, avro | 250 | 100000 | 25.0 (0.50×) | 40.0 (1.00×) |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "baseline") {
+		t.Errorf("the format table lists the baseline:\n%s", out.String())
+	}
 }

@@ -34,6 +34,10 @@ type runResult struct {
 	// load is the machine's 1-minute load average when the run started
 	// and when its drain was committed: the runs share two cores.
 	load string
+	// format is the backlog's record format and bytesPerRecord the mean
+	// size of its Kafka values (bench_kafka_formats.go).
+	format         string
+	bytesPerRecord float64
 }
 
 func (r runResult) rate() float64 { return float64(r.backlog) / r.drain.Seconds() }
@@ -50,20 +54,30 @@ func (r runResult) line() string {
 type runSpec struct {
 	who        string // floe or baseline
 	partitions int
-	profile    bool // write Floe's CPU profile (--floe-cpuprofile)
-	gomaxprocs int  // GOMAXPROCS of the process; 0: inherited
-	steady     bool // run the steady phase after the drain
+	profile    bool   // write Floe's CPU profile (--floe-cpuprofile)
+	gomaxprocs int    // GOMAXPROCS of the process; 0: inherited
+	steady     bool   // run the steady phase after the drain
+	format     string // the backlog's format; "" is JSON, the topics of the partition counts
 }
 
 // measure runs one process over the topic with s.partitions partitions:
 // the backlog's drain, then the steady phase, then the checks.
 func (kb *kafkaBench) measure(ctx context.Context, s runSpec) (runResult, error) {
 	who, partitions := s.who, s.partitions
-	topic := kb.topics[partitions]
-	r := runResult{name: fmt.Sprintf("%s, %d partitions", who, partitions), who: who, partitions: partitions}
+	b, format := kb.topics[partitions], "json"
+	if s.format != "" && s.format != "json" {
+		b, format = kb.formatBacklogs[s.format], s.format
+	}
+	topic := b.topic
+	r := runResult{name: fmt.Sprintf("%s, %d partitions", who, partitions), who: who, partitions: partitions,
+		format: format, bytesPerRecord: b.bytesPerRecord()}
 	if s.gomaxprocs > 0 {
 		r.name += fmt.Sprintf(", GOMAXPROCS=%d", s.gomaxprocs)
 		r.who = fmt.Sprintf("%s-gomaxprocs%d", who, s.gomaxprocs)
+	}
+	if format != "json" {
+		r.name += ", " + format
+		r.who += "-" + format
 	}
 	ends, err := kb.highWatermarks(ctx, topic)
 	if err != nil {
@@ -76,7 +90,7 @@ func (kb *kafkaBench) measure(ctx context.Context, s runSpec) (runResult, error)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return r, err
 	}
-	cmd, tableDir, err := kb.command(who, topic, dir, s.profile)
+	cmd, tableDir, err := kb.command(who, topic, format, dir, s.profile)
 	if err != nil {
 		return r, err
 	}

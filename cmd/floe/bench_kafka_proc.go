@@ -105,7 +105,7 @@ func (p *kafkaProc) stop() {
 
 // command builds the subprocess for who over topic, in dir, and returns it
 // with the directory of its table.
-func (kb *kafkaBench) command(who, topic, dir string, profile bool) (*exec.Cmd, string, error) {
+func (kb *kafkaBench) command(who, topic, format, dir string, profile bool) (*exec.Cmd, string, error) {
 	wh := filepath.Join(dir, "warehouse")
 	if who == "baseline" {
 		cmd := exec.Command(kb.baselineBin, "--brokers", kb.brokers, "--topic", topic, "--warehouse", "file://"+wh,
@@ -116,7 +116,7 @@ func (kb *kafkaBench) command(who, topic, dir string, profile bool) (*exec.Cmd, 
 	if err != nil {
 		return nil, "", err
 	}
-	cfgPath, err := kb.floeConfig(topic, dir, wh)
+	cfgPath, err := kb.floeConfig(topic, format, dir, wh)
 	if err != nil {
 		return nil, "", err
 	}
@@ -127,8 +127,9 @@ func (kb *kafkaBench) command(who, topic, dir string, profile bool) (*exec.Cmd, 
 	return exec.Command(bin, args...), filepath.Join(wh, "bench", "floe"), nil
 }
 
-// floeConfig writes a one-node configuration mapping topic to bench.floe.
-func (kb *kafkaBench) floeConfig(topic, dir, wh string) (string, error) {
+// floeConfig writes a one-node configuration mapping topic, of format, to
+// bench.floe.
+func (kb *kafkaBench) floeConfig(topic, format, dir, wh string) (string, error) {
 	var addrs [3]string
 	for i := range addrs {
 		a, err := freeAddr()
@@ -142,8 +143,11 @@ func (kb *kafkaBench) floeConfig(topic, dir, wh string) (string, error) {
 		"kafka":           map[string]any{"bootstrap_servers": strings.Split(kb.brokers, ",")},
 		"warehouse":       map[string]any{"location": "file://" + wh},
 		"commit_interval": kb.interval.String(),
-		"tables":          []map[string]any{{"topic": topic, "namespace": "bench", "name": "floe", "format": "json", "start_offset": "earliest"}},
+		"tables":          []map[string]any{{"topic": topic, "namespace": "bench", "name": "floe", "format": format, "start_offset": "earliest"}},
 		"log":             map[string]any{"level": "warn"},
+	}
+	if format != "json" {
+		cfg["schema_registry"] = map[string]any{"url": kb.registry.URL}
 	}
 	raw, err := yaml.Marshal(cfg)
 	if err != nil {

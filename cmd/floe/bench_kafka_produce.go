@@ -25,15 +25,49 @@ func (kb *kafkaBench) client(opts ...kgo.Opt) (*kgo.Client, error) {
 }
 
 // produceBacklog creates topic with partitions partitions and writes the
-// benchmark's records to it: record j to partition j mod partitions.
-func (kb *kafkaBench) produceBacklog(ctx context.Context, topic string, partitions int) error {
+// benchmark's records to it in format: record j to partition j mod
+// partitions. It returns what it wrote.
+func (kb *kafkaBench) produceBacklog(ctx context.Context, topic string, partitions int, format string) (backlog, error) {
+	b := backlog{topic: topic, records: kb.records}
+	enc, err := kb.encoder(format)
+	if err != nil {
+		return b, err
+	}
 	// A longer linger and a deep buffer make full batches even when the
 	// records are spread over 1,000 partitions.
 	cl, err := kb.client(kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(50*time.Millisecond), kgo.MaxBufferedRecords(200_000))
 	if err != nil {
-		return err
+		return b, err
 	}
 	defer cl.Close()
+	if err := createTopic(ctx, cl, topic, partitions); err != nil {
+		return b, err
+	}
+	var mu sync.Mutex
+	var first error
+	for j := range kb.records {
+		v, err := enc(j)
+		if err != nil {
+			return b, fmt.Errorf("encoding record %d as %s: %w", j, format, err)
+		}
+		b.bytes += int64(len(v))
+		key := []byte(fmt.Sprintf("order-%07d", j%10_000_000))
+		cl.Produce(ctx, &kgo.Record{Partition: int32(j % partitions), Key: key, Value: v}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				first = errors.Join(first, err)
+				mu.Unlock()
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return b, err
+	}
+	return b, first
+}
+
+// createTopic creates topic with partitions partitions, replication 1.
+func createTopic(ctx context.Context, cl *kgo.Client, topic string, partitions int) error {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	t := kmsg.NewCreateTopicsRequestTopic()
 	t.Topic, t.NumPartitions, t.ReplicationFactor = topic, int32(partitions), 1
@@ -46,22 +80,7 @@ func (kb *kafkaBench) produceBacklog(ctx context.Context, topic string, partitio
 	if code := resp.Topics[0].ErrorCode; code != 0 {
 		return fmt.Errorf("creating topic %s: error code %d", topic, code)
 	}
-	var mu sync.Mutex
-	var first error
-	for j := range kb.records {
-		v := []byte(benchRecord(j))
-		cl.Produce(ctx, &kgo.Record{Partition: int32(j % partitions), Key: v[:12], Value: v}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				mu.Lock()
-				first = errors.Join(first, err)
-				mu.Unlock()
-			}
-		})
-	}
-	if err := cl.Flush(ctx); err != nil {
-		return err
-	}
-	return first
+	return nil
 }
 
 // produceSteady produces steadyRate records/s over the topic's partitions
