@@ -82,12 +82,18 @@ func TestStorageClassOnDataFilesOnly(t *testing.T) {
 		mu    sync.Mutex
 		class = map[string]string{"s3://classes/wh/ns/cold": "STANDARD_IA"}
 	)
-	SetStorageClasses(func(loc string) string {
+	t.Cleanup(AddStorageClasses(func(loc string) string {
 		mu.Lock()
 		defer mu.Unlock()
 		return class[loc]
-	})
-	t.Cleanup(func() { SetStorageClasses(nil) })
+	}))
+	// Another node's resolver answers only for its own tables.
+	t.Cleanup(AddStorageClasses(func(loc string) string {
+		if loc == "s3://classes/wh/ns/theirs" {
+			return "ONEZONE_IA"
+		}
+		return ""
+	}))
 	fsys, err := icebergio.LoadFS(context.Background(), s3.props(), "s3://classes/wh")
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +112,7 @@ func TestStorageClassOnDataFilesOnly(t *testing.T) {
 	write("wh/ns/cold/metadata/snap-1-x.avro", 100)
 	write("wh/ns/hot/data/c.parquet", 100)
 	write("wh/ns/hot/metadata/00001-y.metadata.json", 100)
+	write("wh/ns/theirs/data/t.parquet", 100)
 	mu.Lock()
 	class["s3://classes/wh/ns/cold"], class["s3://classes/wh/ns/hot"] = "", "INTELLIGENT_TIERING"
 	mu.Unlock()

@@ -18,7 +18,7 @@
 // Metadata bytes are the bodies of successful uploads (PutObject, or each
 // UploadPart) under a table's metadata/. An upload under a table's data/
 // (PutObject, CreateMultipartUpload) takes the storage class that the
-// node's ClassFunc (SetStorageClasses) gives the table at that moment;
-// metadata files never do (see SetStorageClasses). file:// warehouses make
+// node's ClassFunc (AddStorageClasses) gives the table at that moment;
+// metadata files never do (see AddStorageClasses). file:// warehouses make
 // no requests and count nothing.
 package objstore

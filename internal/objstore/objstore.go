@@ -38,7 +38,7 @@ var (
 )
 
 // Install makes every s3:// FileIO opened from now on count its requests
-// and give data files their table's storage class (SetStorageClasses). It
+// and give data files their table's storage class (AddStorageClasses). It
 // is idempotent; the node calls it before it opens the warehouse.
 func Install() {
 	once.Do(func() {
