@@ -395,6 +395,7 @@ partition_by:
     transform: hour
 snapshot_max_count: 20
 max_nesting_depth: 10
+storage_class: STANDARD_IA
 `), 0o600)
 	js := filepath.Join(dir, "m.json")
 	os.WriteFile(js, []byte(`{"name": "clicks", "topicRegex": "clicks-.*", "snapshot_max_age": "24h"}`), 0o600)
@@ -402,7 +403,7 @@ max_nesting_depth: 10
 	os.WriteFile(bad, []byte("name: x\ntopik: y\n"), 0o600)
 
 	want := &adminv1.Mapping{Name: "clicks", Topic: "clicks", Namespace: "web", Table: "clicks", Format: "json", ErrorMode: "skip",
-		PartitionBy: []*adminv1.PartitionField{{Column: "ts", Transform: "hour"}}, SnapshotMaxCount: 20, MaxNestingDepth: 10}
+		PartitionBy: []*adminv1.PartitionField{{Column: "ts", Transform: "hour"}}, SnapshotMaxCount: 20, MaxNestingDepth: 10, StorageClass: "STANDARD_IA"}
 	mustRun(t, "--addr", addr, "mappings", "create", "-f", yml)
 	wantReq(t, r.last(t), &adminv1.CreateMappingRequest{Mapping: want})
 
