@@ -96,9 +96,12 @@ func TestStorageClassAndMetadataBytesOnS3(t *testing.T) {
 		t.Skip("end-to-end")
 	}
 	s3 := newRecordingS3(t, "lake")
+	// objstore counts per process: a warehouse of its own keeps a second
+	// run of the test (-count) from adding to this one's counters.
+	wh := fmt.Sprintf("wh%d", time.Now().UnixNano())
 	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "cold", "plain")})
 	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "cold", Namespace: "sc", StorageClass: "REDUCED_REDUNDANCY"}})
-	cfg.Warehouse = config.Warehouse{Location: "s3://lake/wh", S3: config.S3{Endpoint: s3.srv.URL, Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s"}}
+	cfg.Warehouse = config.Warehouse{Location: "s3://lake/" + wh, S3: config.S3{Endpoint: s3.srv.URL, Region: "us-east-1", AccessKeyID: "k", SecretAccessKey: "s"}}
 	cfg.CommitInterval = config.Duration(300 * time.Millisecond)
 	cfg.Auth.Tokens = apiAdminToken + ":admin," + apiReadToken + ":read"
 	n, err := startNode(context.Background(), cfg, testLogger(t), true)
@@ -133,9 +136,9 @@ func TestStorageClassAndMetadataBytesOnS3(t *testing.T) {
 	}
 	produce(3)
 
-	checkClasses(t, s3, "/lake/wh/sc/cold/data/", "REDUCED_REDUNDANCY")
-	checkClasses(t, s3, "/lake/wh/sc/cold/metadata/", "")
-	checkClasses(t, s3, "/lake/wh/sc/plain/", "")
+	checkClasses(t, s3, "/lake/"+wh+"/sc/cold/data/", "REDUCED_REDUNDANCY")
+	checkClasses(t, s3, "/lake/"+wh+"/sc/cold/metadata/", "")
+	checkClasses(t, s3, "/lake/"+wh+"/sc/plain/", "")
 
 	// The update takes effect for new files; no restart.
 	plain.StorageClass = "INTELLIGENT_TIERING"
@@ -143,13 +146,13 @@ func TestStorageClassAndMetadataBytesOnS3(t *testing.T) {
 		&adminv1.UpdateMappingRequest{Name: "plain", Mapping: plain}, &write); code != codes.OK {
 		t.Fatalf("updating the plain mapping: %s %s", code, msg)
 	}
-	_, before := s3.under("/lake/wh/sc/plain/data/")
+	_, before := s3.under("/lake/" + wh + "/sc/plain/data/")
 	produce(2)
-	data, _ := s3.under("/lake/wh/sc/plain/data/")
+	data, _ := s3.under("/lake/" + wh + "/sc/plain/data/")
 	if last := data[len(data)-1]; last.class != "INTELLIGENT_TIERING" {
 		t.Fatalf("after the update, %s carried %q (uploads before the update: %d)", last.path, last.class, before)
 	}
-	checkClasses(t, s3, "/lake/wh/sc/plain/metadata/", "")
+	checkClasses(t, s3, "/lake/"+wh+"/sc/plain/metadata/", "")
 
 	for _, tbl := range []string{"cold", "plain"} {
 		wait.Until(t, 30*time.Second, tbl+" metadata bytes equal to its metadata objects", func() error {
@@ -158,7 +161,7 @@ func TestStorageClassAndMetadataBytesOnS3(t *testing.T) {
 				return err
 			}
 			tr, _ := tableReport(rep, "sc."+tbl)
-			stored, objects := s3.sizes(t, "lake", "wh/sc/"+tbl+"/metadata/")
+			stored, objects := s3.sizes(t, "lake", wh+"/sc/"+tbl+"/metadata/")
 			if tr.MetadataBytesWritten != stored || stored == 0 {
 				return fmt.Errorf("metadata_bytes_written %d, %d objects under metadata/ hold %d bytes", tr.MetadataBytesWritten, objects, stored)
 			}

@@ -3,11 +3,13 @@ package objstore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/johannesboyne/gofakes3"
@@ -143,7 +145,9 @@ func TestStorageClassOnDataFilesOnly(t *testing.T) {
 func TestMetadataBytes(t *testing.T) {
 	s3 := newRecordingS3(t, "meta")
 	Install()
-	table := "s3://meta/wh/ns/orders"
+	// Counts are per process: a warehouse of its own per run (-count).
+	wh := fmt.Sprintf("s3://meta/wh%d", time.Now().UnixNano())
+	table := wh + "/ns/orders"
 	fsys, err := icebergio.LoadFS(context.Background(), s3.props(), table)
 	if err != nil {
 		t.Fatal(err)
@@ -173,19 +177,19 @@ func TestMetadataBytes(t *testing.T) {
 	if err := wfs.WriteFile(table+"/data/f.parquet", make([]byte, 500)); err != nil {
 		t.Fatal(err)
 	}
-	if err := wfs.WriteFile("s3://meta/wh/ns/other/metadata/00000-b.metadata.json", make([]byte, 70)); err != nil {
+	if err := wfs.WriteFile(wh+"/ns/other/metadata/00000-b.metadata.json", make([]byte, 70)); err != nil {
 		t.Fatal(err)
 	}
-	if err := wfs.WriteFile("s3://meta/wh/refused/t/metadata/00000-c.metadata.json", make([]byte, 70)); err == nil {
+	if err := wfs.WriteFile(wh+"/refused/t/metadata/00000-c.metadata.json", make([]byte, 70)); err == nil {
 		t.Fatal("a refused upload succeeded")
 	}
 	if got := For(table).MetadataBytes; got != want {
 		t.Fatalf("metadata bytes %d, want %d", got, want)
 	}
-	if got := For("s3://meta/wh/ns/other").MetadataBytes; got != 70 {
+	if got := For(wh + "/ns/other").MetadataBytes; got != 70 {
 		t.Fatalf("the other table's metadata bytes %d, want 70", got)
 	}
-	if got := For("s3://meta/wh/refused/t"); got.MetadataBytes != 0 || got.Put == 0 {
+	if got := For(wh + "/refused/t"); got.MetadataBytes != 0 || got.Put == 0 {
 		t.Fatalf("a refused upload: %+v, want its request counted and no bytes", got)
 	}
 }
