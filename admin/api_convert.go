@@ -101,6 +101,7 @@ func mappingFromProto(pm *adminv1.Mapping) (Mapping, error) {
 		MaxNestingDepth: int(pm.MaxNestingDepth),
 		MaxColumns:      int(pm.MaxColumns),
 	}
+	t.StorageClass = pm.StorageClass // the backend's validation names mapping.storage_class
 	var err error
 	if t.SnapshotMaxAge, err = durationField("mapping.snapshot_max_age", pm.SnapshotMaxAge); err != nil {
 		return Mapping{}, err
@@ -157,6 +158,7 @@ func mappingToProto(m Mapping) *adminv1.Mapping {
 		MaxNestingDepth:  int32(t.MaxNestingDepth),
 		MaxColumns:       int32(t.MaxColumns),
 	}
+	pm.StorageClass = t.StorageClass
 	for _, f := range t.PartitionBy {
 		pm.PartitionBy = append(pm.PartitionBy, &adminv1.PartitionField{Column: f.Column, Transform: f.Transform})
 	}

@@ -199,6 +199,14 @@ type Table struct {
 	// node's max_nesting_depth and max_columns.
 	MaxNestingDepth int `yaml:"max_nesting_depth"`
 	MaxColumns      int `yaml:"max_columns"`
+	// StorageClass is the S3 storage class of the table's data files
+	// (StorageClasses, e.g. INTELLIGENT_TIERING); empty sends none, so
+	// the bucket's default applies. Metadata files (metadata.json,
+	// manifest lists, manifests) always take the default: they are small
+	// and read by every scan and commit, where the infrequent-access
+	// classes bill a 128 KiB minimum per object and every GB read. A
+	// file:// warehouse ignores it.
+	StorageClass string `yaml:"storage_class"`
 }
 
 // PartitionField partitions a table by a transform of one column.

@@ -174,6 +174,7 @@ func (t *Table) checkBounds(f func(string) string, bad func(field, format string
 		{"tombstones", t.Tombstones, maxWord},
 		{"start_offset", t.StartOffset, maxWord},
 		{"compaction.window", t.Compaction.Window, maxWord},
+		{"storage_class", t.StorageClass, maxWord},
 	} {
 		if r := names.TextReason(fld.v, fld.max); r != "" {
 			bad(f(fld.name), "%s", r)

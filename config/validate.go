@@ -219,6 +219,7 @@ func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, 
 	}
 	validateCompaction(t.Compaction, f, bad)
 	validatePartitionBy(t.PartitionBy, f, bad)
+	checkStorageClass(t, f, bad)
 	if t.SnapshotMaxCount < 1 {
 		bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
 	}

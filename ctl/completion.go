@@ -119,6 +119,8 @@ func (o *options) addCompletions(root *cobra.Command) {
 		fixed(c, "error-mode", "log", "skip", "suspend")
 		fixed(c, "tombstones", "ignore", "dlq")
 		fixed(c, "start-offset", "earliest", "latest")
+		// config.StorageClasses; ctl imports only the API.
+		fixed(c, "storage-class", "STANDARD", "REDUCED_REDUNDANCY", "STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING", "GLACIER_IR", "EXPRESS_ONEZONE")
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}

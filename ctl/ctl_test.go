@@ -331,6 +331,8 @@ func TestRequests(t *testing.T) {
 				SnapshotMaxAge: "168h", SnapshotMaxCount: 50, OrphanMinAge: "72h"}}},
 		{[]string{"mappings", "create", "m3", "--topic", "deep", "--max-nesting-depth", "8", "--max-columns", "200"},
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m3", Topic: "deep", MaxNestingDepth: 8, MaxColumns: 200}}},
+		{[]string{"mappings", "create", "m5", "--topic", "cold", "--storage-class", "INTELLIGENT_TIERING"},
+			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m5", Topic: "cold", StorageClass: "INTELLIGENT_TIERING"}}},
 		{[]string{"mappings", "create", "m4", "--topic", "orders", "--name", "orders_v2"},
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m4", Topic: "orders", Table: "orders_v2"}}},
 		{[]string{"mappings", "create", "m2", "--topic-regex", `ev\..*`, "--partition-by", "region"},
@@ -362,10 +364,11 @@ func TestMappingsUpdateOverlaysSetFlags(t *testing.T) {
 	}
 
 	mustRun(t, "--addr", addr, "mappings", "update", "orders", "--topic-regex", "orders-.*", "--snapshot-max-count", "0", "--partition-by", "",
-		"--max-columns", "300")
+		"--max-columns", "300", "--storage-class", "STANDARD_IA")
 	want = proto.Clone(cur).(*adminv1.Mapping)
 	want.Source, want.Topic, want.TopicRegex, want.SnapshotMaxCount, want.PartitionBy = "", "", "orders-.*", 0, nil
 	want.MaxColumns = 300 // max_nesting_depth, not given, stays 12
+	want.StorageClass = "STANDARD_IA"
 	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: want, Name: "orders"})
 
 	// Updating a mapping that does not exist: the GetMapping's NotFound.
@@ -392,6 +395,7 @@ partition_by:
     transform: hour
 snapshot_max_count: 20
 max_nesting_depth: 10
+storage_class: STANDARD_IA
 `), 0o600)
 	js := filepath.Join(dir, "m.json")
 	os.WriteFile(js, []byte(`{"name": "clicks", "topicRegex": "clicks-.*", "snapshot_max_age": "24h"}`), 0o600)
@@ -399,7 +403,7 @@ max_nesting_depth: 10
 	os.WriteFile(bad, []byte("name: x\ntopik: y\n"), 0o600)
 
 	want := &adminv1.Mapping{Name: "clicks", Topic: "clicks", Namespace: "web", Table: "clicks", Format: "json", ErrorMode: "skip",
-		PartitionBy: []*adminv1.PartitionField{{Column: "ts", Transform: "hour"}}, SnapshotMaxCount: 20, MaxNestingDepth: 10}
+		PartitionBy: []*adminv1.PartitionField{{Column: "ts", Transform: "hour"}}, SnapshotMaxCount: 20, MaxNestingDepth: 10, StorageClass: "STANDARD_IA"}
 	mustRun(t, "--addr", addr, "mappings", "create", "-f", yml)
 	wantReq(t, r.last(t), &adminv1.CreateMappingRequest{Mapping: want})
 

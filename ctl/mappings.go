@@ -115,10 +115,19 @@ func writeMapping(w io.Writer, m *adminv1.Mapping) error {
 		{"orphan_min_age", m.GetOrphanMinAge()},
 		{"max_nesting_depth", limitString(m.GetMaxNestingDepth())},
 		{"max_columns", limitString(m.GetMaxColumns())},
+		{"storage_class", storageClassString(m.GetStorageClass())},
 	} {
 		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], dash(kv[1]))
 	}
 	return tw.Flush()
+}
+
+// storageClassString shows a storage class, empty being the bucket's.
+func storageClassString(c string) string {
+	if c == "" {
+		return "bucket default"
+	}
+	return c
 }
 
 // limitString shows a record limit, 0 being the node's.
@@ -168,6 +177,7 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.String("orphan-min-age", "", "delete unreferenced files older than this Go duration")
 	fs.Int32Var(&f.maxNestingDepth, "max-nesting-depth", 0, "refuse records (and registry schemas) nesting deeper, 1 to 256; 0: the node's max_nesting_depth")
 	fs.Int32Var(&f.maxColumns, "max-columns", 0, "refuse records that would take the table past this many columns, 1 to 10000; 0: the node's max_columns")
+	fs.String("storage-class", "", "S3 storage class of the table's data files (e.g. INTELLIGENT_TIERING, STANDARD_IA); empty: the bucket's default")
 }
 
 // overlay sets the fields of m whose flags were given.
@@ -193,6 +203,7 @@ func (f *mappingFlags) overlay(cmd *cobra.Command, m *adminv1.Mapping) error {
 		"start-offset":      &m.StartOffset,
 		"snapshot-max-age":  &m.SnapshotMaxAge,
 		"orphan-min-age":    &m.OrphanMinAge,
+		"storage-class":     &m.StorageClass,
 	} {
 		if fs.Changed(name) {
 			v, _ := fs.GetString(name)

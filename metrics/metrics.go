@@ -59,6 +59,7 @@ const (
 	ClusterMembers       = "floe_cluster_members"
 	MemberUp             = "floe_member_up"
 	ObjectRequests       = "floe_object_requests_total"
+	MetadataBytesWritten = "floe_metadata_bytes_written_total"
 	NodeInfo             = "floe_node_info"
 	MemoryBudgetBytes    = "floe_memory_budget_bytes"
 	ScrapeError          = "floe_scrape_error"
@@ -72,7 +73,7 @@ func Names() []string {
 		BytesConsumed, BytesRewritten, BytesWritten, CatalogInSync, CatalogSyncFailures, CatalogSyncLag,
 		ClusterMembers, CommitDuration, CommitFailures, Commits, Compactions,
 		ConsumerLagRecords, ConsumerLagSeconds, FilesRewritten, FilesWritten,
-		LedgerPendingBytes, LedgerPendingEntries, MemberUp, MemoryBudgetBytes, NodeInfo, ObjectRequests, OrphanFilesDeleted,
+		LedgerPendingBytes, LedgerPendingEntries, MemberUp, MemoryBudgetBytes, MetadataBytesWritten, NodeInfo, ObjectRequests, OrphanFilesDeleted,
 		RaftAppliedIndex, RaftApplyDuration, RaftIsLeader, RaftLeaderChanges, RaftState,
 		RecordsConsumed, RecordsDeadLettered, RecordsSkipped, ScrapeError,
 		SnapshotsExpired, TableFreshness, TableState,
@@ -193,7 +194,7 @@ type reportCollector struct {
 	freshness, lagRecords, lagSeconds                     *prometheus.Desc
 	pendingEntries, pendingBytes, tableState              *prometheus.Desc
 	compactions, expired, orphans, rewritten              *prometheus.Desc
-	bytesRewritten, objectRequests                        *prometheus.Desc
+	bytesRewritten, objectRequests, metadataBytes         *prometheus.Desc
 	catLag, catFailures, catInSync                        *prometheus.Desc
 	raftState, isLeader, applied                          *prometheus.Desc
 	members, memberUp, info, scrapeErr                    *prometheus.Desc
@@ -228,6 +229,7 @@ func newReportCollector(src Source, version string, timeout time.Duration) *repo
 		rewritten:       t(FilesRewritten, "Data files this node rewrote by compaction since it started."),
 		objectRequests:  d(ObjectRequests, "Object store requests this node made for the table's objects (s3:// warehouses), by S3 billing class: put, get, list, delete.", "table", "kind"),
 		bytesRewritten:  t(BytesRewritten, "Bytes of data files this node read and rewrote by compaction since it started (the compaction share of the cost)."),
+		metadataBytes:   t(MetadataBytesWritten, "Bytes of metadata files (metadata.json, manifest lists, manifests) this node uploaded for the table since it started (s3:// warehouses)."),
 		catLag:          d(CatalogSyncLag, "How long the external catalog has been behind the table (0 when in sync).", "table", "catalog"),
 		catFailures:     d(CatalogSyncFailures, "Failed syncs of the table to the external catalog (known on the table's committer).", "table", "catalog"),
 		catInSync:       d(CatalogInSync, "1 if the external catalog points at the table's current metadata.", "table", "catalog"),
@@ -248,7 +250,7 @@ func (c *reportCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.filesWritten, c.bytesWritten, c.commits, c.commitFailures,
 		c.freshness, c.lagRecords, c.lagSeconds,
 		c.pendingEntries, c.pendingBytes, c.tableState,
-		c.compactions, c.expired, c.orphans, c.rewritten, c.bytesRewritten, c.objectRequests,
+		c.compactions, c.expired, c.orphans, c.rewritten, c.bytesRewritten, c.objectRequests, c.metadataBytes,
 		c.catLag, c.catFailures, c.catInSync,
 		c.raftState, c.isLeader, c.applied,
 		c.members, c.memberUp, c.info, c.scrapeErr, c.memory,
@@ -365,6 +367,7 @@ func (c *reportCollector) collectTable(ch chan<- prometheus.Metric, rep status.R
 	counter(c.orphans, t.OrphansDeleted)
 	counter(c.rewritten, t.FilesRewritten)
 	counter(c.bytesRewritten, t.BytesRewritten)
+	counter(c.metadataBytes, t.MetadataBytesWritten)
 	for kind, v := range map[string]int64{"put": t.ObjectRequests.Put, "get": t.ObjectRequests.Get, "list": t.ObjectRequests.List, "delete": t.ObjectRequests.Delete} {
 		ch <- constMetric(c.objectRequests, prometheus.CounterValue, float64(v), t.Table, kind)
 	}

@@ -50,6 +50,7 @@ func testReport() status.Report {
 				FilesWritten: 12, BytesWritten: 512000, NodeCommits: 7, CommitFailures: 1,
 				FreshnessSec: 12.5, PendingEntries: 4, PendingBytes: 2048,
 				Compactions: 2, SnapshotsExpired: 5, OrphansDeleted: 6, FilesRewritten: 9,
+				MetadataBytesWritten: 70123,
 				Partitions: []status.PartitionReport{
 					{Topic: "orders", Partition: 0, Lag: 10, LagSec: 1.5, Node: "n1"},
 					{Topic: "orders", Partition: 1, Lag: 20, LagSec: 2.5, Node: "n1"},
@@ -165,6 +166,7 @@ func TestReportSeries(t *testing.T) {
 		FilesWritten: 12, BytesWritten: 512000, Commits: 7, CommitFailures: 1,
 		TableFreshness: 12.5, LedgerPendingEntries: 4, LedgerPendingBytes: 2048,
 		Compactions: 2, SnapshotsExpired: 5, OrphanFilesDeleted: 6, FilesRewritten: 9,
+		MetadataBytesWritten: 70123,
 	} {
 		expect(t, fams, name, o, want)
 	}

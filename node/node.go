@@ -57,6 +57,9 @@ type Node struct {
 	// history holds each table's freshness over the last hour for the
 	// console's charts (history.go).
 	history *status.History
+	// dropClasses removes the node's storage-class resolver from objstore
+	// (storageclass.go); nil until the worker is built.
+	dropClasses func()
 
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -96,7 +99,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 		return nil, err
 	}
 	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{}), history: status.NewHistory()}
-	objstore.Install()                                          // count s3:// requests per table
+	objstore.Install()                                          // count s3:// requests per table, storage classes
 	probeErr := probeWarehouse(ctx, cfg.Warehouse, cfg.Node.ID) // probe.go
 	if probeErr != nil {
 		n.log.Error("warehouse not writable at start; retrying with backoff", "err", probeErr)
@@ -177,6 +180,9 @@ func (n *Node) abort(err error) error {
 	_ = n.admin.Shutdown(sctx)
 	scancel()
 	<-n.adminErr
+	if n.dropClasses != nil {
+		n.dropClasses()
+	}
 	n.raft.Close()
 	return err
 }
@@ -229,6 +235,7 @@ func (n *Node) buildWorker() error {
 		return err
 	}
 	n.running.Store(n.worker)
+	n.dropClasses = objstore.AddStorageClasses(newStorageClasses(n.raft.FSM(), n.worker).class) // storageclass.go
 	return nil
 }
 
@@ -323,6 +330,9 @@ func (n *Node) Stop() error {
 		if n.cancel != nil {
 			n.cancel()
 			<-n.done
+		}
+		if n.dropClasses != nil {
+			n.dropClasses()
 		}
 		n.stopErr = n.raft.Close()
 	})

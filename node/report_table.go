@@ -99,6 +99,7 @@ func (n *Node) snapshotTotals(ctx context.Context, tr *status.TableReport, ident
 	}
 	oc := objstore.For(tbl.Location())
 	tr.ObjectRequests = status.ObjectRequests{Put: oc.Put, Get: oc.Get, List: oc.List, Delete: oc.Delete}
+	tr.MetadataBytesWritten = oc.MetadataBytes
 	tr.Snapshots = len(tbl.Metadata().Snapshots())
 	cur := tbl.CurrentSnapshot()
 	if cur == nil || cur.Summary == nil {

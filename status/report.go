@@ -132,6 +132,12 @@ type TableReport struct {
 	// table's partitions; LagSec the largest partition's lag in time.
 	Lag    int64   `json:"lag"`
 	LagSec float64 `json:"lag_seconds"`
+
+	// MetadataBytesWritten: bytes of metadata files (metadata.json,
+	// manifest lists, manifests) this node uploaded for the table since it
+	// started (s3:// warehouses; internal/objstore), beside BytesWritten
+	// (data) and BytesRewritten (compaction).
+	MetadataBytesWritten int64 `json:"metadata_bytes_written"`
 }
 
 // CatalogReport is one table's sync to one external catalog (Glue, a REST

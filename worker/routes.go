@@ -25,6 +25,18 @@ func (w *Worker) lookup(table string) (sink.TableSpec, config.Table, bool) {
 	return sink.TableSpec{}, config.Table{}, false
 }
 
+// StorageClass is the storage_class of the mapping that routes into the
+// table now: "" when it sets none or no mapping routes into the table (a
+// dead-letter table has its own key and none). Discovery updates the
+// routes when a mapping changes, so the next data file takes the new class.
+func (w *Worker) StorageClass(table string) string {
+	_, m, ok := w.lookup(table)
+	if !ok {
+		return ""
+	}
+	return m.StorageClass
+}
+
 // Mapped reports whether a mapping routes into the table now. A table whose
 // mapping was deleted keeps its data, its catalog entry and its registered
 // sources, but nothing feeds it; the status says so instead of PENDING.

@@ -54,7 +54,7 @@ func goldenConfigTable() config.Table {
 			SmallRatio: 0.5, CoolDown: config.Duration(300 * 1e9), MaxBytesPerHour: 10 << 30, Window: "01:00-05:00",
 			Interval: config.Duration(60 * 1e9)},
 		PartitionBy:     []config.PartitionField{{Column: "_kafka_timestamp", Transform: "day"}, {Column: "region", Transform: "bucket[16]"}},
-		MaxNestingDepth: 32, MaxColumns: 500,
+		MaxNestingDepth: 32, MaxColumns: 500, StorageClass: "INTELLIGENT_TIERING",
 	}
 }
 
@@ -192,9 +192,11 @@ func mainReleaseState(t testing.TB) *fsm.State {
 	return s
 }
 
-// mainReleaseSpec is a mapping's table as main had it: no record limits.
+// mainReleaseSpec is a mapping's table as main had it: no record limits,
+// no storage class.
 func mainReleaseSpec(s fsm.TableSpec) fsm.TableSpec {
 	s.MaxNestingDepth, s.MaxColumns = 0, 0
+	s.StorageClass = ""
 	return s
 }
 

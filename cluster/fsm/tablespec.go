@@ -43,6 +43,9 @@ type TableSpec struct {
 	// older node writes, and an older node skips the keys when set.
 	MaxNestingDepth int `json:"MaxNestingDepth,omitempty"`
 	MaxColumns      int `json:"MaxColumns,omitempty"`
+	// StorageClass: the S3 storage class of the table's data files; set,
+	// it needs ProtocolTableSettings (see Level).
+	StorageClass string `json:"StorageClass,omitempty"`
 }
 
 // CompactionSpec is the replicated config.Compaction; keys frozen as in
@@ -84,6 +87,7 @@ func SpecOf(t config.Table) TableSpec {
 			MaxBytesPerHour: int64(c.MaxBytesPerHour), Window: c.Window, Interval: int64(c.Interval),
 		},
 		PartitionBy: parts, MaxNestingDepth: t.MaxNestingDepth, MaxColumns: t.MaxColumns,
+		StorageClass: t.StorageClass,
 	}
 }
 
@@ -105,6 +109,7 @@ func (s TableSpec) Config() config.Table {
 			MaxBytesPerHour: config.ByteSize(c.MaxBytesPerHour), Window: c.Window, Interval: config.Duration(c.Interval),
 		},
 		PartitionBy: parts, MaxNestingDepth: s.MaxNestingDepth, MaxColumns: s.MaxColumns,
+		StorageClass: s.StorageClass,
 	}
 }
 
@@ -115,6 +120,11 @@ func (s TableSpec) Config() config.Table {
 // old way). Each such setting adds its check here; its key is omitted when
 // unset, so a mapping without it keeps the bytes an older node writes.
 func (s TableSpec) Level() int {
+	if s.StorageClass != "" {
+		// An older build would drop it and write data files in the
+		// bucket's default class on the nodes it runs.
+		return ProtocolTableSettings
+	}
 	return ProtocolBase
 }
 

@@ -10,21 +10,25 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	icebergs3 "github.com/apache/iceberg-go/io/gocloud/s3"
 	"github.com/apache/iceberg-go/utils"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
 )
 
-// Counts are requests by S3 billing class.
+// Counts are requests by S3 billing class, and the metadata bytes written.
 type Counts struct {
 	Put    int64 `json:"put"`    // PUT, COPY, POST (multipart steps)
 	Get    int64 `json:"get"`    // GET, HEAD
 	List   int64 `json:"list"`   // LIST
 	Delete int64 `json:"delete"` // DELETE, batch deletes and aborted uploads
+	// MetadataBytes is the size of the bodies uploaded under the table's
+	// metadata/ (metadata.json, manifest lists, manifests) by requests
+	// that succeeded.
+	MetadataBytes int64 `json:"metadata_bytes"`
 }
 
 // Add adds o to c.
 func (c *Counts) Add(o Counts) {
 	c.Put, c.Get, c.List, c.Delete = c.Put+o.Put, c.Get+o.Get, c.List+o.List, c.Delete+o.Delete
+	c.MetadataBytes += o.MetadataBytes
 }
 
 var (
@@ -33,8 +37,9 @@ var (
 	once   sync.Once
 )
 
-// Install makes every s3:// FileIO opened from now on count its requests.
-// It is idempotent; the node calls it before it opens the warehouse.
+// Install makes every s3:// FileIO opened from now on count its requests
+// and give data files their table's storage class (AddStorageClasses). It
+// is idempotent; the node calls it before it opens the warehouse.
 func Install() {
 	once.Do(func() {
 		icebergio.Unregister("s3")
@@ -58,72 +63,74 @@ func countingFactory(ctx context.Context, parsed *url.URL, props map[string]stri
 }
 
 func addCounter(stack *middleware.Stack) error {
-	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("FloeCountRequests",
-		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			if c, bucket, key, ok := classify(in.Parameters); ok {
-				record(bucket, key, c)
-			}
-			return next.HandleInitialize(ctx, in)
-		}), middleware.After)
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("FloeCountRequests", handle), middleware.After)
 }
 
-// classify is an operation's billing class, bucket and key.
-func classify(p any) (Counts, string, string, bool) {
-	s := func(v *string) string {
-		if v == nil {
-			return ""
-		}
-		return *v
+// handle runs once per operation, before the SDK's retries: it counts the
+// request for its table, gives an upload under data/ its table's storage
+// class, and counts the body of a successful upload under metadata/.
+func handle(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+	op, ok := classify(in.Parameters)
+	if !ok {
+		return next.HandleInitialize(ctx, in)
 	}
-	switch in := p.(type) {
-	case *s3.PutObjectInput:
-		return Counts{Put: 1}, s(in.Bucket), s(in.Key), true
-	case *s3.CreateMultipartUploadInput:
-		return Counts{Put: 1}, s(in.Bucket), s(in.Key), true
-	case *s3.UploadPartInput:
-		return Counts{Put: 1}, s(in.Bucket), s(in.Key), true
-	case *s3.CompleteMultipartUploadInput:
-		return Counts{Put: 1}, s(in.Bucket), s(in.Key), true
-	case *s3.CopyObjectInput:
-		return Counts{Put: 1}, s(in.Bucket), s(in.Key), true
-	case *s3.GetObjectInput:
-		return Counts{Get: 1}, s(in.Bucket), s(in.Key), true
-	case *s3.HeadObjectInput:
-		return Counts{Get: 1}, s(in.Bucket), s(in.Key), true
-	case *s3.ListObjectsV2Input:
-		return Counts{List: 1}, s(in.Bucket), s(in.Prefix), true
-	case *s3.DeleteObjectInput:
-		return Counts{Delete: 1}, s(in.Bucket), s(in.Key), true
-	case *s3.AbortMultipartUploadInput:
-		return Counts{Delete: 1}, s(in.Bucket), s(in.Key), true
-	case *s3.DeleteObjectsInput:
-		key := ""
-		if in.Delete != nil && len(in.Delete.Objects) > 0 {
-			key = s(in.Delete.Objects[0].Key)
-		}
-		return Counts{Delete: 1}, s(in.Bucket), key, true
+	root, seg := splitKey(op.key)
+	var body *bodySize
+	switch seg {
+	case segData:
+		setClass(in.Parameters, op.bucket, root)
+	case segMetadata:
+		body = measure(in.Parameters) // before the SDK reads it
 	}
-	return Counts{}, "", "", false
+	out, md, err := next.HandleInitialize(ctx, in)
+	c := op.counts
+	if err == nil && body != nil {
+		c.MetadataBytes = body.n()
+	}
+	record(op.bucket, root, c)
+	return out, md, err
 }
 
-// tableRoot is the part of a key before its data/ or metadata/ segment (the
-// table's location in the bucket), or the key's directory when it has
-// neither (state backups, probes: the node's own share).
-func tableRoot(key string) string {
+// Key segments: where an object sits in its table's location.
+const (
+	segNone     = ""
+	segData     = "data"
+	segMetadata = "metadata"
+)
+
+// splitKey returns the table root of a key (the part before its data/ or
+// metadata/ segment, the table's location in the bucket) and that segment;
+// a key with neither (state backups, probes: the node's own share) has its
+// directory as root. The last such segment counts, so a warehouse or
+// table named data or metadata still resolves to the table: Iceberg keeps
+// metadata files flat under metadata/, and partition directories under
+// data/ are column=value, never a bare data or metadata.
+func splitKey(key string) (root, seg string) {
 	key = strings.Trim(key, "/")
-	for _, seg := range []string{"/data/", "/metadata/"} {
-		if i := strings.Index(key+"/", seg); i >= 0 {
-			return key[:i]
+	padded := "/" + key + "/"
+	at, seg := -1, segNone
+	for _, s := range []string{segData, segMetadata} {
+		if i := strings.LastIndex(padded, "/"+s+"/"); i > at {
+			at, seg = i, s
 		}
+	}
+	if at >= 0 {
+		return strings.Trim(padded[:at], "/"), seg
 	}
 	if i := strings.LastIndex(key, "/"); i >= 0 {
-		return key[:i]
+		return key[:i], segNone
 	}
-	return ""
+	return "", segNone
 }
 
-func record(bucket, key string, c Counts) {
-	k := bucket + "/" + tableRoot(key)
+// tableRoot is splitKey's root.
+func tableRoot(key string) string {
+	root, _ := splitKey(key)
+	return root
+}
+
+func record(bucket, root string, c Counts) {
+	k := bucket + "/" + root
 	mu.Lock()
 	defer mu.Unlock()
 	if counts[k] == nil {

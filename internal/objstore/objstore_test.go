@@ -74,6 +74,10 @@ func TestTableRoot(t *testing.T) {
 		"wh/_floe/state/latest.json":    "wh/_floe/state",
 		"/wh/ns/t/metadata/snap-1.avro": "wh/ns/t",
 		"x":                             "",
+		"wh/ns/data/data/f.parquet":     "wh/ns/data",
+		"wh/ns/data/metadata/v1.json":   "wh/ns/data",
+		"wh/metadata/t/data/f.parquet":  "wh/metadata/t",
+		"data/ns/t/metadata/v1.json":    "data/ns/t",
 	} {
 		if got := tableRoot(key); got != want {
 			t.Errorf("tableRoot(%q) = %q, want %q", key, got, want)

@@ -69,6 +69,10 @@ scenario_1() {
 	create_topics 6 "${topics[@]}"
 	create_topics 3 s1_idle # mapped, never written: must stay PENDING without a reason
 	floe_config $n "${topics[@]}" s1_idle
+	# s1_clicks's data files take a storage class (MinIO accepts
+	# REDUCED_REDUNDANCY and STANDARD); its metadata files and the other
+	# tables' files keep the default.
+	table_setting $n s1_clicks "storage_class: REDUCED_REDUNDANCY"
 	start_floe $n
 	produce 100000 0 0 "${topics[@]}"
 	idle_pending $n interop.s1_idle
@@ -88,7 +92,19 @@ for t in r["tables"]:
         sys.exit("object requests of %s not counted: %s" % (t["table"], q))
     print("object requests of %s: %s" % (t["table"], q))
 ' || die "object request counters"
+	# Storage classes and metadata bytes, as the store holds them.
+	FLOE_BIN="$FLOE_BIN" "$PY" "$INTEROP_DIR/storage_check.py" --admin "$(floe_admin $n)" --endpoint "$S3_ENDPOINT" \
+		--access-key "$S3_ACCESS_KEY" --secret-key "$S3_SECRET_KEY" --region "$S3_REGION" \
+		--class interop.s1_clicks=REDUCED_REDUNDANCY "${topics[@]/#/interop.}" || die "storage classes and metadata bytes"
 	stop_floe $n
+}
+
+# table_setting NAME TOPIC 'KEY: VALUE': adds a setting to the mapping of
+# TOPIC in node NAME's configuration (written by floe_config).
+table_setting() {
+	local f="$RUN_DIR/$1/floe.yaml"
+	grep -q "{topic: $2, " "$f" || die "table_setting: no mapping of $2 in $f"
+	sed -i "s|{topic: $2, \(.*\)}|{topic: $2, \1, $3}|" "$f"
 }
 
 # idle_pending NODE TABLE: an idle, empty topic's table is PENDING with no
