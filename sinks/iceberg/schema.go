@@ -161,7 +161,7 @@ func shapeOf(sc *iceberg.Schema, format string) (*records.Shape, error) {
 }
 
 func typeShape(t iceberg.Type, path string) (*records.Shape, error) {
-	switch t := t.(type) {
+	switch t.(type) {
 	case iceberg.BooleanType:
 		return &records.Shape{Kind: records.Bool}, nil
 	case iceberg.Int32Type, iceberg.Int64Type:
@@ -170,24 +170,35 @@ func typeShape(t iceberg.Type, path string) (*records.Shape, error) {
 		return &records.Shape{Kind: records.Double}, nil
 	case iceberg.StringType:
 		return &records.Shape{Kind: records.String}, nil
+	}
+	if s, ok, err := childShapes(t, path, typeShape); ok {
+		return s, err
+	}
+	return nil, fmt.Errorf("column %s has type %s, which a json table cannot fill", path, t)
+}
+
+// childShapes converts a list or a struct, each element or field through
+// conv; ok is false for any other type.
+func childShapes(t iceberg.Type, path string, conv func(iceberg.Type, string) (*records.Shape, error)) (_ *records.Shape, ok bool, _ error) {
+	switch t := t.(type) {
 	case *iceberg.ListType:
-		e, err := typeShape(t.Element, path+"[]")
+		e, err := conv(t.Element, path+"[]")
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
-		return &records.Shape{Kind: records.List, Elem: e}, nil
+		return &records.Shape{Kind: records.List, Elem: e}, true, nil
 	case *iceberg.StructType:
 		s := &records.Shape{Kind: records.Struct}
 		for _, f := range t.FieldList {
-			fs, err := typeShape(f.Type, path+"."+f.Name)
+			fs, err := conv(f.Type, path+"."+f.Name)
 			if err != nil {
-				return nil, err
+				return nil, true, err
 			}
 			s.Fields = append(s.Fields, &records.Field{Name: f.Name, Shape: fs})
 		}
-		return s, nil
+		return s, true, nil
 	}
-	return nil, fmt.Errorf("column %s has type %s, which a json table cannot fill", path, t)
+	return nil, false, nil
 }
 
 // exactShape converts an Iceberg type into the shape that produces it, for
@@ -223,12 +234,6 @@ func exactShape(t iceberg.Type, path string) (*records.Shape, error) {
 		return prim(records.TimestampTz)
 	case iceberg.UUIDType:
 		return prim(records.UUID)
-	case *iceberg.ListType:
-		e, err := exactShape(t.Element, path+"[]")
-		if err != nil {
-			return nil, err
-		}
-		return &records.Shape{Kind: records.List, Elem: e}, nil
 	case *iceberg.MapType:
 		k, err := exactShape(t.KeyType, path+".key")
 		if err != nil {
@@ -239,16 +244,9 @@ func exactShape(t iceberg.Type, path string) (*records.Shape, error) {
 			return nil, err
 		}
 		return &records.Shape{Kind: records.Map, Key: k, Elem: v}, nil
-	case *iceberg.StructType:
-		s := &records.Shape{Kind: records.Struct}
-		for _, f := range t.FieldList {
-			fs, err := exactShape(f.Type, path+"."+f.Name)
-			if err != nil {
-				return nil, err
-			}
-			s.Fields = append(s.Fields, &records.Field{Name: f.Name, Shape: fs})
-		}
-		return s, nil
+	}
+	if s, ok, err := childShapes(t, path, exactShape); ok {
+		return s, err
 	}
 	return nil, fmt.Errorf("column %s has type %s, which no registry schema produces", path, t)
 }
