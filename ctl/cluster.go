@@ -16,13 +16,7 @@ func membersCmd(o *options) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: o.action(func(e *env, _ []string) error {
 			r, err := e.cluster.ListMembers(e.ctx, &adminv1.ListMembersRequest{})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, r)
-			}
-			return writeMembers(e.out, r.GetMembers())
+			return e.show(r, err, func() error { return writeMembers(e.out, r.GetMembers()) })
 		}),
 	}
 }
@@ -51,25 +45,21 @@ func leaderCmd(o *options) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: o.action(func(e *env, _ []string) error {
 			r, err := e.cluster.GetLeader(e.ctx, &adminv1.GetLeaderRequest{})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, r)
-			}
-			if r.GetId() == "" {
-				fmt.Fprintln(e.out, "no leader")
+			return e.show(r, err, func() error {
+				if r.GetId() == "" {
+					fmt.Fprintln(e.out, "no leader")
+					return nil
+				}
+				fmt.Fprintf(e.out, "leader %s", r.GetId())
+				if r.GetAdminAddr() != "" {
+					fmt.Fprintf(e.out, " (admin %s)", r.GetAdminAddr())
+				}
+				if r.GetSince() != nil {
+					fmt.Fprintf(e.out, ", since %s", stamp(r.GetSince()))
+				}
+				fmt.Fprintln(e.out)
 				return nil
-			}
-			fmt.Fprintf(e.out, "leader %s", r.GetId())
-			if r.GetAdminAddr() != "" {
-				fmt.Fprintf(e.out, " (admin %s)", r.GetAdminAddr())
-			}
-			if r.GetSince() != nil {
-				fmt.Fprintf(e.out, ", since %s", stamp(r.GetSince()))
-			}
-			fmt.Fprintln(e.out)
-			return nil
+			})
 		}),
 	}
 	cmd.AddCommand(&cobra.Command{

@@ -28,19 +28,15 @@ func mappingsCmd(o *options) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: o.action(func(e *env, _ []string) error {
 			r, err := e.tables.ListMappings(e.ctx, &adminv1.ListMappingsRequest{})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, r)
-			}
-			tw := newTab(e.out)
-			fmt.Fprintln(tw, "NAME\tSOURCE\tTOPIC\tTABLE\tFORMAT\tERROR-MODE")
-			for _, m := range r.GetMappings() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.GetName(), dash(m.GetSource()), mappingTopic(m),
-					mappingTable(m), dash(m.GetFormat()), dash(m.GetErrorMode()))
-			}
-			return tw.Flush()
+			return e.show(r, err, func() error {
+				tw := newTab(e.out)
+				fmt.Fprintln(tw, "NAME\tSOURCE\tTOPIC\tTABLE\tFORMAT\tERROR-MODE")
+				for _, m := range r.GetMappings() {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.GetName(), dash(m.GetSource()), mappingTopic(m),
+						mappingTable(m), dash(m.GetFormat()), dash(m.GetErrorMode()))
+				}
+				return tw.Flush()
+			})
 		}),
 	}, &cobra.Command{
 		Use:   "get NAME",
@@ -48,13 +44,7 @@ func mappingsCmd(o *options) *cobra.Command {
 		Args:  exactArgs(1, "NAME"),
 		RunE: o.action(func(e *env, args []string) error {
 			m, err := e.tables.GetMapping(e.ctx, &adminv1.GetMappingRequest{Name: args[0]})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, m)
-			}
-			return writeMapping(e.out, m)
+			return e.show(m, err, func() error { return writeMapping(e.out, m) })
 		}),
 	}, &cobra.Command{
 		Use:   "delete NAME",
