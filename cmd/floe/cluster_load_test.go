@@ -253,10 +253,16 @@ func (w *watcher) waitProgress(timeout time.Duration) {
 		}
 		return out, w.polls
 	}
+	// A watcher just started has seen nothing yet: where the tables stand
+	// is what it sees first.
+	_, polls := sums()
+	wait.Until(w.f.t, timeout, "the watcher to see committed offsets", func() error {
+		if seen, p := sums(); len(seen) == 0 || p <= polls {
+			return fmt.Errorf("%d tables seen in %d polls", len(seen), p-polls)
+		}
+		return nil
+	})
 	from, polls := sums()
-	if len(from) == 0 {
-		w.f.t.Fatal("waitProgress: the watcher has seen no committed offsets yet")
-	}
 	wait.Until(w.f.t, timeout, "every table to commit more", func() error {
 		now, p := sums()
 		if p < polls+len(w.f.running()) {
