@@ -71,11 +71,7 @@ func leaderCmd(o *options) *cobra.Command {
 			if len(args) == 1 {
 				req.Id = args[0]
 			}
-			r, err := e.cluster.TransferLeadership(e.ctx, req)
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.cluster.TransferLeadership(e.ctx, req))
 		}),
 	})
 	return cmd
@@ -89,22 +85,14 @@ func nodeCmd(o *options) *cobra.Command {
 		Short: "Mark a member draining: it takes no new work and its partitions and committer roles move away",
 		Args:  exactArgs(1, "ID"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.cluster.DrainNode(e.ctx, &adminv1.DrainNodeRequest{Id: args[0]})
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.cluster.DrainNode(e.ctx, &adminv1.DrainNodeRequest{Id: args[0]}))
 		}),
 	}, &cobra.Command{
 		Use:   "remove ID",
 		Short: "Remove a member from the Raft group (for a node that is gone for good)",
 		Args:  exactArgs(1, "ID"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.cluster.RemoveNode(e.ctx, &adminv1.RemoveNodeRequest{Id: args[0]})
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.cluster.RemoveNode(e.ctx, &adminv1.RemoveNodeRequest{Id: args[0]}))
 		}),
 	})
 	return cmd

@@ -166,8 +166,11 @@ func (e *env) show(m proto.Message, err error, text func() error) error {
 	return text()
 }
 
-// write prints a write's answer.
-func (e *env) write(r *adminv1.WriteResponse) error {
+// write prints a write's answer, and passes a failed call's error on.
+func (e *env) write(r *adminv1.WriteResponse, err error) error {
+	if err != nil {
+		return err
+	}
 	if e.json {
 		return printJSON(e.out, r)
 	}

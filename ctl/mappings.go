@@ -51,11 +51,7 @@ func mappingsCmd(o *options) *cobra.Command {
 		Short: "Delete a mapping: its topics stop flowing; tables stay",
 		Args:  exactArgs(1, "NAME"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.tables.DeleteMapping(e.ctx, &adminv1.DeleteMappingRequest{Name: args[0]})
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.tables.DeleteMapping(e.ctx, &adminv1.DeleteMappingRequest{Name: args[0]}))
 		}),
 	}, mappingWriteCmd(o, false), mappingWriteCmd(o, true))
 	return cmd
@@ -326,19 +322,10 @@ the format); the full mapping is sent. With -f FILE the file is the complete new
 		if m.GetTopic() != "" && m.GetTopicRegex() != "" {
 			return usageErrorf("the mapping has both topic and topic_regex: give one")
 		}
-		var (
-			r   *adminv1.WriteResponse
-			err error
-		)
 		if update {
-			r, err = e.tables.UpdateMapping(e.ctx, &adminv1.UpdateMappingRequest{Mapping: m, Name: m.GetName()})
-		} else {
-			r, err = e.tables.CreateMapping(e.ctx, &adminv1.CreateMappingRequest{Mapping: m})
+			return e.write(e.tables.UpdateMapping(e.ctx, &adminv1.UpdateMappingRequest{Mapping: m, Name: m.GetName()}))
 		}
-		if err != nil {
-			return err
-		}
-		return e.write(r)
+		return e.write(e.tables.CreateMapping(e.ctx, &adminv1.CreateMappingRequest{Mapping: m}))
 	})
 	return cmd
 }

@@ -43,11 +43,7 @@ func tablesCmd(o *options) *cobra.Command {
 		Short: "Stop a table's ingestion on every node until resumed",
 		Args:  exactArgs(1, "TABLE"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.tables.PauseTable(e.ctx, &adminv1.PauseTableRequest{Table: args[0]})
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.tables.PauseTable(e.ctx, &adminv1.PauseTableRequest{Table: args[0]}))
 		}),
 	}, resumeCmd(o), rewindCmd(o), &cobra.Command{
 		Use:   "snapshots TABLE",
@@ -92,11 +88,7 @@ func resumeCmd(o *options) *cobra.Command {
 		Short: "Resume a paused or suspended table",
 		Args:  exactArgs(1, "TABLE"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.tables.ResumeTable(e.ctx, &adminv1.ResumeTableRequest{Table: args[0], Skip: skip})
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.tables.ResumeTable(e.ctx, &adminv1.ResumeTableRequest{Table: args[0], Skip: skip}))
 		}),
 	}
 	cmd.Flags().BoolVar(&skip, "skip", false, "continue past the bad record a suspended table stopped at")
