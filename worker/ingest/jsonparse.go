@@ -53,16 +53,12 @@ func (p *parser) fail(format string, args ...any) error {
 // (another member follows) or closer (done).
 func (p *parser) separator(closer byte, what string) (done bool, err error) {
 	p.ws()
-	if p.pos >= len(p.data) {
+	switch {
+	case p.pos >= len(p.data):
 		return false, p.fail("unterminated %s", what)
-	}
-	switch p.data[p.pos] {
-	case ',':
+	case p.data[p.pos] == ',' || p.data[p.pos] == closer:
 		p.pos++
-		return false, nil
-	case closer:
-		p.pos++
-		return true, nil
+		return p.data[p.pos-1] == closer, nil
 	}
 	return false, p.fail("expected , or %c in %s", closer, what)
 }
