@@ -21,10 +21,7 @@ func (a *clusterAPI) ListMembers(ctx context.Context, _ *adminv1.ListMembersRequ
 	if err != nil {
 		return nil, apiError(err)
 	}
-	out := &adminv1.ListMembersResponse{Leader: rep.Leader}
-	for _, m := range rep.Members {
-		out.Members = append(out.Members, memberToProto(m))
-	}
+	out := &adminv1.ListMembersResponse{Leader: rep.Leader, Members: toProto(rep.Members, memberToProto)}
 	return out, nil
 }
 

@@ -137,6 +137,15 @@ func durationString(d config.Duration) string {
 	return d.D().String()
 }
 
+// toProto converts each of xs by conv; nil for none, as appending gave.
+func toProto[T, P any](xs []T, conv func(T) P) []P {
+	var out []P
+	for _, x := range xs {
+		out = append(out, conv(x))
+	}
+	return out
+}
+
 func mappingToProto(m Mapping) *adminv1.Mapping {
 	t := m.Table
 	pm := &adminv1.Mapping{

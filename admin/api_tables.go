@@ -26,11 +26,7 @@ func (a *tableAPI) ListMappings(ctx context.Context, _ *adminv1.ListMappingsRequ
 	if err != nil {
 		return nil, apiError(err)
 	}
-	out := &adminv1.ListMappingsResponse{}
-	for _, m := range ms {
-		out.Mappings = append(out.Mappings, mappingToProto(m))
-	}
-	return out, nil
+	return &adminv1.ListMappingsResponse{Mappings: toProto(ms, mappingToProto)}, nil
 }
 
 func (a *tableAPI) GetMapping(ctx context.Context, req *adminv1.GetMappingRequest) (*adminv1.Mapping, error) {
@@ -88,11 +84,7 @@ func (a *tableAPI) ListTables(ctx context.Context, _ *adminv1.ListTablesRequest)
 	if err != nil {
 		return nil, apiError(err)
 	}
-	out := &adminv1.ListTablesResponse{}
-	for _, t := range rep.Tables {
-		out.Tables = append(out.Tables, tableToProto(t))
-	}
-	return out, nil
+	return &adminv1.ListTablesResponse{Tables: toProto(rep.Tables, tableToProto)}, nil
 }
 
 func (a *tableAPI) GetTable(ctx context.Context, req *adminv1.GetTableRequest) (*adminv1.TableStatus, error) {
@@ -145,9 +137,8 @@ func (a *tableAPI) ListSnapshots(ctx context.Context, req *adminv1.ListSnapshots
 	if err != nil {
 		return nil, apiError(err)
 	}
-	out := &adminv1.ListSnapshotsResponse{}
+	out := &adminv1.ListSnapshotsResponse{Snapshots: toProto(snaps, snapshotToProto)}
 	for _, s := range snaps {
-		out.Snapshots = append(out.Snapshots, snapshotToProto(s))
 		if s.Current {
 			out.CurrentSnapshotId = s.ID
 		}

@@ -49,13 +49,14 @@ func consoleReport(reason string) status.Report {
 		},
 		Tables: []status.TableReport{
 			{Table: "db.orders", State: status.StateDegraded, Reason: reason, Rows: 123456, DataFiles: 17, AvgFileBytes: 3 << 20,
-				DataBytes: 51 << 20, DeadLetterRows: 9, DeadLettered: 4, Lag: 1234, LagSec: 61.5, FreshnessSec: 75.25,
-				LastCommit: at.Add(-90*time.Second - 250*time.Millisecond), LastCompaction: at.Add(-time.Hour), MetadataBytesWritten: 3 << 20,
-				Partitions:      []status.PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Lag: 1234, LagSec: 61.5, LastError: reason}},
-				Catalogs:        []status.CatalogReport{{Catalog: "glue", InSync: false, LagSec: 30, LastError: reason}},
-				SuspendedAt:     &status.SuspendedRecord{Topic: "orders", Partition: 0, Offset: 7, Error: reason},
-				ObjectRequests:  status.ObjectRequests{Put: 4321, Get: 98, List: 7, Delete: 2},
-				LastDeadLetters: []status.SuspendedRecord{{Topic: "orders", Partition: 1, Offset: 42, Error: reason}}},
+				DataBytes: 51 << 20, DeadLetterRows: 9, Lag: 1234, LagSec: 61.5, FreshnessSec: 75.25,
+				LastCommit: at.Add(-90*time.Second - 250*time.Millisecond), MetadataBytesWritten: 3 << 20,
+				Partitions:     []status.PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Lag: 1234, LagSec: 61.5, LastError: reason}},
+				Catalogs:       []status.CatalogReport{{Catalog: "glue", InSync: false, LagSec: 30, LastError: reason}},
+				SuspendedAt:    &status.SuspendedRecord{Topic: "orders", Partition: 0, Offset: 7, Error: reason},
+				ObjectRequests: status.ObjectRequests{Put: 4321, Get: 98, List: 7, Delete: 2},
+				Activity: status.Activity{DeadLettered: 4, LastCompaction: at.Add(-time.Hour),
+					LastDeadLetters: []status.SuspendedRecord{{Topic: "orders", Partition: 1, Offset: 42, Error: reason}}}},
 			{Table: "db.clicks", State: status.StateRunning, Rows: 99, DataFiles: 2, AvgFileBytes: 100, Lag: 0, FreshnessSec: 2},
 		}}
 }

@@ -99,10 +99,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(rep)
+	writeIndentedJSON(w, rep)
 }
 
 func (s *Server) maintain(w http.ResponseWriter, r *http.Request) {
@@ -112,10 +109,16 @@ func (s *Server) maintain(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
+	writeIndentedJSON(w, res)
+}
+
+// writeIndentedJSON answers v as indented JSON, for people reading it with
+// curl.
+func writeIndentedJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(res)
+	_ = enc.Encode(v)
 }
 
 // RunMaintenance asks a node to run a table's maintenance now and returns

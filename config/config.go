@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -313,55 +314,24 @@ func Defaults() Config {
 
 // TableDefaults fills the defaults of one mapping.
 func (t *Table) applyDefaults() {
-	if t.Namespace == "" {
-		t.Namespace = "default"
-	}
-	if t.Format == "" {
-		t.Format = "json"
-	}
-	if t.ErrorMode == "" {
-		t.ErrorMode = "log"
-	}
-	if t.Tombstones == "" {
-		t.Tombstones = "ignore"
-	}
-	if t.Subject == "" {
-		t.Subject = "{topic}-value"
-	}
-	if t.StartOffset == "" {
-		t.StartOffset = "earliest"
-	}
-	if t.SnapshotMaxAge == 0 {
-		t.SnapshotMaxAge = Duration(7 * 24 * time.Hour)
-	}
-	if t.SnapshotMaxCount == 0 {
-		t.SnapshotMaxCount = 500
-	}
-	if t.OrphanMinAge == 0 {
-		t.OrphanMinAge = Duration(24 * time.Hour)
-	}
+	// cmp.Or: each field keeps its value unless it is the zero value.
+	t.Namespace = cmp.Or(t.Namespace, "default")
+	t.Format = cmp.Or(t.Format, "json")
+	t.ErrorMode = cmp.Or(t.ErrorMode, "log")
+	t.Tombstones = cmp.Or(t.Tombstones, "ignore")
+	t.Subject = cmp.Or(t.Subject, "{topic}-value")
+	t.StartOffset = cmp.Or(t.StartOffset, "earliest")
+	t.SnapshotMaxAge = cmp.Or(t.SnapshotMaxAge, Duration(7*24*time.Hour))
+	t.SnapshotMaxCount = cmp.Or(t.SnapshotMaxCount, 500)
+	t.OrphanMinAge = cmp.Or(t.OrphanMinAge, Duration(24*time.Hour))
 	c := &t.Compaction
-	if c.MinInputFiles == 0 {
-		c.MinInputFiles = 5
-	}
-	if c.HotMinInputFiles == 0 {
-		c.HotMinInputFiles = 16
-	}
-	if c.SmallRatio == 0 {
-		c.SmallRatio = 0.5
-	}
-	if c.CoolDown == 0 {
-		c.CoolDown = Duration(5 * time.Minute)
-	}
-	if c.MaxBytesPerHour == 0 {
-		c.MaxBytesPerHour = 10 << 30
-	}
-	if c.Interval == 0 {
-		c.Interval = Duration(time.Minute)
-	}
-	if t.Name == "" {
-		t.Name = "{topic}"
-	}
+	c.MinInputFiles = cmp.Or(c.MinInputFiles, 5)
+	c.HotMinInputFiles = cmp.Or(c.HotMinInputFiles, 16)
+	c.SmallRatio = cmp.Or(c.SmallRatio, 0.5)
+	c.CoolDown = cmp.Or(c.CoolDown, Duration(5*time.Minute))
+	c.MaxBytesPerHour = cmp.Or(c.MaxBytesPerHour, 10<<30)
+	c.Interval = cmp.Or(c.Interval, Duration(time.Minute))
+	t.Name = cmp.Or(t.Name, "{topic}")
 }
 
 // SanitizeName turns a topic name into a table name.

@@ -16,13 +16,7 @@ func membersCmd(o *options) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: o.action(func(e *env, _ []string) error {
 			r, err := e.cluster.ListMembers(e.ctx, &adminv1.ListMembersRequest{})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, r)
-			}
-			return writeMembers(e.out, r.GetMembers())
+			return e.show(r, err, func() error { return writeMembers(e.out, r.GetMembers()) })
 		}),
 	}
 }
@@ -51,25 +45,21 @@ func leaderCmd(o *options) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: o.action(func(e *env, _ []string) error {
 			r, err := e.cluster.GetLeader(e.ctx, &adminv1.GetLeaderRequest{})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, r)
-			}
-			if r.GetId() == "" {
-				fmt.Fprintln(e.out, "no leader")
+			return e.show(r, err, func() error {
+				if r.GetId() == "" {
+					fmt.Fprintln(e.out, "no leader")
+					return nil
+				}
+				fmt.Fprintf(e.out, "leader %s", r.GetId())
+				if r.GetAdminAddr() != "" {
+					fmt.Fprintf(e.out, " (admin %s)", r.GetAdminAddr())
+				}
+				if r.GetSince() != nil {
+					fmt.Fprintf(e.out, ", since %s", stamp(r.GetSince()))
+				}
+				fmt.Fprintln(e.out)
 				return nil
-			}
-			fmt.Fprintf(e.out, "leader %s", r.GetId())
-			if r.GetAdminAddr() != "" {
-				fmt.Fprintf(e.out, " (admin %s)", r.GetAdminAddr())
-			}
-			if r.GetSince() != nil {
-				fmt.Fprintf(e.out, ", since %s", stamp(r.GetSince()))
-			}
-			fmt.Fprintln(e.out)
-			return nil
+			})
 		}),
 	}
 	cmd.AddCommand(&cobra.Command{
@@ -81,11 +71,7 @@ func leaderCmd(o *options) *cobra.Command {
 			if len(args) == 1 {
 				req.Id = args[0]
 			}
-			r, err := e.cluster.TransferLeadership(e.ctx, req)
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.cluster.TransferLeadership(e.ctx, req))
 		}),
 	})
 	return cmd
@@ -99,22 +85,14 @@ func nodeCmd(o *options) *cobra.Command {
 		Short: "Mark a member draining: it takes no new work and its partitions and committer roles move away",
 		Args:  exactArgs(1, "ID"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.cluster.DrainNode(e.ctx, &adminv1.DrainNodeRequest{Id: args[0]})
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.cluster.DrainNode(e.ctx, &adminv1.DrainNodeRequest{Id: args[0]}))
 		}),
 	}, &cobra.Command{
 		Use:   "remove ID",
 		Short: "Remove a member from the Raft group (for a node that is gone for good)",
 		Args:  exactArgs(1, "ID"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.cluster.RemoveNode(e.ctx, &adminv1.RemoveNodeRequest{Id: args[0]})
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.cluster.RemoveNode(e.ctx, &adminv1.RemoveNodeRequest{Id: args[0]}))
 		}),
 	})
 	return cmd

@@ -69,29 +69,26 @@ func (o *options) remoteNames(list func(e *env) ([]string, error)) cobra.Complet
 
 func tableNames(e *env) ([]string, error) {
 	r, err := e.tables.ListTables(e.ctx, &adminv1.ListTablesRequest{})
-	var names []string
-	for _, t := range r.GetTables() {
-		names = append(names, t.GetTable())
-	}
-	return names, err
+	return namesOf(r.GetTables(), (*adminv1.TableStatus).GetTable), err
 }
 
 func mappingNames(e *env) ([]string, error) {
 	r, err := e.tables.ListMappings(e.ctx, &adminv1.ListMappingsRequest{})
-	var names []string
-	for _, m := range r.GetMappings() {
-		names = append(names, m.GetName())
-	}
-	return names, err
+	return namesOf(r.GetMappings(), (*adminv1.Mapping).GetName), err
 }
 
 func memberIDs(e *env) ([]string, error) {
 	r, err := e.cluster.ListMembers(e.ctx, &adminv1.ListMembersRequest{})
-	var names []string
-	for _, m := range r.GetMembers() {
-		names = append(names, m.GetId())
+	return namesOf(r.GetMembers(), (*adminv1.Member).GetId), err
+}
+
+// namesOf returns the name of each of xs, for completion.
+func namesOf[T any](xs []T, name func(T) string) []string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, name(x))
 	}
-	return names, err
+	return out
 }
 
 // addCompletions registers the argument and flag completions of the ctl tree.

@@ -154,8 +154,23 @@ func printJSON(w io.Writer, m proto.Message) error {
 	return err
 }
 
-// write prints a write's answer.
-func (e *env) write(r *adminv1.WriteResponse) error {
+// show prints an answer to a read: as JSON with --json, else as text. It
+// passes a failed call's error on.
+func (e *env) show(m proto.Message, err error, text func() error) error {
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return printJSON(e.out, m)
+	}
+	return text()
+}
+
+// write prints a write's answer, and passes a failed call's error on.
+func (e *env) write(r *adminv1.WriteResponse, err error) error {
+	if err != nil {
+		return err
+	}
 	if e.json {
 		return printJSON(e.out, r)
 	}

@@ -28,19 +28,15 @@ func mappingsCmd(o *options) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: o.action(func(e *env, _ []string) error {
 			r, err := e.tables.ListMappings(e.ctx, &adminv1.ListMappingsRequest{})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, r)
-			}
-			tw := newTab(e.out)
-			fmt.Fprintln(tw, "NAME\tSOURCE\tTOPIC\tTABLE\tFORMAT\tERROR-MODE")
-			for _, m := range r.GetMappings() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.GetName(), dash(m.GetSource()), mappingTopic(m),
-					mappingTable(m), dash(m.GetFormat()), dash(m.GetErrorMode()))
-			}
-			return tw.Flush()
+			return e.show(r, err, func() error {
+				tw := newTab(e.out)
+				fmt.Fprintln(tw, "NAME\tSOURCE\tTOPIC\tTABLE\tFORMAT\tERROR-MODE")
+				for _, m := range r.GetMappings() {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.GetName(), dash(m.GetSource()), mappingTopic(m),
+						mappingTable(m), dash(m.GetFormat()), dash(m.GetErrorMode()))
+				}
+				return tw.Flush()
+			})
 		}),
 	}, &cobra.Command{
 		Use:   "get NAME",
@@ -48,24 +44,14 @@ func mappingsCmd(o *options) *cobra.Command {
 		Args:  exactArgs(1, "NAME"),
 		RunE: o.action(func(e *env, args []string) error {
 			m, err := e.tables.GetMapping(e.ctx, &adminv1.GetMappingRequest{Name: args[0]})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, m)
-			}
-			return writeMapping(e.out, m)
+			return e.show(m, err, func() error { return writeMapping(e.out, m) })
 		}),
 	}, &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Delete a mapping: its topics stop flowing; tables stay",
 		Args:  exactArgs(1, "NAME"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.tables.DeleteMapping(e.ctx, &adminv1.DeleteMappingRequest{Name: args[0]})
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.tables.DeleteMapping(e.ctx, &adminv1.DeleteMappingRequest{Name: args[0]}))
 		}),
 	}, mappingWriteCmd(o, false), mappingWriteCmd(o, true))
 	return cmd
@@ -347,19 +333,10 @@ the format); the full mapping is sent. With -f FILE the file is the complete new
 		if m.GetTopic() != "" && m.GetTopicRegex() != "" {
 			return usageErrorf("the mapping has both topic and topic_regex: give one")
 		}
-		var (
-			r   *adminv1.WriteResponse
-			err error
-		)
 		if update {
-			r, err = e.tables.UpdateMapping(e.ctx, &adminv1.UpdateMappingRequest{Mapping: m, Name: m.GetName()})
-		} else {
-			r, err = e.tables.CreateMapping(e.ctx, &adminv1.CreateMappingRequest{Mapping: m})
+			return e.write(e.tables.UpdateMapping(e.ctx, &adminv1.UpdateMappingRequest{Mapping: m, Name: m.GetName()}))
 		}
-		if err != nil {
-			return err
-		}
-		return e.write(r)
+		return e.write(e.tables.CreateMapping(e.ctx, &adminv1.CreateMappingRequest{Mapping: m}))
 	})
 	return cmd
 }

@@ -28,13 +28,7 @@ func tablesCmd(o *options) *cobra.Command {
 		Args:  exactArgs(0),
 		RunE: o.action(func(e *env, _ []string) error {
 			r, err := e.tables.ListTables(e.ctx, &adminv1.ListTablesRequest{})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, r)
-			}
-			return writeTables(e.out, r.GetTables())
+			return e.show(r, err, func() error { return writeTables(e.out, r.GetTables()) })
 		}),
 	}, &cobra.Command{
 		Use:   "get TABLE",
@@ -42,24 +36,14 @@ func tablesCmd(o *options) *cobra.Command {
 		Args:  exactArgs(1, "TABLE"),
 		RunE: o.action(func(e *env, args []string) error {
 			t, err := e.tables.GetTable(e.ctx, &adminv1.GetTableRequest{Table: args[0]})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, t)
-			}
-			return writeTable(e.out, t)
+			return e.show(t, err, func() error { return writeTable(e.out, t) })
 		}),
 	}, &cobra.Command{
 		Use:   "pause TABLE",
 		Short: "Stop a table's ingestion on every node until resumed",
 		Args:  exactArgs(1, "TABLE"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.tables.PauseTable(e.ctx, &adminv1.PauseTableRequest{Table: args[0]})
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.tables.PauseTable(e.ctx, &adminv1.PauseTableRequest{Table: args[0]}))
 		}),
 	}, resumeCmd(o), rewindCmd(o), &cobra.Command{
 		Use:   "snapshots TABLE",
@@ -67,13 +51,7 @@ func tablesCmd(o *options) *cobra.Command {
 		Args:  exactArgs(1, "TABLE"),
 		RunE: o.action(func(e *env, args []string) error {
 			r, err := e.tables.ListSnapshots(e.ctx, &adminv1.ListSnapshotsRequest{Table: args[0]})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, r)
-			}
-			return writeSnapshots(e.out, r)
+			return e.show(r, err, func() error { return writeSnapshots(e.out, r) })
 		}),
 	}, maintainCmd(o))
 	return cmd
@@ -86,23 +64,19 @@ func maintainCmd(o *options) *cobra.Command {
 		Args:  exactArgs(1, "TABLE"),
 		RunE: o.action(func(e *env, args []string) error {
 			r, err := e.tables.RunMaintenance(e.ctx, &adminv1.RunMaintenanceRequest{Table: args[0]})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				return printJSON(e.out, r)
-			}
-			fmt.Fprintf(e.out, "maintenance ran on node %s\n", dash(r.GetNode()))
-			var buf bytes.Buffer
-			if r.GetResultJson() != "" {
-				if json.Indent(&buf, []byte(r.GetResultJson()), "", "  ") != nil {
-					buf.Reset()
-					buf.WriteString(r.GetResultJson())
+			return e.show(r, err, func() error {
+				fmt.Fprintf(e.out, "maintenance ran on node %s\n", dash(r.GetNode()))
+				var buf bytes.Buffer
+				if r.GetResultJson() != "" {
+					if json.Indent(&buf, []byte(r.GetResultJson()), "", "  ") != nil {
+						buf.Reset()
+						buf.WriteString(r.GetResultJson())
+					}
+					buf.WriteByte('\n')
 				}
-				buf.WriteByte('\n')
-			}
-			_, err = e.out.Write(buf.Bytes())
-			return err
+				_, err = e.out.Write(buf.Bytes())
+				return err
+			})
 		}),
 	}
 }
@@ -114,11 +88,7 @@ func resumeCmd(o *options) *cobra.Command {
 		Short: "Resume a paused or suspended table",
 		Args:  exactArgs(1, "TABLE"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.tables.ResumeTable(e.ctx, &adminv1.ResumeTableRequest{Table: args[0], Skip: skip})
-			if err != nil {
-				return err
-			}
-			return e.write(r)
+			return e.write(e.tables.ResumeTable(e.ctx, &adminv1.ResumeTableRequest{Table: args[0], Skip: skip}))
 		}),
 	}
 	cmd.Flags().BoolVar(&skip, "skip", false, "continue past the bad record a suspended table stopped at")
@@ -156,17 +126,13 @@ position first, so each offset is again held once.`,
 			return err
 		}
 		r, err := e.tables.RewindTable(e.ctx, req)
-		if err != nil {
-			return err
-		}
-		if e.json {
-			return printJSON(e.out, r)
-		}
-		fmt.Fprintf(e.out, "ok (raft index %d)\n", r.GetRaftIndex())
-		if d := r.GetRewind().GetDescribe(); d != "" {
-			fmt.Fprintln(e.out, d)
-		}
-		return nil
+		return e.show(r, err, func() error {
+			fmt.Fprintf(e.out, "ok (raft index %d)\n", r.GetRaftIndex())
+			if d := r.GetRewind().GetDescribe(); d != "" {
+				fmt.Fprintln(e.out, d)
+			}
+			return nil
+		})
 	})
 	fs := cmd.Flags()
 	fs.BoolVar(&f.earliest, "earliest", false, "rewind to the oldest offsets Kafka still holds")

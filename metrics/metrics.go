@@ -189,16 +189,38 @@ type reportCollector struct {
 	mu   sync.Mutex
 	node string // from the last good report, for floe_node_info when a report fails
 
-	recordsConsumed, bytesConsumed, skipped, deadLettered *prometheus.Desc
-	filesWritten, bytesWritten, commits, commitFailures   *prometheus.Desc
-	freshness, lagRecords, lagSeconds                     *prometheus.Desc
-	pendingEntries, pendingBytes, tableState              *prometheus.Desc
-	compactions, expired, orphans, rewritten              *prometheus.Desc
-	bytesRewritten, objectRequests, metadataBytes         *prometheus.Desc
-	catLag, catFailures, catInSync                        *prometheus.Desc
-	raftState, isLeader, applied                          *prometheus.Desc
-	members, memberUp, info, scrapeErr                    *prometheus.Desc
-	memory                                                *prometheus.Desc
+	perTable                                           []*prometheus.Desc // tableSeries' descriptions, in order
+	lagRecords, lagSeconds, tableState, objectRequests *prometheus.Desc
+	catLag, catFailures, catInSync                     *prometheus.Desc
+	raftState, isLeader, applied                       *prometheus.Desc
+	members, memberUp, info, scrapeErr                 *prometheus.Desc
+	memory                                             *prometheus.Desc
+}
+
+// tableSeries are the metrics that carry only the table label, each one
+// value of the table's report: one row names, describes and reads each.
+var tableSeries = []struct {
+	name, help string
+	kind       prometheus.ValueType
+	value      func(status.TableReport) float64
+}{
+	{RecordsConsumed, "Records this node consumed from Kafka for the table since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.Consumed) }},
+	{BytesConsumed, "Bytes of records this node consumed for the table since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.BytesConsumed) }},
+	{RecordsSkipped, "Records this node skipped (error mode skip) since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.Skipped) }},
+	{RecordsDeadLettered, "Records this node sent to the table's dead-letter table since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.DeadLettered) }},
+	{FilesWritten, "Data files this node wrote for the table since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.FilesWritten) }},
+	{BytesWritten, "Bytes of data files this node wrote for the table since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.BytesWritten) }},
+	{Commits, "Catalog commits this node made to the table since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.NodeCommits) }},
+	{CommitFailures, "Failed catalog commits of this node to the table since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.CommitFailures) }},
+	{Compactions, "Compactions this node ran on the table since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.Compactions) }},
+	{SnapshotsExpired, "Snapshots this node expired from the table since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.SnapshotsExpired) }},
+	{OrphanFilesDeleted, "Orphan files this node deleted from the table's location since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.OrphansDeleted) }},
+	{FilesRewritten, "Data files this node rewrote by compaction since it started.", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.FilesRewritten) }},
+	{BytesRewritten, "Bytes of data files this node read and rewrote by compaction since it started (the compaction share of the cost).", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.BytesRewritten) }},
+	{MetadataBytesWritten, "Bytes of metadata files (metadata.json, manifest lists, manifests) this node uploaded for the table since it started (s3:// warehouses).", prometheus.CounterValue, func(r status.TableReport) float64 { return float64(r.MetadataBytesWritten) }},
+	{TableFreshness, "Now minus the timestamp of the newest committed record of the table.", prometheus.GaugeValue, func(r status.TableReport) float64 { return r.FreshnessSec }},
+	{LedgerPendingEntries, "Ledger entries recorded but not yet committed to the table.", prometheus.GaugeValue, func(r status.TableReport) float64 { return float64(r.PendingEntries) }},
+	{LedgerPendingBytes, "Bytes of data recorded in the ledger but not yet committed to the table.", prometheus.GaugeValue, func(r status.TableReport) float64 { return float64(r.PendingBytes) }},
 }
 
 func newReportCollector(src Source, version string, timeout time.Duration) *reportCollector {
@@ -206,51 +228,36 @@ func newReportCollector(src Source, version string, timeout time.Duration) *repo
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
-	t := func(name, help string) *prometheus.Desc { return d(name, help, table...) }
-	return &reportCollector{
+	c := &reportCollector{
 		src: src, version: version, timeout: timeout,
-		recordsConsumed: t(RecordsConsumed, "Records this node consumed from Kafka for the table since it started."),
-		bytesConsumed:   t(BytesConsumed, "Bytes of records this node consumed for the table since it started."),
-		skipped:         t(RecordsSkipped, "Records this node skipped (error mode skip) since it started."),
-		deadLettered:    t(RecordsDeadLettered, "Records this node sent to the table's dead-letter table since it started."),
-		filesWritten:    t(FilesWritten, "Data files this node wrote for the table since it started."),
-		bytesWritten:    t(BytesWritten, "Bytes of data files this node wrote for the table since it started."),
-		commits:         t(Commits, "Catalog commits this node made to the table since it started."),
-		commitFailures:  t(CommitFailures, "Failed catalog commits of this node to the table since it started."),
-		freshness:       t(TableFreshness, "Now minus the timestamp of the newest committed record of the table."),
-		lagRecords:      d(ConsumerLagRecords, "Records in the partition not yet committed to the table.", "table", "topic", "partition"),
-		lagSeconds:      d(ConsumerLagSeconds, "How far behind in time the partition's committed position is (0 when caught up).", "table", "topic", "partition"),
-		pendingEntries:  t(LedgerPendingEntries, "Ledger entries recorded but not yet committed to the table."),
-		pendingBytes:    t(LedgerPendingBytes, "Bytes of data recorded in the ledger but not yet committed to the table."),
-		tableState:      d(TableState, "1 for the table's current state on this node, 0 for the other states.", "table", "state"),
-		compactions:     t(Compactions, "Compactions this node ran on the table since it started."),
-		expired:         t(SnapshotsExpired, "Snapshots this node expired from the table since it started."),
-		orphans:         t(OrphanFilesDeleted, "Orphan files this node deleted from the table's location since it started."),
-		rewritten:       t(FilesRewritten, "Data files this node rewrote by compaction since it started."),
-		objectRequests:  d(ObjectRequests, "Object store requests this node made for the table's objects (s3:// warehouses), by S3 billing class: put, get, list, delete.", "table", "kind"),
-		bytesRewritten:  t(BytesRewritten, "Bytes of data files this node read and rewrote by compaction since it started (the compaction share of the cost)."),
-		metadataBytes:   t(MetadataBytesWritten, "Bytes of metadata files (metadata.json, manifest lists, manifests) this node uploaded for the table since it started (s3:// warehouses)."),
-		catLag:          d(CatalogSyncLag, "How long the external catalog has been behind the table (0 when in sync).", "table", "catalog"),
-		catFailures:     d(CatalogSyncFailures, "Failed syncs of the table to the external catalog (known on the table's committer).", "table", "catalog"),
-		catInSync:       d(CatalogInSync, "1 if the external catalog points at the table's current metadata.", "table", "catalog"),
-		raftState:       d(RaftState, "1 for this node's Raft state, 0 for the others.", "state"),
-		isLeader:        d(RaftIsLeader, "1 if this node is the Raft leader."),
-		applied:         d(RaftAppliedIndex, "The last Raft log index this node applied."),
-		members:         d(ClusterMembers, "Members of the Raft group by health (health is judged by the leader).", "health"),
-		memberUp:        d(MemberUp, "1 if the member is healthy (as judged by the leader; other nodes report every member up).", "member"),
-		info:            d(NodeInfo, "Always 1: the node's ID and Floe version.", "node", "version"),
-		scrapeErr:       d(ScrapeError, "1 if the node's status report could not be had for this scrape."),
-		memory:          d(MemoryBudgetBytes, "The node's memory budget: bytes of records held (fetched, not yet recorded in the ledger) and the limit they are held to.", "state"),
+		lagRecords:     d(ConsumerLagRecords, "Records in the partition not yet committed to the table.", "table", "topic", "partition"),
+		lagSeconds:     d(ConsumerLagSeconds, "How far behind in time the partition's committed position is (0 when caught up).", "table", "topic", "partition"),
+		tableState:     d(TableState, "1 for the table's current state on this node, 0 for the other states.", "table", "state"),
+		objectRequests: d(ObjectRequests, "Object store requests this node made for the table's objects (s3:// warehouses), by S3 billing class: put, get, list, delete.", "table", "kind"),
+		catLag:         d(CatalogSyncLag, "How long the external catalog has been behind the table (0 when in sync).", "table", "catalog"),
+		catFailures:    d(CatalogSyncFailures, "Failed syncs of the table to the external catalog (known on the table's committer).", "table", "catalog"),
+		catInSync:      d(CatalogInSync, "1 if the external catalog points at the table's current metadata.", "table", "catalog"),
+		raftState:      d(RaftState, "1 for this node's Raft state, 0 for the others.", "state"),
+		isLeader:       d(RaftIsLeader, "1 if this node is the Raft leader."),
+		applied:        d(RaftAppliedIndex, "The last Raft log index this node applied."),
+		members:        d(ClusterMembers, "Members of the Raft group by health (health is judged by the leader).", "health"),
+		memberUp:       d(MemberUp, "1 if the member is healthy (as judged by the leader; other nodes report every member up).", "member"),
+		info:           d(NodeInfo, "Always 1: the node's ID and Floe version.", "node", "version"),
+		scrapeErr:      d(ScrapeError, "1 if the node's status report could not be had for this scrape."),
+		memory:         d(MemoryBudgetBytes, "The node's memory budget: bytes of records held (fetched, not yet recorded in the ledger) and the limit they are held to.", "state"),
 	}
+	for _, m := range tableSeries {
+		c.perTable = append(c.perTable, d(m.name, m.help, table...))
+	}
+	return c
 }
 
 func (c *reportCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.perTable {
+		ch <- d
+	}
 	for _, d := range []*prometheus.Desc{
-		c.recordsConsumed, c.bytesConsumed, c.skipped, c.deadLettered,
-		c.filesWritten, c.bytesWritten, c.commits, c.commitFailures,
-		c.freshness, c.lagRecords, c.lagSeconds,
-		c.pendingEntries, c.pendingBytes, c.tableState,
-		c.compactions, c.expired, c.orphans, c.rewritten, c.bytesRewritten, c.objectRequests, c.metadataBytes,
+		c.lagRecords, c.lagSeconds, c.tableState, c.objectRequests,
 		c.catLag, c.catFailures, c.catInSync,
 		c.raftState, c.isLeader, c.applied,
 		c.members, c.memberUp, c.info, c.scrapeErr, c.memory,
@@ -348,32 +355,12 @@ func (c *reportCollector) collectRaft(ch chan<- prometheus.Metric, rep status.Re
 }
 
 func (c *reportCollector) collectTable(ch chan<- prometheus.Metric, rep status.Report, t status.TableReport) {
-	counter := func(d *prometheus.Desc, v int64) {
-		ch <- constMetric(d, prometheus.CounterValue, float64(v), t.Table)
+	for i, m := range tableSeries {
+		ch <- constMetric(c.perTable[i], m.kind, m.value(t), t.Table)
 	}
-	gauge := func(d *prometheus.Desc, v float64) {
-		ch <- constMetric(d, prometheus.GaugeValue, v, t.Table)
-	}
-	counter(c.recordsConsumed, t.Consumed)
-	counter(c.bytesConsumed, t.BytesConsumed)
-	counter(c.skipped, t.Skipped)
-	counter(c.deadLettered, t.DeadLettered)
-	counter(c.filesWritten, t.FilesWritten)
-	counter(c.bytesWritten, t.BytesWritten)
-	counter(c.commits, t.NodeCommits)
-	counter(c.commitFailures, t.CommitFailures)
-	counter(c.compactions, t.Compactions)
-	counter(c.expired, t.SnapshotsExpired)
-	counter(c.orphans, t.OrphansDeleted)
-	counter(c.rewritten, t.FilesRewritten)
-	counter(c.bytesRewritten, t.BytesRewritten)
-	counter(c.metadataBytes, t.MetadataBytesWritten)
 	for kind, v := range map[string]int64{"put": t.ObjectRequests.Put, "get": t.ObjectRequests.Get, "list": t.ObjectRequests.List, "delete": t.ObjectRequests.Delete} {
 		ch <- constMetric(c.objectRequests, prometheus.CounterValue, float64(v), t.Table, kind)
 	}
-	gauge(c.freshness, t.FreshnessSec)
-	gauge(c.pendingEntries, float64(t.PendingEntries))
-	gauge(c.pendingBytes, float64(t.PendingBytes))
 
 	known := false
 	for _, s := range TableStates {

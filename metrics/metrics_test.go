@@ -46,11 +46,10 @@ func testReport() status.Report {
 		Tables: []status.TableReport{
 			{
 				Table: "db.orders", State: "RUNNING",
-				Consumed: 1000, BytesConsumed: 64000, DeadLettered: 3, Skipped: 2,
-				FilesWritten: 12, BytesWritten: 512000, NodeCommits: 7, CommitFailures: 1,
-				FreshnessSec: 12.5, PendingEntries: 4, PendingBytes: 2048,
-				Compactions: 2, SnapshotsExpired: 5, OrphansDeleted: 6, FilesRewritten: 9,
-				MetadataBytesWritten: 70123,
+				Activity: status.Activity{Consumed: 1000, BytesConsumed: 64000, DeadLettered: 3, Skipped: 2,
+					FilesWritten: 12, BytesWritten: 512000, CommitFailures: 1,
+					Compactions: 2, SnapshotsExpired: 5, OrphansDeleted: 6, FilesRewritten: 9},
+				NodeCommits: 7, FreshnessSec: 12.5, PendingEntries: 4, PendingBytes: 2048, MetadataBytesWritten: 70123,
 				Partitions: []status.PartitionReport{
 					{Topic: "orders", Partition: 0, Lag: 10, LagSec: 1.5, Node: "n1"},
 					{Topic: "orders", Partition: 1, Lag: 20, LagSec: 2.5, Node: "n1"},
@@ -64,7 +63,7 @@ func testReport() status.Report {
 			},
 			{
 				Table: "db.users", State: "DEGRADED",
-				Consumed: 50, NodeCommits: 1, FreshnessSec: 400,
+				Activity: status.Activity{Consumed: 50}, NodeCommits: 1, FreshnessSec: 400,
 				Partitions: []status.PartitionReport{
 					{Topic: "users", Partition: 11, Lag: 5, LagSec: 0.25, Node: "n1"},
 				},

@@ -20,12 +20,7 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 		Table: ledger.DisplayName(ti.key), State: rt.State, Reason: rt.Reason,
 		Rows: ti.t.Rows, DataFiles: ti.t.Files, DeadLetterRows: ti.dlqRows, Commits: ti.t.Commits,
 		MetadataLocation: ti.t.MetadataLocation, PendingEntries: ti.pending,
-		Consumed: rt.Consumed, DeadLettered: rt.DeadLettered, Skipped: rt.Skipped, CommitFailures: rt.CommitFailures,
-		Committer: ti.commit.Node, SnapshotsExpired: rt.SnapshotsExpired, LastExpiry: rt.LastExpiry,
-		OrphansDeleted: rt.OrphansDeleted, LastOrphanClean: rt.LastOrphanCleanup,
-		SmallFiles: rt.SmallFiles, Compactions: rt.Compactions, FilesRewritten: rt.FilesRewritten,
-		BytesRewritten: rt.BytesRewritten, LastCompaction: rt.LastCompaction,
-		BytesConsumed: rt.BytesConsumed, FilesWritten: rt.FilesWritten, BytesWritten: rt.BytesWritten,
+		Activity: rt.Activity, Committer: ti.commit.Node,
 		NodeCommits: rt.Commits, PendingBytes: ti.pendingBytes,
 	}
 	if tr.State == "" {
@@ -38,8 +33,6 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 		// state says what is committed.
 		tr.State = status.StateRunning
 	}
-	tr.Tombstones = rt.Tombstones
-	tr.LastDeadLetters = rt.LastDeadLetters
 	if at := rt.SuspendedAt; at != nil {
 		tr.SuspendedAt = &status.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error}
 	}

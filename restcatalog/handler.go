@@ -146,14 +146,7 @@ func (h *Handler) routeNamespaces(w http.ResponseWriter, r *http.Request, segs [
 			h.fail(w, r, err)
 			return
 		}
-		switch r.Method {
-		case http.MethodGet:
-			h.loadNamespace(w, r, ns)
-		case http.MethodHead:
-			h.namespaceExists(w, r, ns)
-		default:
-			h.refuse(w, r)
-		}
+		h.getOrHead(w, r, func() { h.loadNamespace(w, r, ns) }, func() { h.namespaceExists(w, r, ns) })
 		return
 	}
 	ns, err := parseNamespace(segs[1])
@@ -174,14 +167,7 @@ func (h *Handler) routeNamespaces(w http.ResponseWriter, r *http.Request, segs [
 		h.refuse(w, r)
 	case len(segs) == 4 && segs[2] == "tables":
 		ident := append(ns, segs[3])
-		switch r.Method {
-		case http.MethodGet:
-			h.loadTable(w, r, ident)
-		case http.MethodHead:
-			h.tableExists(w, r, ident)
-		default:
-			h.refuse(w, r)
-		}
+		h.getOrHead(w, r, func() { h.loadTable(w, r, ident) }, func() { h.tableExists(w, r, ident) })
 	case len(segs) == 5 && segs[2] == "tables" && segs[4] == "metrics" && r.Method == http.MethodPost:
 		// Scan reports from Java clients: accepted and dropped, so that
 		// a reader's scan does not log an error per query.
@@ -227,6 +213,19 @@ func parseNamespace(s string) (table.Identifier, error) {
 
 // only serves fn for the methods given; any other method is a write (or
 // an unknown verb) and refused.
+// getOrHead answers a GET (load) and a HEAD (exists) of one resource, and
+// refuses any other method.
+func (h *Handler) getOrHead(w http.ResponseWriter, r *http.Request, get, head func()) {
+	switch r.Method {
+	case http.MethodGet:
+		get()
+	case http.MethodHead:
+		head()
+	default:
+		h.refuse(w, r)
+	}
+}
+
 func (h *Handler) only(w http.ResponseWriter, r *http.Request, fn http.HandlerFunc, methods ...string) {
 	for _, m := range methods {
 		if r.Method == m {

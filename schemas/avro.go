@@ -97,6 +97,19 @@ type avroCompiler struct {
 
 func prim(k records.Kind) *records.Shape { return &records.Shape{Kind: k} }
 
+// element compiles the items of an array or the values of a map at path
+// (suffix marks them in nested paths); they may not be null alone.
+func (c *avroCompiler) element(sc avro.Schema, path, suffix, what string) (*avroNode, *records.Shape, error) {
+	n, shape, err := c.compile(sc, path+suffix)
+	if err != nil {
+		return nil, nil, err
+	}
+	if shape == nil {
+		return nil, nil, fmt.Errorf("%w: field %s: %s of null", ErrUnsupported, path, what)
+	}
+	return n, shape, nil
+}
+
 // compile returns the node and shape of one schema; a nil shape means the
 // type has no column (null).
 func (c *avroCompiler) compile(sc avro.Schema, path string) (*avroNode, *records.Shape, error) {
@@ -130,21 +143,15 @@ func (c *avroCompiler) compile(sc avro.Schema, path string) (*avroNode, *records
 	case *avro.EnumSchema:
 		return &avroNode{op: aEnum, symbols: s.Symbols()}, prim(records.String), nil
 	case *avro.ArraySchema:
-		en, es, err := c.compile(s.Items(), path+"[]")
+		en, es, err := c.element(s.Items(), path, "[]", "array")
 		if err != nil {
 			return nil, nil, err
-		}
-		if es == nil {
-			return nil, nil, fmt.Errorf("%w: field %s: array of null", ErrUnsupported, path)
 		}
 		return &avroNode{op: aArray, elem: en}, &records.Shape{Kind: records.List, Elem: es}, nil
 	case *avro.MapSchema:
-		vn, vs, err := c.compile(s.Values(), path+"{}")
+		vn, vs, err := c.element(s.Values(), path, "{}", "map")
 		if err != nil {
 			return nil, nil, err
-		}
-		if vs == nil {
-			return nil, nil, fmt.Errorf("%w: field %s: map of null", ErrUnsupported, path)
 		}
 		return &avroNode{op: aMap, elem: vn}, &records.Shape{Kind: records.Map, Key: prim(records.String), Elem: vs}, nil
 	case *avro.UnionSchema:

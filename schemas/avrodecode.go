@@ -177,48 +177,7 @@ func (r *avroReader) number(n *avroNode) (any, error) {
 // binary reads a length-prefixed or fixed-size value: bytes, a string, a
 // UUID, a decimal, a fixed, or an enum symbol by index.
 func (r *avroReader) binary(n *avroNode) (any, error) {
-	switch n.op {
-	case aBytes:
-		b, err := r.lenBytes()
-		if err != nil {
-			return nil, err
-		}
-		return append([]byte{}, b...), nil
-	case aString:
-		b, err := r.lenBytes()
-		if err != nil {
-			return nil, err
-		}
-		return string(b), nil
-	case aUUID:
-		b, err := r.lenBytes()
-		if err != nil {
-			return nil, err
-		}
-		u, err := uuid.ParseBytes(b)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a UUID", b)
-		}
-		return [16]byte(u), nil
-	case aDecimalBytes:
-		b, err := r.lenBytes()
-		if err != nil {
-			return nil, err
-		}
-		return twosComplement(b), nil
-	case aDecimalFixed:
-		b, err := r.bytes(n.size)
-		if err != nil {
-			return nil, err
-		}
-		return twosComplement(b), nil
-	case aFixed:
-		b, err := r.bytes(n.size)
-		if err != nil {
-			return nil, err
-		}
-		return append([]byte{}, b...), nil
-	case aEnum:
+	if n.op == aEnum {
 		i, err := r.long()
 		if err != nil {
 			return nil, err
@@ -227,6 +186,32 @@ func (r *avroReader) binary(n *avroNode) (any, error) {
 			return nil, fmt.Errorf("enum index %d out of range", i)
 		}
 		return n.symbols[i], nil
+	}
+	var (
+		b   []byte
+		err error
+	)
+	if n.op == aFixed || n.op == aDecimalFixed {
+		b, err = r.bytes(n.size) // the size is the schema's
+	} else {
+		b, err = r.lenBytes() // the size comes first
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch n.op {
+	case aBytes, aFixed:
+		return append([]byte{}, b...), nil // b points into the record
+	case aString:
+		return string(b), nil
+	case aUUID:
+		u, err := uuid.ParseBytes(b)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a UUID", b)
+		}
+		return [16]byte(u), nil
+	case aDecimalBytes, aDecimalFixed:
+		return twosComplement(b), nil
 	}
 	return nil, fmt.Errorf("unknown Avro op %d", n.op)
 }

@@ -374,78 +374,72 @@ func packedType(k protoreflect.Kind) protowire.Type {
 	return protowire.VarintType
 }
 
-// scalar decodes one scalar of f's kind into the Go type of its shape.
+// scalar decodes one scalar of f's kind into the Go type of its shape: it
+// consumes the value by its wire type, then converts it by the field's kind.
 func (f *pfield) scalar(typ protowire.Type, b []byte) (any, int, error) {
 	wrong := func() (any, int, error) {
 		return nil, 0, fmt.Errorf("wire type %d does not fit a %s field", typ, f.kind)
 	}
+	var (
+		v   uint64 // a varint or fixed value
+		raw []byte // a length-delimited one
+		n   int
+	)
 	switch typ {
 	case protowire.VarintType:
-		v, n := protowire.ConsumeVarint(b)
-		if n < 0 {
-			return nil, 0, errWire
-		}
-		switch f.kind {
-		case protoreflect.BoolKind:
-			return v != 0, n, nil
-		case protoreflect.Int32Kind:
-			return int32(v), n, nil
-		case protoreflect.Int64Kind:
-			return int64(v), n, nil
-		case protoreflect.Uint32Kind:
-			return int64(uint32(v)), n, nil
-		case protoreflect.Uint64Kind:
-			return new(big.Int).SetUint64(v), n, nil
-		case protoreflect.Sint32Kind:
-			return int32(protowire.DecodeZigZag(v & math.MaxUint32)), n, nil
-		case protoreflect.Sint64Kind:
-			return protowire.DecodeZigZag(v), n, nil
-		case protoreflect.EnumKind:
-			return f.enumName(int32(v)), n, nil
-		}
-		return wrong()
+		v, n = protowire.ConsumeVarint(b)
 	case protowire.Fixed32Type:
-		v, n := protowire.ConsumeFixed32(b)
-		if n < 0 {
-			return nil, 0, errWire
-		}
-		switch f.kind {
-		case protoreflect.Fixed32Kind:
-			return int64(v), n, nil
-		case protoreflect.Sfixed32Kind:
-			return int32(v), n, nil
-		case protoreflect.FloatKind:
-			return math.Float32frombits(v), n, nil
-		}
-		return wrong()
+		var v32 uint32
+		v32, n = protowire.ConsumeFixed32(b)
+		v = uint64(v32)
 	case protowire.Fixed64Type:
-		v, n := protowire.ConsumeFixed64(b)
-		if n < 0 {
-			return nil, 0, errWire
-		}
-		switch f.kind {
-		case protoreflect.Fixed64Kind:
-			return new(big.Int).SetUint64(v), n, nil
-		case protoreflect.Sfixed64Kind:
-			return int64(v), n, nil
-		case protoreflect.DoubleKind:
-			return math.Float64frombits(v), n, nil
-		}
-		return wrong()
+		v, n = protowire.ConsumeFixed64(b)
 	case protowire.BytesType:
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return nil, 0, errWire
-		}
-		switch f.kind {
-		case protoreflect.StringKind:
-			return string(v), n, nil
-		case protoreflect.BytesKind:
-			return append([]byte{}, v...), n, nil
-		}
+		raw, n = protowire.ConsumeBytes(b)
+	default:
 		return wrong()
 	}
+	if n < 0 {
+		return nil, 0, errWire
+	}
+	if scalarWireType(f.kind) != typ {
+		return wrong()
+	}
+	switch f.kind {
+	case protoreflect.BoolKind:
+		return v != 0, n, nil
+	case protoreflect.Int32Kind, protoreflect.Sfixed32Kind:
+		return int32(v), n, nil
+	case protoreflect.Int64Kind, protoreflect.Sfixed64Kind:
+		return int64(v), n, nil
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return int64(uint32(v)), n, nil
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return new(big.Int).SetUint64(v), n, nil
+	case protoreflect.Sint32Kind:
+		return int32(protowire.DecodeZigZag(v & math.MaxUint32)), n, nil
+	case protoreflect.Sint64Kind:
+		return protowire.DecodeZigZag(v), n, nil
+	case protoreflect.EnumKind:
+		return f.enumName(int32(v)), n, nil
+	case protoreflect.FloatKind:
+		return math.Float32frombits(uint32(v)), n, nil
+	case protoreflect.DoubleKind:
+		return math.Float64frombits(v), n, nil
+	case protoreflect.StringKind:
+		return string(raw), n, nil
+	case protoreflect.BytesKind:
+		return append([]byte{}, raw...), n, nil
+	}
 	return wrong()
+}
+
+// scalarWireType is the wire type a scalar of kind k arrives in, unpacked.
+func scalarWireType(k protoreflect.Kind) protowire.Type {
+	if k == protoreflect.StringKind || k == protoreflect.BytesKind {
+		return protowire.BytesType
+	}
+	return packedType(k)
 }
 
 func (f *pfield) enumName(n int32) string {

@@ -85,31 +85,15 @@ type TableReport struct {
 	LastCommitAgeSec float64   `json:"last_commit_age_seconds"`
 	FreshnessSec     float64   `json:"freshness_seconds"` // now minus newest committed record timestamp
 	PendingEntries   int       `json:"pending_ledger_entries"`
-	Consumed         int64     `json:"records_consumed"`
-	DeadLettered     int64     `json:"records_dead_lettered"`
-	Skipped          int64     `json:"records_skipped"`
-	CommitFailures   int64     `json:"commit_failures"`
+	Activity                   // what this node did for the table since it started
 	Committer        string    `json:"committer,omitempty"`
-	SnapshotsExpired int64     `json:"snapshots_expired"`
-	LastExpiry       time.Time `json:"last_expiry,omitzero"`
-	OrphansDeleted   int64     `json:"orphan_files_deleted"`
-	LastOrphanClean  time.Time `json:"last_orphan_cleanup,omitzero"`
 	DataBytes        int64     `json:"data_bytes"`
 	AvgFileBytes     int64     `json:"avg_file_bytes"`
-	SmallFiles       int       `json:"small_files"` // as of the last compaction check
-	Compactions      int64     `json:"compactions"`
-	FilesRewritten   int64     `json:"files_rewritten"`
-	BytesRewritten   int64     `json:"bytes_rewritten"`
 	// ObjectRequests: requests this node made for the table's objects
 	// (s3:// warehouses; internal/objstore), by billing class.
 	ObjectRequests ObjectRequests    `json:"object_requests"`
-	LastCompaction time.Time         `json:"last_compaction,omitzero"`
 	Partitions     []PartitionReport `json:"partitions"`
-	Tombstones     int64             `json:"records_tombstones"`     // null values in decoded formats
 	SuspendedAt    *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
-	// LastDeadLetters: the newest records this node dead-lettered (at most
-	// 5), with their reasons.
-	LastDeadLetters []SuspendedRecord `json:"last_dead_letters,omitempty"`
 	// Catalogs is the table's one-way sync to each external catalog.
 	Catalogs []CatalogReport `json:"catalogs,omitempty"`
 	// Paused: an operator paused the table (PauseTable) and it has not
@@ -119,15 +103,9 @@ type TableReport struct {
 	// token:<fingerprint>), when known.
 	PausedBy string `json:"paused_by,omitempty"`
 	// Rewind is the table's last rewind, nil if never rewound.
-	Rewind *RewindReport `json:"rewind,omitempty"`
-	// BytesConsumed, FilesWritten, BytesWritten and NodeCommits are this
-	// node's counters since it started (Commits above is the table's
-	// total); PendingBytes is the data recorded but not yet committed.
-	BytesConsumed int64 `json:"bytes_consumed"`
-	FilesWritten  int64 `json:"files_written"`
-	BytesWritten  int64 `json:"bytes_written"`
-	NodeCommits   int64 `json:"node_commits"`
-	PendingBytes  int64 `json:"pending_ledger_bytes"`
+	Rewind       *RewindReport `json:"rewind,omitempty"`
+	NodeCommits  int64         `json:"node_commits"`
+	PendingBytes int64         `json:"pending_ledger_bytes"`
 	// Lag is the records in Kafka not yet committed, summed over the
 	// table's partitions; LagSec the largest partition's lag in time.
 	Lag    int64   `json:"lag"`

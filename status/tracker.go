@@ -46,41 +46,20 @@ type PartitionStatus struct {
 
 // TableStatus is the runtime view of one table on this node.
 type TableStatus struct {
-	Table             string    `json:"table"`
-	State             string    `json:"state"`
-	Reason            string    `json:"reason,omitempty"`
-	Consumed          int64     `json:"records_consumed"`
-	BytesConsumed     int64     `json:"bytes_consumed"`
-	DeadLettered      int64     `json:"records_dead_lettered"`
-	Skipped           int64     `json:"records_skipped"`
-	FilesWritten      int64     `json:"files_written"`
-	BytesWritten      int64     `json:"bytes_written"`
-	Flushes           int64     `json:"flushes"`
-	Commits           int64     `json:"commits"`
-	CommitFailures    int64     `json:"commit_failures"`
-	LastFlush         time.Time `json:"last_flush,omitzero"`
-	SnapshotsExpired  int64     `json:"snapshots_expired"`
-	LastExpiry        time.Time `json:"last_expiry,omitzero"`
-	OrphansDeleted    int64     `json:"orphan_files_deleted"`
-	LastOrphanCleanup time.Time `json:"last_orphan_cleanup,omitzero"`
-	// Layout as of the last compaction check, and compaction totals.
-	DataFiles      int                         `json:"data_files"`
-	SmallFiles     int                         `json:"small_files"`
-	DataBytes      int64                       `json:"data_bytes"`
-	Compactions    int64                       `json:"compactions"`
-	FilesRewritten int64                       `json:"files_rewritten"`
-	BytesRewritten int64                       `json:"bytes_rewritten"`
-	LastCompaction time.Time                   `json:"last_compaction,omitzero"`
-	Partitions     map[string]*PartitionStatus `json:"partitions,omitempty"`
+	Table     string    `json:"table"`
+	State     string    `json:"state"`
+	Reason    string    `json:"reason,omitempty"`
+	Activity            // what this node did for the table, passed on in its report
+	Flushes   int64     `json:"flushes"`
+	Commits   int64     `json:"commits"`
+	LastFlush time.Time `json:"last_flush,omitzero"`
+	// Layout as of the last compaction check.
+	DataFiles  int                         `json:"data_files"`
+	DataBytes  int64                       `json:"data_bytes"`
+	Partitions map[string]*PartitionStatus `json:"partitions,omitempty"`
 
-	// Tombstones counts records with a null value in decoded formats
-	// (ignored, or also dead-lettered with tombstones: dlq).
-	Tombstones int64 `json:"records_tombstones"`
 	// SuspendedAt is the bad record a suspended table stopped at.
 	SuspendedAt *SuspendedRecord `json:"suspended_at,omitempty"`
-	// LastDeadLetters are the newest records this node dead-lettered,
-	// newest last (at most MaxLastDeadLetters; AddDeadLetter).
-	LastDeadLetters []SuspendedRecord `json:"last_dead_letters,omitempty"`
 
 	// The reasons of each failing component, so one recovering does not hide
 	// another still failing.

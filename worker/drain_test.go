@@ -117,12 +117,33 @@ func TestDrain(t *testing.T) {
 			// reader and no read.
 			readers, reads := h.k.counts()
 			h.k.produce("orders", 2, values(10, nil)...)
+			epochs := map[ledger.TopicPartition]uint64{}
 			for p := range int32(2) {
 				tp := ledger.TopicPartition{Topic: "orders", Partition: p}
 				h.c.reassign(tp, "n2")
-				h.c.reassign(tp, "n1")
+				epochs[tp] = h.c.reassign(tp, "n1")
 			}
-			time.Sleep(1200 * time.Millisecond) // past the pipeline's 1 s retry tick
+			// A pipeline whose schema never loaded has not begun to fetch;
+			// once it loads, it must not begin either.
+			h.c.setFailShape(false)
+			// The proof that a fetcher would have started by now: the
+			// pipeline acted on the new epochs, and starts a partition's
+			// fetcher in that same pass unless it is draining.
+			eventually(t, "the pipeline to act on the new epochs", func() bool {
+				h.w.mu.Lock()
+				p := h.w.pipelines[key]
+				h.w.mu.Unlock()
+				if p == nil {
+					return false
+				}
+				taken := p.Taken() // the partitions the topic has, of those moved
+				for tp, e := range taken {
+					if epochs[tp] != e {
+						return false
+					}
+				}
+				return len(taken) > 0
+			})
 			if r2, n2 := h.k.counts(); r2 != readers || n2 != reads {
 				t.Fatalf("after Drain: readers %d -> %d, reads %d -> %d", readers, r2, reads, n2)
 			}

@@ -365,12 +365,20 @@ func (c *fakeCluster) RegisterSources(_ context.Context, s []Source) error {
 	return nil
 }
 
-func (c *fakeCluster) reassign(tp ledger.TopicPartition, node string) {
+// reassign moves a partition to node at the next epoch, which it returns.
+func (c *fakeCluster) reassign(tp ledger.TopicPartition, node string) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a := c.l.Assignments[tp.String()]
 	_ = c.l.Assign(tp, ledger.Assignment{Node: node, Epoch: a.Epoch + 1})
 	c.notifyPartition(tp)
+	return a.Epoch + 1
+}
+
+func (c *fakeCluster) setFailShape(fail bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failShape = fail
 }
 
 func (c *fakeCluster) Shape(_ context.Context, t sink.TableSpec) (*records.Shape, error) {

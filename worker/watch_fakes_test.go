@@ -15,10 +15,11 @@ type watches struct {
 	broadcast bool                     // WatchTable is Watch: the wakeups before per-table watches
 	holders   map[chan struct{}]int    // WatchTable calls answered by each open channel
 	woken     int                      // WatchTable calls answered by a change
+	taken     chan struct{}            // closed (and replaced) at every WatchTable call
 }
 
 func newWatches() watches {
-	return watches{changed: make(chan struct{}), tableCh: map[string]chan struct{}{}, holders: map[chan struct{}]int{}}
+	return watches{changed: make(chan struct{}), tableCh: map[string]chan struct{}{}, holders: map[chan struct{}]int{}, taken: make(chan struct{})}
 }
 
 // Watch implements State: closed at the next change, whatever it changed.
@@ -43,6 +44,8 @@ func (c *fakeCluster) WatchTable(key string) <-chan struct{} {
 		c.tableCh[key] = ch
 	}
 	c.holders[ch]++
+	close(c.taken)
+	c.taken = make(chan struct{})
 	return ch
 }
 
@@ -111,10 +114,16 @@ func (c *fakeCluster) wakeups() int {
 }
 
 // waiting reports whether the loop of every table of keys has taken the
-// channel the next change to its table closes: a change now wakes them.
-func (c *fakeCluster) waiting(keys []string) bool {
+// channel the next change to its table closes (a change now wakes them),
+// and else a channel closed at the next WatchTable call, which may make it
+// so.
+func (c *fakeCluster) waiting(keys []string) (bool, <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.waitingLocked(keys), c.taken
+}
+
+func (c *fakeCluster) waitingLocked(keys []string) bool {
 	if c.broadcast {
 		return c.holders[c.changed] >= len(keys)
 	}

@@ -121,14 +121,20 @@ func TestCommitLoopWakeups(t *testing.T) {
 	}
 }
 
-// settle waits until every table's commit loop waits for its next change.
+// settle waits until every table's commit loop waits for its next change:
+// each WatchTable call wakes it to look again.
 func settle(t *testing.T, h *harness, keys []string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !h.c.waiting(keys) {
-		if time.Now().After(deadline) {
+	deadline := time.After(10 * time.Second)
+	for {
+		ok, next := h.c.waiting(keys)
+		if ok {
+			return
+		}
+		select {
+		case <-next:
+		case <-deadline:
 			t.Fatal("timed out waiting for every commit loop to wait")
 		}
-		time.Sleep(20 * time.Microsecond)
 	}
 }

@@ -264,7 +264,7 @@ func TestReaderErrorsNeedToPersist(t *testing.T) {
 	// longer than the grace (300 ms): persistent.
 	for range 25 {
 		h.k.readerError(tp, errors.New("dial tcp: connection refused"))
-		time.Sleep(20 * time.Millisecond) // the errors' pace (the fault), not a wait
+		time.Sleep(20 * time.Millisecond) // the fault itself: a reader failing every 20 ms, more often than discovery clears it; no condition stands for a rate
 	}
 	eventually(t, "degraded", func() bool { return state() == status.StateDegraded })
 	h.k.produce("orders", 1, values(1, nil)...)

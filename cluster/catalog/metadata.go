@@ -67,13 +67,9 @@ func (c *Catalog) metadataAt(ctx context.Context, loc string) (table.Metadata, e
 	if err != nil {
 		return nil, fmt.Errorf("opening storage for %s: %w", loc, err)
 	}
-	rfs, ok := fs.(icebergio.ReadFileIO)
-	if !ok {
-		return nil, fmt.Errorf("storage for %s cannot read files", loc)
-	}
-	data, err := rfs.ReadFile(loc)
+	data, err := ReadFile(fs, loc)
 	if err != nil {
-		return nil, fmt.Errorf("reading metadata %s: %w", loc, err)
+		return nil, fmt.Errorf("metadata: %w", err)
 	}
 	meta, err = table.ParseMetadataBytes(data)
 	if err != nil {
@@ -81,4 +77,19 @@ func (c *Catalog) metadataAt(ctx context.Context, loc string) (table.Metadata, e
 	}
 	c.remember(loc, meta)
 	return meta, nil
+}
+
+// ReadFile reads the file at loc through fsys, which must be able to read
+// whole files (iceberg-go's local, S3, GCS and Azure IO can). Recovery reads
+// the metadata it walks through it too.
+func ReadFile(fsys icebergio.IO, loc string) ([]byte, error) {
+	rfs, ok := fsys.(icebergio.ReadFileIO)
+	if !ok {
+		return nil, fmt.Errorf("storage for %s cannot read files", loc)
+	}
+	data, err := rfs.ReadFile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", loc, err)
+	}
+	return data, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/floe-io/floe/ledger"
 )
@@ -127,44 +128,42 @@ type recordedError struct {
 func (e *recordedError) Error() string { return e.msg }
 func (e *recordedError) Unwrap() error { return e.sentinel }
 
-// refusalCodes names every sentinel an apply function refuses with. Codes
-// are the internal RPC's (raftnode's wire codes, which a test keeps in
-// step); they are stored in snapshots: append only.
-var refusalCodes = []struct {
-	code string
-	err  error
-}{
-	{"stale_committer", ErrStaleCommitter},
-	{"unsupported", ErrUnsupported},
-	{"unknown_node", ErrUnknownNode},
-	{"not_empty", ErrNotEmpty},
-	{"commit_failed", ErrCommitFailed},
-	{"stale_epoch", ledger.ErrStaleEpoch},
-	{"gap", ledger.ErrGap},
-	{"overlap", ledger.ErrOverlap},
-	{"not_assigned", ledger.ErrNotAssigned},
-	{"invalid_entry", ledger.ErrInvalidEntry},
-	{"unknown_entry", ledger.ErrUnknownEntry},
-	{"not_oldest", ledger.ErrNotOldest},
-	{"no_such_table", ErrNoSuchTable},
-	{"table_exists", ErrTableAlreadyExists},
-	{"no_such_namespace", ErrNoSuchNamespace},
-	{"namespace_exists", ErrNamespaceAlreadyExists},
-	{"namespace_not_empty", ErrNamespaceNotEmpty},
-	{"no_such_mapping", ErrNoSuchMapping},
-	{"mapping_exists", ErrMappingExists},
-	{"stale_rewind", ErrStaleRewind},
+// Refusal pairs a sentinel an apply function refuses with and its code.
+type Refusal struct {
+	Code string
+	Err  error
 }
 
-// RefusalCodes returns the code and sentinel of every refusal the FSM
-// records, for the test that keeps them in step with the wire codes.
-func RefusalCodes() map[string]error {
-	out := make(map[string]error, len(refusalCodes))
-	for _, c := range refusalCodes {
-		out[c.code] = c.err
-	}
-	return out
+// refusalCodes names every sentinel an apply function refuses with. Codes
+// are the internal RPC's too (raftnode sends a forwarded command's refusal
+// by this code); they are stored in snapshots and cross the wire between
+// versions: append only.
+var refusalCodes = []Refusal{
+	{Code: "stale_committer", Err: ErrStaleCommitter},
+	{Code: "unsupported", Err: ErrUnsupported},
+	{Code: "unknown_node", Err: ErrUnknownNode},
+	{Code: "not_empty", Err: ErrNotEmpty},
+	{Code: "commit_failed", Err: ErrCommitFailed},
+	{Code: "stale_epoch", Err: ledger.ErrStaleEpoch},
+	{Code: "gap", Err: ledger.ErrGap},
+	{Code: "overlap", Err: ledger.ErrOverlap},
+	{Code: "not_assigned", Err: ledger.ErrNotAssigned},
+	{Code: "invalid_entry", Err: ledger.ErrInvalidEntry},
+	{Code: "unknown_entry", Err: ledger.ErrUnknownEntry},
+	{Code: "not_oldest", Err: ledger.ErrNotOldest},
+	{Code: "no_such_table", Err: ErrNoSuchTable},
+	{Code: "table_exists", Err: ErrTableAlreadyExists},
+	{Code: "no_such_namespace", Err: ErrNoSuchNamespace},
+	{Code: "namespace_exists", Err: ErrNamespaceAlreadyExists},
+	{Code: "namespace_not_empty", Err: ErrNamespaceNotEmpty},
+	{Code: "no_such_mapping", Err: ErrNoSuchMapping},
+	{Code: "mapping_exists", Err: ErrMappingExists},
+	{Code: "stale_rewind", Err: ErrStaleRewind},
 }
+
+// Refusals returns the code and sentinel of every refusal the FSM records,
+// in the table's order: raftnode's wire codes start from it.
+func Refusals() []Refusal { return slices.Clone(refusalCodes) }
 
 // IsRefusal reports whether err is one of the refusals the FSM answers a
 // command with (the table above). Its text names what was refused ("deleting
@@ -173,8 +172,8 @@ func IsRefusal(err error) bool { return codeOf(err) != "" }
 
 func codeOf(err error) string {
 	for _, c := range refusalCodes {
-		if errors.Is(err, c.err) {
-			return c.code
+		if errors.Is(err, c.Err) {
+			return c.Code
 		}
 	}
 	return ""
@@ -182,8 +181,8 @@ func codeOf(err error) string {
 
 func sentinelOf(code string) error {
 	for _, c := range refusalCodes {
-		if c.code == code {
-			return c.err
+		if c.Code == code {
+			return c.Err
 		}
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/floe-io/floe/ledger"
 )
 
 // SnapshotVersion is the format version of FSM snapshots (and of the state
@@ -70,32 +72,23 @@ func DecodeSnapshot(r io.Reader) (*State, error) {
 // fillMissing gives a decoded state the empty maps an older or sparse
 // snapshot left out, so apply functions can write into them.
 func fillMissing(st *State) {
-	fill := NewState()
-	if st.Namespaces == nil {
-		st.Namespaces = fill.Namespaces
-	}
-	if st.Tables == nil {
-		st.Tables = fill.Tables
-	}
+	st.Namespaces = orEmpty(st.Namespaces)
+	st.Tables = orEmpty(st.Tables)
 	if st.Ledger == nil {
-		st.Ledger = fill.Ledger
+		st.Ledger = ledger.New()
 	}
-	if st.Ledger.Offsets == nil {
-		st.Ledger.Offsets = fill.Ledger.Offsets
+	st.Ledger.Offsets = orEmpty(st.Ledger.Offsets)
+	st.Ledger.Pending = orEmpty(st.Ledger.Pending)
+	st.Ledger.Assignments = orEmpty(st.Ledger.Assignments)
+	st.Nodes = orEmpty(st.Nodes)
+	st.Sources = orEmpty(st.Sources)
+	st.Committers = orEmpty(st.Committers)
+}
+
+// orEmpty returns m, or an empty map where m is nil.
+func orEmpty[M ~map[K]V, K comparable, V any](m M) M {
+	if m == nil {
+		return M{}
 	}
-	if st.Ledger.Pending == nil {
-		st.Ledger.Pending = fill.Ledger.Pending
-	}
-	if st.Ledger.Assignments == nil {
-		st.Ledger.Assignments = fill.Ledger.Assignments
-	}
-	if st.Nodes == nil {
-		st.Nodes = fill.Nodes
-	}
-	if st.Sources == nil {
-		st.Sources = fill.Sources
-	}
-	if st.Committers == nil {
-		st.Committers = fill.Committers
-	}
+	return m
 }

@@ -111,6 +111,17 @@ type pairedError struct{ err, twin error }
 func (e *pairedError) Error() string   { return e.err.Error() }
 func (e *pairedError) Unwrap() []error { return []error{e.err, e.twin} }
 
+// icebergTwin returns the iceberg-go sentinel paired with an FSM sentinel,
+// nil where it has none.
+func icebergTwin(sentinel error) error {
+	for _, t := range icebergTwins {
+		if t.fsm == sentinel {
+			return t.iceberg
+		}
+	}
+	return nil
+}
+
 func withIcebergSentinel(err error) error {
 	if err == nil {
 		return nil

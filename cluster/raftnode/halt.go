@@ -2,8 +2,6 @@ package raftnode
 
 import (
 	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // stepDownWhileHalted hands leadership away while this node's FSM is
@@ -14,16 +12,11 @@ import (
 // halted (a halted node still votes and may be elected); Raft picks the most
 // up-to-date voter, which, if it is halted too, passes it on.
 func (n *Node) stepDownWhileHalted() {
-	ch := make(chan raft.Observation, 4)
-	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.LeaderObservation)
-		return ok
-	})
-	n.raft.RegisterObserver(obs)
+	ch, deregister := n.leaderChanges(4)
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		defer n.raft.DeregisterObserver(obs)
+		defer deregister()
 		warned := false
 		for {
 			select {

@@ -51,13 +51,7 @@ func (s internalService) rpcJoin(ctx context.Context, in *JoinRequest) (*Empty, 
 		return nil, fmt.Errorf("join needs an id and a raft address")
 	}
 	if n.raft.State() != raft.Leader {
-		_, leader := n.raft.LeaderWithID()
-		addr := n.rpcAddrOf(string(leader))
-		if addr == "" {
-			return nil, fmt.Errorf("joining %s: %w", in.ID, ErrNotLeader)
-		}
-		var out Empty
-		return &out, n.clients.call(ctx, addr, "Join", in, &out)
+		return n.toLeader(ctx, "Join", in, fmt.Sprintf("joining %s", in.ID))
 	}
 	f := n.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
@@ -75,17 +69,24 @@ func (s internalService) rpcJoin(ctx context.Context, in *JoinRequest) (*Empty, 
 	return &Empty{}, nil
 }
 
+// toLeader passes a request only the leader serves to the leader's
+// internal RPC service; what names the request in the error when this
+// node knows no leader.
+func (n *Node) toLeader(ctx context.Context, method string, in any, what string) (*Empty, error) {
+	_, leader := n.raft.LeaderWithID()
+	addr := n.rpcAddrOf(string(leader))
+	if addr == "" {
+		return nil, fmt.Errorf("%s: %w", what, ErrNotLeader)
+	}
+	var out Empty
+	return &out, n.clients.call(ctx, addr, method, in, &out)
+}
+
 // rpcLeave removes a node from the configuration and the membership.
 func (s internalService) rpcLeave(ctx context.Context, in *LeaveRequest) (*Empty, error) {
 	n := s.n
 	if n.raft.State() != raft.Leader {
-		_, leader := n.raft.LeaderWithID()
-		addr := n.rpcAddrOf(string(leader))
-		if addr == "" {
-			return nil, fmt.Errorf("removing %s: %w", in.ID, ErrNotLeader)
-		}
-		var out Empty
-		return &out, n.clients.call(ctx, addr, "Leave", in, &out)
+		return n.toLeader(ctx, "Leave", in, fmt.Sprintf("removing %s", in.ID))
 	}
 	return &Empty{}, n.removeMember(ctx, in.ID)
 }
@@ -93,13 +94,7 @@ func (s internalService) rpcLeave(ctx context.Context, in *LeaveRequest) (*Empty
 func (s internalService) rpcTransfer(ctx context.Context, in *TransferRequest) (*Empty, error) {
 	n := s.n
 	if n.raft.State() != raft.Leader {
-		_, leader := n.raft.LeaderWithID()
-		addr := n.rpcAddrOf(string(leader))
-		if addr == "" {
-			return nil, fmt.Errorf("transferring leadership: %w", ErrNotLeader)
-		}
-		var out Empty
-		return &out, n.clients.call(ctx, addr, "Transfer", in, &out)
+		return n.toLeader(ctx, "Transfer", in, "transferring leadership")
 	}
 	if in.ID == "" {
 		return &Empty{}, n.TransferLeadership()

@@ -19,16 +19,11 @@ type Observer interface {
 // observeLeaders records when this node last saw the leader change and
 // tells the Observer, until the node closes.
 func (n *Node) observeLeaders() {
-	ch := make(chan raft.Observation, 16)
-	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.LeaderObservation)
-		return ok
-	})
-	n.raft.RegisterObserver(obs)
+	ch, deregister := n.leaderChanges(16)
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		defer n.raft.DeregisterObserver(obs)
+		defer deregister()
 		for {
 			select {
 			case <-n.stop:
@@ -51,4 +46,18 @@ func (n *Node) LeaderChangedAt() time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, ns)
+}
+
+// leaderChanges registers an observer of this node's leader changes and
+// returns its channel and the function that deregisters it. Raft does not
+// block on a full channel: an observation is dropped, which the loops here
+// allow (each only needs to learn that something changed).
+func (n *Node) leaderChanges(buf int) (<-chan raft.Observation, func()) {
+	ch := make(chan raft.Observation, buf)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	n.raft.RegisterObserver(obs)
+	return ch, func() { n.raft.DeregisterObserver(obs) }
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/testing/logbuf"
 	"github.com/floe-io/floe/internal/testing/wait"
 )
 
@@ -14,7 +15,7 @@ import (
 // warning (raft logs every first election at WARN), while the same line
 // after a leader was known stays one.
 func TestSingleNodeStartIsQuiet(t *testing.T) {
-	logs := &logBuf{}
+	logs := &logbuf.Buffer{}
 	n, err := Open(NodeConfig{
 		ID: "solo", DataDir: filepath.Join(t.TempDir(), "solo"), RaftAddr: freeAddr(t), RPCAddr: freeAddr(t), BootstrapExpect: 1,
 		Raft: fastRaft, NoSync: true, FailureTimeout: 2 * time.Second, DeadServerTimeout: time.Hour,

@@ -1,7 +1,6 @@
 package raftnode
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,26 +15,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/floe-io/floe/cluster/tlsconf"
+	"github.com/floe-io/floe/internal/testing/logbuf"
 	"github.com/floe-io/floe/internal/testing/wait"
 )
-
-// logBuf collects a node's log lines for the test to look for refusals.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // tlsCA makes a CA in dir and returns a function that makes a node's TLS
 // source signed by it.
@@ -68,7 +49,7 @@ func tlsCA(t *testing.T, dir string) func(id string) *tlsconf.Source {
 }
 
 // tlsGroup opens ids as a group over real TCP with internal TLS on.
-func tlsGroup(t *testing.T, ids []string, src func(string) *tlsconf.Source, logs *logBuf) map[string]*Node {
+func tlsGroup(t *testing.T, ids []string, src func(string) *tlsconf.Source, logs *logbuf.Buffer) map[string]*Node {
 	t.Helper()
 	dir := t.TempDir()
 	rpc, rft := map[string]string{}, map[string]string{}
@@ -113,7 +94,7 @@ func tlsLeader(t *testing.T, nodes map[string]*Node) *Node {
 // mutual TLS on both internal ports, forward a command, and elect a new
 // leader that accepts commands once the old one is stopped.
 func TestInternalTLSClusterSurvivesLeaderLoss(t *testing.T) {
-	logs := &logBuf{}
+	logs := &logbuf.Buffer{}
 	nodes := tlsGroup(t, []string{"a", "b", "c"}, tlsCA(t, t.TempDir()), logs)
 	l := tlsLeader(t, nodes)
 	wait.For(t, 20*time.Second, "three voters", func() bool { v, _ := voters(l); return v == 3 })
@@ -145,7 +126,7 @@ func TestInternalTLSRefusesWithoutClientCert(t *testing.T) {
 	dir := t.TempDir()
 	src := tlsCA(t, dir)
 	foreign := tlsCA(t, t.TempDir())("x")
-	logs := &logBuf{}
+	logs := &logbuf.Buffer{}
 	n := tlsGroup(t, []string{"a"}, src, logs)["a"]
 	tlsLeader(t, map[string]*Node{"a": n})
 	foreignCert := foreignPair(t, foreign)
@@ -245,7 +226,7 @@ func foreignPair(t *testing.T, src *tlsconf.Source) tls.Certificate {
 func TestInternalTLSRotationWithoutRestart(t *testing.T) {
 	oldDir, newDir := t.TempDir(), t.TempDir()
 	oldCA := tlsCA(t, oldDir)
-	n := tlsGroup(t, []string{"a"}, oldCA, &logBuf{})["a"]
+	n := tlsGroup(t, []string{"a"}, oldCA, &logbuf.Buffer{})["a"]
 	tlsLeader(t, map[string]*Node{"a": n})
 	newCA := tlsCA(t, newDir)
 	newPeer := newCA("b") // trusts the new CA only

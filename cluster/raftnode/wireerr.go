@@ -4,12 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 	"github.com/hashicorp/raft"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
 )
 
 // wireError is an FSM refusal sent back to the node that forwarded the
@@ -20,40 +17,19 @@ type wireError struct {
 	Message string `json:"message"`
 }
 
-// wireSentinels lists every sentinel a command can be refused with. Codes
-// are part of the wire format between versions: append only.
-var wireSentinels = []struct {
-	code string
-	err  error
-}{
-	{"not_leader", ErrNotLeader},
-	{"stale_committer", fsm.ErrStaleCommitter},
-	{"unsupported", fsm.ErrUnsupported},
-	{"unknown_node", fsm.ErrUnknownNode},
-	{"not_empty", fsm.ErrNotEmpty},
-	{"commit_failed", table.ErrCommitFailed},
-	{"stale_epoch", ledger.ErrStaleEpoch},
-	{"gap", ledger.ErrGap},
-	{"overlap", ledger.ErrOverlap},
-	{"not_assigned", ledger.ErrNotAssigned},
-	{"invalid_entry", ledger.ErrInvalidEntry},
-	{"unknown_entry", ledger.ErrUnknownEntry},
-	{"not_oldest", ledger.ErrNotOldest},
-	{"no_such_table", catalog.ErrNoSuchTable},
-	{"table_exists", catalog.ErrTableAlreadyExists},
-	{"no_such_namespace", catalog.ErrNoSuchNamespace},
-	{"namespace_exists", catalog.ErrNamespaceAlreadyExists},
-	{"namespace_not_empty", catalog.ErrNamespaceNotEmpty},
-	{"leadership_lost", raft.ErrLeadershipLost},
-	{"enqueue_timeout", raft.ErrEnqueueTimeout},
-	{"raft_shutdown", raft.ErrRaftShutdown},
-	{"not_member", ErrNotMember},
-	{"no_such_mapping", fsm.ErrNoSuchMapping},
-	{"mapping_exists", fsm.ErrMappingExists},
-	{"stale_rewind", fsm.ErrStaleRewind},
-	{"upgrade_required", fsm.ErrUpgradeRequired},
-	{"protocol_too_low", fsm.ErrProtocolTooLow},
-}
+// wireSentinels lists every sentinel a command can be refused with: the
+// FSM's recorded refusals (fsm.Refusals, the one table of their codes), then
+// those of Raft, the version gate and this package. Codes are part of the
+// wire format between versions: append only.
+var wireSentinels = append(fsm.Refusals(), []fsm.Refusal{
+	{Code: "not_leader", Err: ErrNotLeader},
+	{Code: "leadership_lost", Err: raft.ErrLeadershipLost},
+	{Code: "enqueue_timeout", Err: raft.ErrEnqueueTimeout},
+	{Code: "raft_shutdown", Err: raft.ErrRaftShutdown},
+	{Code: "not_member", Err: ErrNotMember},
+	{Code: "upgrade_required", Err: fsm.ErrUpgradeRequired},
+	{Code: "protocol_too_low", Err: fsm.ErrProtocolTooLow},
+}...)
 
 func toWire(err error) *wireError {
 	if err == nil {
@@ -61,8 +37,9 @@ func toWire(err error) *wireError {
 	}
 	w := &wireError{Message: err.Error()}
 	for _, s := range wireSentinels {
-		if errors.Is(err, s.err) {
-			w.Code = s.code
+		// A bare iceberg-go sentinel crosses as its FSM twin's code.
+		if errors.Is(err, s.Err) || errors.Is(err, icebergTwin(s.Err)) {
+			w.Code = s.Code
 			break
 		}
 	}
@@ -77,12 +54,10 @@ type remoteError struct {
 
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() []error {
-	// An iceberg-go sentinel also matches the FSM's twin (fsm.go), as the
+	// An FSM sentinel also matches its iceberg-go twin (fsm.go), as the
 	// leader's own error does.
-	for _, t := range icebergTwins {
-		if t.iceberg == e.sentinel {
-			return []error{e.sentinel, t.fsm}
-		}
+	if twin := icebergTwin(e.sentinel); twin != nil {
+		return []error{e.sentinel, twin}
 	}
 	return []error{e.sentinel}
 }
@@ -92,8 +67,8 @@ func fromWire(w *wireError) error {
 		return nil
 	}
 	for _, s := range wireSentinels {
-		if s.code == w.Code {
-			return &remoteError{msg: w.Message, sentinel: s.err}
+		if s.Code == w.Code {
+			return &remoteError{msg: w.Message, sentinel: s.Err}
 		}
 	}
 	// A code this version does not know (a newer leader): keep the message.

@@ -59,15 +59,7 @@ func (r *recoverer) readFile(loc string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rfs, ok := fsys.(icebergio.ReadFileIO)
-	if !ok {
-		return nil, fmt.Errorf("storage for %s cannot read files", loc)
-	}
-	data, err := rfs.ReadFile(loc)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", loc, err)
-	}
-	return data, nil
+	return catalog.ReadFile(fsys, loc)
 }
 
 // metadata reads and parses a metadata file. An unparsable file (a write

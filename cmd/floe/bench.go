@@ -134,12 +134,11 @@ func benchRecord(i int) string {
 }
 
 func runBench(ctx context.Context, out io.Writer, n, partitions int) error {
-	dir, err := os.MkdirTemp("", "floe-bench")
+	dir, log, cleanup, err := benchScratch("floe-bench")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	defer cleanup()
 	values := make([][]byte, n)
 	var bytes int64
 	for i := range n {
@@ -161,13 +160,43 @@ func runBench(ctx context.Context, out io.Writer, n, partitions int) error {
 	if err != nil {
 		return fmt.Errorf("end to end: %w", err)
 	}
+	printBenchRows(out, n, bytes, files, []benchRow{
+		{"raw limit (decode + Parquet encode, 1 loop)", rawDur},
+		{"fetch only (franz-go from in-process kfake)", fetchDur},
+		{"end to end (kfake -> floe -> Iceberg)", e2eDur},
+	})
+	return nil
+}
+
+// benchScratch makes the temporary directory of one bench run (cleanup
+// removes it) and the logger its nodes write to: discarded, the bench
+// prints its own figures.
+func benchScratch(name string) (dir string, log *slog.Logger, cleanup func(), err error) {
+	dir, err = os.MkdirTemp("", name)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return dir, slog.New(slog.NewTextHandler(io.Discard, nil)), func() { os.RemoveAll(dir) }, nil
+}
+
+// benchRow is one measurement of a bench over all its records.
+type benchRow struct {
+	label string
+	dur   time.Duration
+}
+
+// printBenchRows prints the throughput of n records of bytes in all per
+// row, then the ratio of the last row (end to end) to the first (the raw
+// limit).
+func printBenchRows(out io.Writer, n int, bytes, files int64, rows []benchRow) {
 	mb := float64(bytes) / 1e6
 	fmt.Fprintf(out, "%-44s %12s %10s %8s\n", "", "records/s", "MB/s", "seconds")
-	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "raw limit (decode + Parquet encode, 1 loop)", float64(n)/rawDur.Seconds(), mb/rawDur.Seconds(), rawDur.Seconds())
-	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "fetch only (franz-go from in-process kfake)", float64(n)/fetchDur.Seconds(), mb/fetchDur.Seconds(), fetchDur.Seconds())
-	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "end to end (kfake -> floe -> Iceberg)", float64(n)/e2eDur.Seconds(), mb/e2eDur.Seconds(), e2eDur.Seconds())
-	fmt.Fprintf(out, "\nratio end-to-end / raw limit: %.2f   (data files committed: %d)\n", rawDur.Seconds()/e2eDur.Seconds(), files)
-	return nil
+	for _, r := range rows {
+		s := r.dur.Seconds()
+		fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", r.label, float64(n)/s, mb/s, s)
+	}
+	raw, e2e := rows[0].dur, rows[len(rows)-1].dur
+	fmt.Fprintf(out, "\nratio end-to-end / raw limit: %.2f   (data files committed: %d)\n", raw.Seconds()/e2e.Seconds(), files)
 }
 
 // startBenchNode starts a one-node group in dir through the node builder,

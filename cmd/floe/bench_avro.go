@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime"
 	"time"
 
@@ -19,12 +18,11 @@ import (
 // as Avro in the Confluent wire format, with an in-process registry; raw
 // limit (registry decode + Parquet) against end to end.
 func runAvroBench(ctx context.Context, out io.Writer, n, partitions int) error {
-	dir, err := os.MkdirTemp("", "floe-bench-avro")
+	dir, log, cleanup, err := benchScratch("floe-bench-avro")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	defer cleanup()
 	reg := startEmbeddedRegistry()
 	defer reg.Close()
 	values, bytes, err := reg.orderAvroValues("bench-value", n)
@@ -40,11 +38,10 @@ func runAvroBench(ctx context.Context, out io.Writer, n, partitions int) error {
 	if err != nil {
 		return fmt.Errorf("end to end: %w", err)
 	}
-	mb := float64(bytes) / 1e6
-	fmt.Fprintf(out, "%-44s %12s %10s %8s\n", "", "records/s", "MB/s", "seconds")
-	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "raw limit (Avro decode + Parquet, 1 loop)", float64(n)/rawDur.Seconds(), mb/rawDur.Seconds(), rawDur.Seconds())
-	fmt.Fprintf(out, "%-44s %12.0f %10.1f %8.2f\n", "end to end (kfake -> floe -> Iceberg)", float64(n)/e2eDur.Seconds(), mb/e2eDur.Seconds(), e2eDur.Seconds())
-	fmt.Fprintf(out, "\nratio end-to-end / raw limit: %.2f   (data files committed: %d)\n", rawDur.Seconds()/e2eDur.Seconds(), files)
+	printBenchRows(out, n, bytes, files, []benchRow{
+		{"raw limit (Avro decode + Parquet, 1 loop)", rawDur},
+		{"end to end (kfake -> floe -> Iceberg)", e2eDur},
+	})
 	return nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"slices"
 	"time"
 
@@ -30,12 +28,11 @@ import (
 //     small file each, simulated back to back), with and without compaction
 //     every simulated minute under the hot-table policy.
 func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds int) error {
-	dir, err := os.MkdirTemp("", "floe-bench-health")
+	dir, log, cleanup, err := benchScratch("floe-bench-health")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	defer cleanup()
 	kafka, err := startEmbeddedKafka(0) // no topics: the node maps none
 	if err != nil {
 		return err

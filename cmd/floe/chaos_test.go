@@ -86,6 +86,7 @@ func TestChaos(t *testing.T) {
 
 	end := time.Now().Add(dur)
 	for time.Now().Before(end) {
+		// The fault schedule: 2-5 s of load between faults is the chaos, not a wait.
 		time.Sleep(time.Duration(2000+c.rng.IntN(3000)) * time.Millisecond)
 		c.step()
 		f.settle(90 * time.Second)
@@ -151,7 +152,7 @@ func (c *chaos) step() {
 		d := fleetFailureTimeout + time.Duration(1000+c.rng.IntN(2000))*time.Millisecond
 		f.event("SIGSTOP %s for %s", n.id, d)
 		f.pause(n)
-		time.Sleep(d)
+		time.Sleep(d) // the fault: stopped that long, past the failure timeout; no condition to wait on
 		f.resume(n)
 		f.event("SIGCONT %s", n.id)
 	case "add":
@@ -228,7 +229,7 @@ func (c *chaos) killRestart(n *fleetNode, why string) {
 	}
 	c.f.event("SIGKILL %s%s, down for %s", n.id, why, down)
 	c.f.kill(n)
-	time.Sleep(down)
+	time.Sleep(down) // the fault: down that long, either side of the failure timeout
 	c.f.start(n)
 	c.f.event("restarted %s", n.id)
 }

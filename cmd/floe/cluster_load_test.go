@@ -18,6 +18,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/status"
 )
 
@@ -235,6 +236,45 @@ func (w *watcher) observe(node string, inc int, rep status.Report) {
 			delete(w.lags, pk)
 		}
 	}
+}
+
+// waitProgress waits until the watcher has seen every table's committed
+// offsets move past where they stood when called, over at least one poll
+// of each running node: a stretch of observed ingest, not of time.
+func (w *watcher) waitProgress(timeout time.Duration) {
+	w.f.t.Helper()
+	sums := func() (map[string]int64, int) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		out := map[string]int64{}
+		for key, c := range w.global {
+			table, _, _ := strings.Cut(key, "|")
+			out[table] += c
+		}
+		return out, w.polls
+	}
+	// A watcher just started has seen nothing yet: where the tables stand
+	// is what it sees first.
+	_, polls := sums()
+	wait.Until(w.f.t, timeout, "the watcher to see committed offsets", func() error {
+		if seen, p := sums(); len(seen) == 0 || p <= polls {
+			return fmt.Errorf("%d tables seen in %d polls", len(seen), p-polls)
+		}
+		return nil
+	})
+	from, polls := sums()
+	wait.Until(w.f.t, timeout, "every table to commit more", func() error {
+		now, p := sums()
+		if p < polls+len(w.f.running()) {
+			return fmt.Errorf("%d polls since, want %d", p-polls, len(w.f.running()))
+		}
+		for table, c := range from {
+			if now[table] <= c {
+				return fmt.Errorf("%s still at %d committed offsets", table, c)
+			}
+		}
+		return nil
+	})
 }
 
 // stop ends polling and reports violations as test errors.

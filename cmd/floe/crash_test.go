@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -92,7 +93,7 @@ func TestCrashRecovery(t *testing.T) {
 			for p := range partitions {
 				produced[p].Add(40)
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // the load's pace (2,000 records/s per partition), not a wait
 		}
 	}()
 
@@ -120,7 +121,7 @@ func TestCrashRecovery(t *testing.T) {
 	for kill := 1; kill <= 5; kill++ {
 		cmd := startProc()
 		wait := time.Duration(500+rng.IntN(3000)) * time.Millisecond
-		time.Sleep(wait)
+		time.Sleep(wait) // the fault: a SIGKILL at a random moment of the run
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +200,19 @@ func TestCrashRecovery(t *testing.T) {
 	// of commits never applied) go once past the safety age (tiny here);
 	// no referenced file does: the table still reads exactly once, and every
 	// data file left is one the table references.
-	time.Sleep(50 * time.Millisecond)
+	root := strings.TrimPrefix(tbl.Location(), "file://")
+	wait.Until(t, 10*time.Second, "every file of the table older than 10 ms", func() error {
+		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			info, err := d.Info()
+			if err == nil && time.Since(info.ModTime()) <= 10*time.Millisecond {
+				return fmt.Errorf("%s is younger", p)
+			}
+			return err
+		})
+	})
 	sink := icebergsink.New(cat, 64<<20, nil, nil)
 	sink.SetFence(node.NewFence(rn))
 	key := ledger.TableKey([]string{"e2e", "crash"})

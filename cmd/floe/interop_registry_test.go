@@ -191,6 +191,8 @@ func TestInteropRegistry(t *testing.T) {
 		t.Fatalf("%s DEGRADED for %q, want the schema registry", tr.Table, tr.Reason)
 	}
 	t.Logf("registry down: %s DEGRADED: %s", tr.Table, tr.Reason)
+	// The outage's length is the scenario's fault: the registry stays down
+	// that long whatever Floe does, so this is no condition to wait on.
 	time.Sleep(time.Until(stopped.Add(outage)))
 	if tr, _ := tableReport(mustReport(t, n), name(avroT)); tr.DeadLetterRows != 0 || tr.Skipped != 0 {
 		t.Fatalf("records dead-lettered or skipped while the registry was down: %+v", tr)

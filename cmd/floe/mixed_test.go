@@ -91,7 +91,7 @@ func TestMixedVersions(t *testing.T) {
 	if rep, err := f.fetch(last, 3*time.Second); err != nil || rep.SkippedCommands != 0 {
 		t.Fatalf("old-build node %s: skipped %d command(s) (%v); the gate should keep them out of the log", last.id, rep.SkippedCommands, err)
 	}
-	time.Sleep(3 * time.Second) // keep ingesting with the mixed group
+	w.waitProgress(time.Minute) // the mixed group keeps ingesting
 	replace(last)
 	wait.Until(t, time.Minute, "the resume to be accepted once every member is upgraded", resume)
 

@@ -75,7 +75,11 @@ func TestRESTCatalogCluster(t *testing.T) {
 				strongReads++
 			}
 		}
-		time.Sleep(time.Second)
+		// The next round reads tables the load has committed to since.
+		last := metadataVersion(t, leaderLocation(t, f, f.topics[0]))
+		wait.For(t, time.Minute, "a commit between rounds", func() bool {
+			return metadataVersion(t, leaderLocation(t, f, f.topics[0])) > last
+		})
 	}
 	f.event("under load: %d strong loads over %d nodes each within the leader's versions before and after", strongReads, len(nodes))
 

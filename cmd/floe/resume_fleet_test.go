@@ -54,12 +54,12 @@ func TestResumeSkipFleet(t *testing.T) {
 
 	skipped := map[string]bool{}
 	viaOther := false
-	deadline := time.Now().Add(3 * time.Minute)
-	for len(skipped) < len(poison) {
-		if time.Now().After(deadline) {
-			t.Fatalf("skipped %v of the poison records %v", skipped, poison)
+	// Each round resumes the table through one node while some node
+	// shows it suspended at a poison record.
+	wait.Until(t, 3*time.Minute, "every poison record skipped", func() error {
+		if len(skipped) == len(poison) {
+			return nil
 		}
-		time.Sleep(500 * time.Millisecond)
 		f.checkCrashes()
 		var suspended, other []*fleetNode
 		own := map[*fleetNode]string{}
@@ -82,7 +82,7 @@ func TestResumeSkipFleet(t *testing.T) {
 			}
 		}
 		if len(suspended) == 0 {
-			continue
+			return fmt.Errorf("skipped %v of the poison records %v; no node shows the table suspended", skipped, poison)
 		}
 		via := suspended[0]
 		if len(other) > 0 {
@@ -109,7 +109,8 @@ func TestResumeSkipFleet(t *testing.T) {
 			}
 		}
 		f.event("resumed through %s (suspended: %d nodes): skips %+v", via.id, len(suspended), res.Skips)
-	}
+		return fmt.Errorf("skipped %v of the poison records %v", skipped, poison)
+	})
 	if !viaOther {
 		t.Fatal("no resume found a suspension on a node other than the one it was sent to")
 	}

@@ -27,7 +27,7 @@ func TestRollingUpgrade(t *testing.T) {
 	p := f.startProducer(3)
 	f.waitCommitted(time.Minute)
 	w := f.watch(250 * time.Millisecond)
-	time.Sleep(3 * time.Second) // a baseline before the first replacement
+	w.waitProgress(time.Minute) // a baseline before the first replacement
 
 	var drains []string
 	for _, o := range old {
@@ -56,7 +56,7 @@ func TestRollingUpgrade(t *testing.T) {
 		drains = append(drains, took.Round(100*time.Millisecond).String())
 		f.settle(2 * time.Minute)
 	}
-	time.Sleep(3 * time.Second)
+	w.waitProgress(time.Minute) // the replaced fleet keeps materializing
 	maxFresh, summary := w.maxFreshness()
 	t.Logf("rolling replacement of 5 nodes: drains took %s; %s", strings.Join(drains, ", "), summary)
 	if maxFresh > 30 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/schemas/registrytest"
 	"github.com/floe-io/floe/status"
 )
@@ -193,8 +194,12 @@ func TestRegistryDown(t *testing.T) {
 	if !strings.Contains(tr.Reason, "schema registry") {
 		t.Fatalf("reason %q", tr.Reason)
 	}
-	time.Sleep(3 * time.Second)
-	if tr, _ := tableReport(mustReport(t, n), "down.flaky"); tr.DeadLetterRows != 0 || tr.Skipped != 0 {
+	// The node retries the held record; each failed answer is where a
+	// misjudged (bad record) error would drop it: three more answers while
+	// down prove that none does.
+	asked := reg.Requests.Load()
+	wait.For(t, time.Minute, "the node to ask the down registry again", func() bool { return reg.Requests.Load() >= asked+3 })
+	if tr, _ := tableReport(mustReport(t, n), "down.flaky"); tr.DeadLetterRows != 0 || tr.DeadLettered != 0 || tr.Skipped != 0 {
 		t.Fatalf("records dead-lettered or skipped while the registry was down: %+v", tr)
 	}
 	reg.SetDown(false)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,28 +20,11 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ctl"
+	"github.com/floe-io/floe/internal/testing/logbuf"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/schemas/registrytest"
 	"github.com/floe-io/floe/status"
 )
-
-// lockedBuffer collects a node's log lines from its goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // secretMarker is the value planted in one secret field; it names the
 // field so that a leak says which.
@@ -109,7 +91,7 @@ func checkNoSecretLeaks(t *testing.T, files, registryBearer bool) {
 	_, both := config.Load("", append(env, "FLOE_KAFKA_SASL_PASSWORD="+saslPass, "FLOE_KAFKA_SASL_PASSWORD_FILE="+filepath.Join(dir, "kafka.sasl.password")))
 	outputs["configuration error"] = fmt.Sprint(both)
 
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	log.Info("configuration", "config", cfg)
 	outputs["config %v"] = fmt.Sprintf("%v", cfg)

@@ -55,9 +55,16 @@ func TestTotalLoss(t *testing.T) {
 	f.event("state backup found (applied index %d)", backup.Applied)
 	for attempt := 0; ; attempt++ {
 		backup = waitBackup(backup.Applied)
-		time.Sleep(fleetBackupInterval / 2)
-		rep, _, err := f.leaderStatus()
-		if err == nil && aheadOf(rep, backup) > 0 {
+		// Within half an interval, before the next backup catches up.
+		var rep status.Report
+		err := wait.Poll(fleetBackupInterval/2, func() error {
+			var err error
+			if rep, _, err = f.leaderStatus(); err == nil && aheadOf(rep, backup) == 0 {
+				err = errors.New("the tables are where the backup is")
+			}
+			return err
+		})
+		if err == nil {
 			f.event("backup at applied index %d; tables %d offsets ahead of it", backup.Applied, aheadOf(rep, backup))
 			break
 		}
@@ -127,7 +134,7 @@ func TestTotalLoss(t *testing.T) {
 	}
 	f.settle(2 * time.Minute)
 	w2 := f.watch(500 * time.Millisecond)
-	time.Sleep(10 * time.Second) // the recovered cluster keeps materializing
+	w2.waitProgress(2 * time.Minute) // the recovered cluster keeps materializing
 	f.verify(p.stop(), 3*time.Minute)
 	w2.stop()
 }

@@ -10,16 +10,12 @@ import (
 func (l *Log) fileActions(c Commit, partCols []string, at int64) ([]Action, error) {
 	dataChange := !c.Rearrange
 	var out []Action
-	seen := map[string]bool{}
+	removed := map[string]bool{}
 	for _, f := range c.Remove {
-		path, pv, err := l.locate(c.Table, f, partCols)
+		path, pv, err := l.locateOnce(c.Table, f, partCols, removed, "removed")
 		if err != nil {
 			return nil, err
 		}
-		if seen[path] {
-			return nil, fmt.Errorf("%w: %s removed twice", ErrInvalidCommit, path)
-		}
-		seen[path] = true
 		if _, live := l.snap.files[path]; c.Rearrange && !live {
 			return nil, fmt.Errorf("%w: compaction removes %s, which is not in the table", ErrInvalidCommit, path)
 		}
@@ -29,14 +25,10 @@ func (l *Log) fileActions(c Commit, partCols []string, at int64) ([]Action, erro
 	}
 	added := map[string]bool{}
 	for _, f := range c.Add {
-		path, pv, err := l.locate(c.Table, f, partCols)
+		path, pv, err := l.locateOnce(c.Table, f, partCols, added, "added")
 		if err != nil {
 			return nil, err
 		}
-		if added[path] {
-			return nil, fmt.Errorf("%w: %s added twice", ErrInvalidCommit, path)
-		}
-		added[path] = true
 		skip := map[string]bool{}
 		for _, p := range partCols {
 			skip[p] = true
@@ -53,6 +45,20 @@ func (l *Log) fileActions(c Commit, partCols []string, at int64) ([]Action, erro
 			ModificationTime: mod, DataChange: dataChange, Stats: stats}})
 	}
 	return out, nil
+}
+
+// locateOnce is locate for a file of one list of a commit (its removes or
+// its adds), which names each path once: seen holds the paths so far.
+func (l *Log) locateOnce(t Table, f File, partCols []string, seen map[string]bool, what string) (string, NullableMap, error) {
+	path, pv, err := l.locate(t, f, partCols)
+	if err != nil {
+		return "", nil, err
+	}
+	if seen[path] {
+		return "", nil, fmt.Errorf("%w: %s %s twice", ErrInvalidCommit, path, what)
+	}
+	seen[path] = true
+	return path, pv, nil
 }
 
 // locate returns a file's Delta path and partition values.

@@ -59,11 +59,7 @@ func (s *Sink) refreshDLQ(ctx context.Context, stage table.CatalogIO, key string
 			return nil
 		}
 	}
-	tx := dlqTbl.NewTransaction()
-	if err := tx.AddFiles(ctx, nil, props, false); err != nil {
-		return fmt.Errorf("advancing the offsets of the dead-letter table of %s: %w", name, err)
-	}
-	if _, err := tx.Commit(ctx); err != nil {
+	if err := commitEmpty(ctx, dlqTbl, props); err != nil {
 		return fmt.Errorf("staging the offsets of the dead-letter table of %s: %w", name, err)
 	}
 	return nil
@@ -101,12 +97,21 @@ func (s *Sink) alignDLQ(ctx context.Context, key string, committer ledger.Assign
 		return fmt.Errorf("advancing the offsets of the dead-letter table of %s: %w", name, err)
 	}
 	props := iceberg.Properties{PropOffsets: string(raw), PropCommitID: uuid.NewString(), "floe.operation": "offsets"}
-	tx := dlqTbl.NewTransaction()
-	if err := tx.AddFiles(ctx, nil, props, false); err != nil {
+	if err := commitEmpty(ctx, dlqTbl, props); err != nil {
 		return fmt.Errorf("advancing the offsets of the dead-letter table of %s: %w", name, err)
 	}
+	return nil
+}
+
+// commitEmpty commits a snapshot of tbl that adds no file and carries props
+// in its summary (through tbl's catalog: a stage, or the bound catalog).
+func commitEmpty(ctx context.Context, tbl *table.Table, props iceberg.Properties) error {
+	tx := tbl.NewTransaction()
+	if err := tx.AddFiles(ctx, nil, props, false); err != nil {
+		return fmt.Errorf("adding no files: %w", err)
+	}
 	if _, err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("advancing the offsets of the dead-letter table of %s: %w", name, err)
+		return fmt.Errorf("committing: %w", err)
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func newOrphanCase(t *testing.T) *orphanCase {
 	c.commit = func() error {
 		return commitForTest(ctx, s, cat, c.spec, orphan, ledger.TopicPartition{Topic: "t"})
 	}
-	time.Sleep(20 * time.Millisecond) // the files' age past the 10 ms minimum, not a wait
+	olderThan(t, 10*time.Millisecond, c.orphan.Path)
 	return c
 }
 

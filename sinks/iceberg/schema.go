@@ -87,22 +87,33 @@ func dlqSchema() *iceberg.Schema {
 	return iceberg.NewSchema(0, fields...)
 }
 
+// primitiveTypes pairs each primitive shape kind with its Iceberg type, one
+// to one: shapeType writes a column by it and exactShape reads one back.
+var primitiveTypes = []struct {
+	kind records.Kind
+	typ  iceberg.Type
+}{
+	{records.Bool, iceberg.PrimitiveTypes.Bool},
+	{records.Int, iceberg.PrimitiveTypes.Int32},
+	{records.Long, iceberg.PrimitiveTypes.Int64},
+	{records.Float, iceberg.PrimitiveTypes.Float32},
+	{records.Double, iceberg.PrimitiveTypes.Float64},
+	{records.String, iceberg.PrimitiveTypes.String},
+	{records.Bytes, iceberg.PrimitiveTypes.Binary},
+	{records.Date, iceberg.PrimitiveTypes.Date},
+	{records.Time, iceberg.PrimitiveTypes.Time},
+	{records.Timestamp, iceberg.PrimitiveTypes.Timestamp},
+	{records.TimestampTz, iceberg.PrimitiveTypes.TimestampTz},
+	{records.UUID, iceberg.PrimitiveTypes.UUID},
+}
+
 func shapeType(s *records.Shape, g *idGen) iceberg.Type {
+	for _, p := range primitiveTypes {
+		if p.kind == s.Kind {
+			return p.typ
+		}
+	}
 	switch s.Kind {
-	case records.Bool:
-		return iceberg.PrimitiveTypes.Bool
-	case records.Long:
-		return iceberg.PrimitiveTypes.Int64
-	case records.Double:
-		return iceberg.PrimitiveTypes.Float64
-	case records.String:
-		return iceberg.PrimitiveTypes.String
-	case records.Int:
-		return iceberg.PrimitiveTypes.Int32
-	case records.Float:
-		return iceberg.PrimitiveTypes.Float32
-	case records.Bytes:
-		return iceberg.PrimitiveTypes.Binary
 	case records.Fixed:
 		return iceberg.FixedTypeOf(s.Size)
 	case records.Decimal:
@@ -161,7 +172,7 @@ func shapeOf(sc *iceberg.Schema, format string) (*records.Shape, error) {
 }
 
 func typeShape(t iceberg.Type, path string) (*records.Shape, error) {
-	switch t := t.(type) {
+	switch t.(type) {
 	case iceberg.BooleanType:
 		return &records.Shape{Kind: records.Bool}, nil
 	case iceberg.Int32Type, iceberg.Int64Type:
@@ -170,65 +181,50 @@ func typeShape(t iceberg.Type, path string) (*records.Shape, error) {
 		return &records.Shape{Kind: records.Double}, nil
 	case iceberg.StringType:
 		return &records.Shape{Kind: records.String}, nil
+	}
+	if s, ok, err := childShapes(t, path, typeShape); ok {
+		return s, err
+	}
+	return nil, fmt.Errorf("column %s has type %s, which a json table cannot fill", path, t)
+}
+
+// childShapes converts a list or a struct, each element or field through
+// conv; ok is false for any other type.
+func childShapes(t iceberg.Type, path string, conv func(iceberg.Type, string) (*records.Shape, error)) (_ *records.Shape, ok bool, _ error) {
+	switch t := t.(type) {
 	case *iceberg.ListType:
-		e, err := typeShape(t.Element, path+"[]")
+		e, err := conv(t.Element, path+"[]")
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
-		return &records.Shape{Kind: records.List, Elem: e}, nil
+		return &records.Shape{Kind: records.List, Elem: e}, true, nil
 	case *iceberg.StructType:
 		s := &records.Shape{Kind: records.Struct}
 		for _, f := range t.FieldList {
-			fs, err := typeShape(f.Type, path+"."+f.Name)
+			fs, err := conv(f.Type, path+"."+f.Name)
 			if err != nil {
-				return nil, err
+				return nil, true, err
 			}
 			s.Fields = append(s.Fields, &records.Field{Name: f.Name, Shape: fs})
 		}
-		return s, nil
+		return s, true, nil
 	}
-	return nil, fmt.Errorf("column %s has type %s, which a json table cannot fill", path, t)
+	return nil, false, nil
 }
 
 // exactShape converts an Iceberg type into the shape that produces it, for
 // tables whose columns follow a registry schema.
 func exactShape(t iceberg.Type, path string) (*records.Shape, error) {
-	prim := func(k records.Kind) (*records.Shape, error) { return &records.Shape{Kind: k}, nil }
+	for _, p := range primitiveTypes {
+		if t.Equals(p.typ) {
+			return &records.Shape{Kind: p.kind}, nil
+		}
+	}
 	switch t := t.(type) {
-	case iceberg.BooleanType:
-		return prim(records.Bool)
-	case iceberg.Int32Type:
-		return prim(records.Int)
-	case iceberg.Int64Type:
-		return prim(records.Long)
-	case iceberg.Float32Type:
-		return prim(records.Float)
-	case iceberg.Float64Type:
-		return prim(records.Double)
-	case iceberg.StringType:
-		return prim(records.String)
-	case iceberg.BinaryType:
-		return prim(records.Bytes)
 	case iceberg.FixedType:
 		return &records.Shape{Kind: records.Fixed, Size: t.Len()}, nil
 	case iceberg.DecimalType:
 		return &records.Shape{Kind: records.Decimal, Precision: t.Precision(), Scale: t.Scale()}, nil
-	case iceberg.DateType:
-		return prim(records.Date)
-	case iceberg.TimeType:
-		return prim(records.Time)
-	case iceberg.TimestampType:
-		return prim(records.Timestamp)
-	case iceberg.TimestampTzType:
-		return prim(records.TimestampTz)
-	case iceberg.UUIDType:
-		return prim(records.UUID)
-	case *iceberg.ListType:
-		e, err := exactShape(t.Element, path+"[]")
-		if err != nil {
-			return nil, err
-		}
-		return &records.Shape{Kind: records.List, Elem: e}, nil
 	case *iceberg.MapType:
 		k, err := exactShape(t.KeyType, path+".key")
 		if err != nil {
@@ -239,16 +235,9 @@ func exactShape(t iceberg.Type, path string) (*records.Shape, error) {
 			return nil, err
 		}
 		return &records.Shape{Kind: records.Map, Key: k, Elem: v}, nil
-	case *iceberg.StructType:
-		s := &records.Shape{Kind: records.Struct}
-		for _, f := range t.FieldList {
-			fs, err := exactShape(f.Type, path+"."+f.Name)
-			if err != nil {
-				return nil, err
-			}
-			s.Fields = append(s.Fields, &records.Field{Name: f.Name, Shape: fs})
-		}
-		return s, nil
+	}
+	if s, ok, err := childShapes(t, path, exactShape); ok {
+		return s, err
 	}
 	return nil, fmt.Errorf("column %s has type %s, which no registry schema produces", path, t)
 }

@@ -188,7 +188,7 @@ func TestExpireAndMetadataFilesBounded(t *testing.T) {
 		if _, err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Millisecond) // distinct snapshot timestamps, not a wait
+		nextMilli(t) // distinct snapshot timestamps
 	}
 	tbl, _ := cat.LoadTable(ctx, spec.Ident)
 	if n := len(tbl.Metadata().Snapshots()); n != 60 {
@@ -276,7 +276,7 @@ func TestCleanOrphans(t *testing.T) {
 	if n, _, err := s.CleanOrphans(ctx, spec.Key, time.Hour, keep, a); err != nil || n != 0 {
 		t.Fatalf("young files deleted: %d, %v", n, err)
 	}
-	time.Sleep(20 * time.Millisecond) // the files' age past the 10 ms minimum, not a wait
+	olderThan(t, 10*time.Millisecond, append([]string{orphan[0].Path}, refused...)...)
 	n, b, err := s.CleanOrphans(ctx, spec.Key, 10*time.Millisecond, keep, a)
 	if err != nil {
 		t.Fatal(err)
@@ -305,6 +305,33 @@ func TestCleanOrphans(t *testing.T) {
 
 var osStat = os.Stat
 
+// nextMilli waits until the millisecond clock has moved past now, so that
+// the next snapshot's timestamp (milliseconds, iceberg-go's clock) is later
+// than the last one's.
+func nextMilli(t *testing.T) {
+	t.Helper()
+	now := time.Now().UnixMilli()
+	wait.For(t, time.Second, "the next millisecond", func() bool { return time.Now().UnixMilli() > now })
+}
+
+// olderThan waits until every file at paths (file:// or plain) was last
+// written more than age ago, the age orphan cleanup spares files under.
+func olderThan(t *testing.T, age time.Duration, paths ...string) {
+	t.Helper()
+	wait.For(t, 5*time.Second, "the files to age past "+age.String(), func() bool {
+		for _, p := range paths {
+			st, err := osStat(strings.TrimPrefix(p, "file://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if time.Since(st.ModTime()) <= age {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // TestCommitsAreFenced: the sink's commits run as the committer they are
 // given: a stale one is refused with ledger.ErrStaleCommitter and none is
 // refused before anything is written; the table stays where it was.
@@ -320,7 +347,7 @@ func TestCommitsAreFenced(t *testing.T) {
 		if err := s.Commit(ctx, spec.Key, nil, a, time.Now()); err != nil {
 			t.Fatalf("commit %d: %v", i, err)
 		}
-		time.Sleep(2 * time.Millisecond) // distinct snapshot timestamps
+		nextMilli(t) // distinct snapshot timestamps
 	}
 	before, _ := cat.MetadataLocation(spec.Ident)
 	stale := ledger.Assignment{Node: "n1", Epoch: 0}

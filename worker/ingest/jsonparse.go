@@ -49,6 +49,20 @@ func (p *parser) fail(format string, args ...any) error {
 	return fmt.Errorf("%w: invalid JSON at byte %d: %s", records.ErrBadRecord, p.pos, fmt.Sprintf(format, args...))
 }
 
+// separator reads what follows a member of an array or object: a comma
+// (another member follows) or closer (done).
+func (p *parser) separator(closer byte, what string) (done bool, err error) {
+	p.ws()
+	switch {
+	case p.pos >= len(p.data):
+		return false, p.fail("unterminated %s", what)
+	case p.data[p.pos] == ',' || p.data[p.pos] == closer:
+		p.pos++
+		return p.data[p.pos-1] == closer, nil
+	}
+	return false, p.fail("expected , or %c in %s", closer, what)
+}
+
 func (p *parser) ws() {
 	for p.pos < len(p.data) {
 		switch p.data[p.pos] {
@@ -178,19 +192,11 @@ func (p *parser) array(s *records.Shape, frozen bool) ([]any, error) {
 			return nil, err
 		}
 		out = append(out, v)
-		p.ws()
-		if p.pos >= len(p.data) {
-			return nil, p.fail("unterminated array")
-		}
-		if p.data[p.pos] == ',' {
-			p.pos++
-			continue
-		}
-		if p.data[p.pos] == ']' {
-			p.pos++
+		if done, err := p.separator(']', "array"); err != nil {
+			return nil, err
+		} else if done {
 			return out, nil
 		}
-		return nil, p.fail("expected , or ] in array")
 	}
 }
 
@@ -250,19 +256,11 @@ func (p *parser) object(s *records.Shape, frozen bool) (map[string]any, error) {
 		if v != nil {
 			out[k] = v
 		}
-		p.ws()
-		if p.pos >= len(p.data) {
-			return nil, p.fail("unterminated object")
-		}
-		if p.data[p.pos] == ',' {
-			p.pos++
-			continue
-		}
-		if p.data[p.pos] == '}' {
-			p.pos++
+		if done, err := p.separator('}', "object"); err != nil {
+			return nil, err
+		} else if done {
 			return out, nil
 		}
-		return nil, p.fail("expected , or } in object")
 	}
 }
 
