@@ -362,10 +362,11 @@ func TestMappingsUpdateOverlaysSetFlags(t *testing.T) {
 	}
 
 	mustRun(t, "--addr", addr, "mappings", "update", "orders", "--topic-regex", "orders-.*", "--snapshot-max-count", "0", "--partition-by", "",
-		"--max-columns", "300")
+		"--max-columns", "300", "--formats", "iceberg, delta")
 	want = proto.Clone(cur).(*adminv1.Mapping)
 	want.Source, want.Topic, want.TopicRegex, want.SnapshotMaxCount, want.PartitionBy = "", "", "orders-.*", 0, nil
 	want.MaxColumns = 300 // max_nesting_depth, not given, stays 12
+	want.Formats = []string{"iceberg", "delta"}
 	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: want, Name: "orders"})
 
 	// Updating a mapping that does not exist: the GetMapping's NotFound.

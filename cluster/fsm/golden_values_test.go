@@ -54,7 +54,7 @@ func goldenConfigTable() config.Table {
 			SmallRatio: 0.5, CoolDown: config.Duration(300 * 1e9), MaxBytesPerHour: 10 << 30, Window: "01:00-05:00",
 			Interval: config.Duration(60 * 1e9)},
 		PartitionBy:     []config.PartitionField{{Column: "_kafka_timestamp", Transform: "day"}, {Column: "region", Transform: "bucket[16]"}},
-		MaxNestingDepth: 32, MaxColumns: 500,
+		MaxNestingDepth: 32, MaxColumns: 500, Formats: []string{"iceberg", "delta"},
 	}
 }
 
@@ -195,6 +195,7 @@ func mainReleaseState(t testing.TB) *fsm.State {
 // mainReleaseSpec is a mapping's table as main had it: no record limits.
 func mainReleaseSpec(s fsm.TableSpec) fsm.TableSpec {
 	s.MaxNestingDepth, s.MaxColumns = 0, 0
+	s.Formats = nil
 	return s
 }
 

@@ -43,6 +43,10 @@ type TableSpec struct {
 	// older node writes, and an older node skips the keys when set.
 	MaxNestingDepth int `json:"MaxNestingDepth,omitempty"`
 	MaxColumns      int `json:"MaxColumns,omitempty"`
+	// Formats are the table formats the committer writes (config.Table's);
+	// nil is the default, [iceberg], so that a mapping leaving it unset, or
+	// setting [iceberg], keeps the bytes an older node writes.
+	Formats []string `json:"Formats,omitempty"`
 }
 
 // CompactionSpec is the replicated config.Compaction; keys frozen as in
@@ -84,7 +88,17 @@ func SpecOf(t config.Table) TableSpec {
 			MaxBytesPerHour: int64(c.MaxBytesPerHour), Window: c.Window, Interval: int64(c.Interval),
 		},
 		PartitionBy: parts, MaxNestingDepth: t.MaxNestingDepth, MaxColumns: t.MaxColumns,
+		Formats: specFormats(t.Formats),
 	}
+}
+
+// specFormats is the replicated form of a mapping's formats: nil for the
+// default, [iceberg].
+func specFormats(f []string) []string {
+	if len(f) == 0 || slices.Equal(f, []string{config.FormatIceberg}) {
+		return nil
+	}
+	return slices.Clone(f)
 }
 
 // Config converts the replicated form back to the configuration's type.
@@ -105,6 +119,7 @@ func (s TableSpec) Config() config.Table {
 			MaxBytesPerHour: config.ByteSize(c.MaxBytesPerHour), Window: c.Window, Interval: config.Duration(c.Interval),
 		},
 		PartitionBy: parts, MaxNestingDepth: s.MaxNestingDepth, MaxColumns: s.MaxColumns,
+		Formats: slices.Clone(s.Formats),
 	}
 }
 
@@ -115,12 +130,16 @@ func (s TableSpec) Config() config.Table {
 // old way). Each such setting adds its check here; its key is omitted when
 // unset, so a mapping without it keeps the bytes an older node writes.
 func (s TableSpec) Level() int {
+	if specFormats(s.Formats) != nil {
+		return ProtocolTableSettings // an older committer would write no Delta log
+	}
 	return ProtocolBase
 }
 
 func (s TableSpec) clone() TableSpec {
 	s.Compaction.Enabled = cloneBool(s.Compaction.Enabled)
 	s.PartitionBy = slices.Clone(s.PartitionBy)
+	s.Formats = slices.Clone(s.Formats)
 	return s
 }
 

@@ -614,7 +614,11 @@ type Mapping struct {
 	MaxNestingDepth int32 `protobuf:"varint,17,opt,name=max_nesting_depth,json=maxNestingDepth,proto3" json:"max_nesting_depth,omitempty"`
 	// max_columns caps the table's columns, nested ones counted, 1 to 10000; 0 leaves
 	// the node's (max_columns, default 1000).
-	MaxColumns    int32 `protobuf:"varint,18,opt,name=max_columns,json=maxColumns,proto3" json:"max_columns,omitempty"`
+	MaxColumns int32 `protobuf:"varint,18,opt,name=max_columns,json=maxColumns,proto3" json:"max_columns,omitempty"`
+	// formats: the table formats the committer writes over the same Parquet files:
+	// ["iceberg"] (default, also when empty) or ["iceberg", "delta"]. ["delta"] alone
+	// is refused (not supported yet). Needs every member at protocol level 4.
+	Formats       []string `protobuf:"bytes,20,rep,name=formats,proto3" json:"formats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -773,6 +777,13 @@ func (x *Mapping) GetMaxColumns() int32 {
 		return x.MaxColumns
 	}
 	return 0
+}
+
+func (x *Mapping) GetFormats() []string {
+	if x != nil {
+		return x.Formats
+	}
+	return nil
 }
 
 type PartitionField struct {
@@ -2568,7 +2579,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x10DrainNodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"#\n" +
 	"\x11RemoveNodeRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xed\x04\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x87\x05\n" +
 	"\aMapping\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1f\n" +
@@ -2593,7 +2604,8 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x06source\x18\x10 \x01(\tR\x06source\x12*\n" +
 	"\x11max_nesting_depth\x18\x11 \x01(\x05R\x0fmaxNestingDepth\x12\x1f\n" +
 	"\vmax_columns\x18\x12 \x01(\x05R\n" +
-	"maxColumns\"F\n" +
+	"maxColumns\x12\x18\n" +
+	"\aformats\x18\x14 \x03(\tR\aformats\"F\n" +
 	"\x0ePartitionField\x12\x16\n" +
 	"\x06column\x18\x01 \x01(\tR\x06column\x12\x1c\n" +
 	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x15\n" +
