@@ -107,6 +107,11 @@ type CommitTables struct {
 	// how many rows it removed.
 	RewindGen   uint64 `json:"rewind_gen,omitempty"`
 	DeletedRows int64  `json:"deleted_rows,omitempty"`
+	// Delta, on an append of a table that also writes a Delta Lake log,
+	// is the Delta version the committer published for it: the sequence
+	// must be one past the table's last, so no version is skipped or
+	// recorded twice. Omitted when nil (level-3 bytes unchanged).
+	Delta *ledger.DeltaCommit `json:"delta,omitempty"`
 }
 
 // RegisterSources records the topics routed into tables and their partition
