@@ -25,6 +25,13 @@ func (w *Worker) lookup(table string) (sink.TableSpec, config.Table, bool) {
 	return sink.TableSpec{}, config.Table{}, false
 }
 
+// WritesDelta reports whether the mapping that routes into the table names
+// delta in its formats, so its committer publishes a Delta log too.
+func (w *Worker) WritesDelta(table string) bool {
+	_, m, ok := w.lookup(table)
+	return ok && m.WritesDelta()
+}
+
 // Mapped reports whether a mapping routes into the table now. A table whose
 // mapping was deleted keeps its data, its catalog entry and its registered
 // sources, but nothing feeds it; the status says so instead of PENDING.

@@ -31,9 +31,9 @@ func TestCommitRecordsDeltaInOrder(t *testing.T) {
 	}{
 		{&ledger.DeltaCommit{Sequence: 2, Version: 0}, true, nil}, // skips sequence 1
 		{&ledger.DeltaCommit{Sequence: 1, Version: 1}, false, &ledger.DeltaCommit{Sequence: 1, Version: 1}},
-		{&ledger.DeltaCommit{Sequence: 1, Version: 2}, true, &ledger.DeltaCommit{Sequence: 1, Version: 1}}, // repeated
-		{&ledger.DeltaCommit{Sequence: 2, Version: 1}, true, &ledger.DeltaCommit{Sequence: 1, Version: 1}}, // same version
-		{nil, false, &ledger.DeltaCommit{Sequence: 1, Version: 1}},                                         // maintenance: kept
+		{&ledger.DeltaCommit{Sequence: 1, Version: 2}, true, &ledger.DeltaCommit{Sequence: 1, Version: 1}},  // repeated
+		{&ledger.DeltaCommit{Sequence: 2, Version: 1}, true, &ledger.DeltaCommit{Sequence: 1, Version: 1}},  // same version
+		{nil, false, &ledger.DeltaCommit{Sequence: 1, Version: 1}},                                          // maintenance: kept
 		{&ledger.DeltaCommit{Sequence: 2, Version: 5}, false, &ledger.DeltaCommit{Sequence: 2, Version: 5}}, // versions may jump
 	} {
 		idx++
