@@ -238,9 +238,11 @@ func applyCommitTables(s *State, c *CommitTables) error {
 
 // checkDelta refuses a commit whose Delta version would skip or repeat a
 // commit sequence of its table: the sequence must be one past the last
-// recorded (1 for the first) and the version past the last. A refusal is
-// retryable (table.ErrCommitFailed): the committer's state lags, and it
-// re-reads the Delta log's tail before it tries again.
+// recorded (1 for the first). The version is not compared: a log an
+// operator deleted starts again at version 0 (the committer rebuilds it
+// from the Iceberg table), and the sequence alone orders the commits. A
+// refusal is retryable (table.ErrCommitFailed): the committer's state
+// lags, and it re-reads the Delta log's tail before it tries again.
 func checkDelta(s *State, c *CommitTables) error {
 	if c.Delta == nil {
 		return nil
@@ -252,12 +254,10 @@ func checkDelta(s *State, c *CommitTables) error {
 	var last ledger.DeltaCommit
 	if t.Delta != nil {
 		last = *t.Delta
-	} else {
-		last.Version = -1
 	}
-	if c.Delta.Sequence != last.Sequence+1 || c.Delta.Version <= last.Version {
+	if c.Delta.Sequence != last.Sequence+1 {
 		return fmt.Errorf("committing table %s: %w", ledger.DisplayName(c.Table),
-			commitFailed("delta sequence %d at version %d does not follow the recorded sequence %d at version %d",
+			commitFailed("delta sequence %d (version %d) does not follow the recorded sequence %d (version %d)",
 				c.Delta.Sequence, c.Delta.Version, last.Sequence, last.Version))
 	}
 	return nil

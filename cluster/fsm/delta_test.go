@@ -14,10 +14,10 @@ import (
 )
 
 // TestCommitRecordsDeltaInOrder: a commit that records a Delta version must
-// carry the sequence one past the table's last (1 first) at a later
-// version; a repeated or skipped sequence, or a version not past the last,
-// is refused as retryable and changes nothing, and the recorded version
-// survives a snapshot.
+// carry the sequence one past the table's last (1 first); a repeated or
+// skipped sequence is refused as retryable and changes nothing; the
+// version may start again (a log rebuilt after an operator deleted it);
+// the recorded version survives a snapshot.
 func TestCommitRecordsDeltaInOrder(t *testing.T) {
 	f := seeded(t)
 	key := ledger.TableKey([]string{"db", "orders"})
@@ -30,11 +30,12 @@ func TestCommitRecordsDeltaInOrder(t *testing.T) {
 		want    *ledger.DeltaCommit // recorded after the step
 	}{
 		{&ledger.DeltaCommit{Sequence: 2, Version: 0}, true, nil}, // skips sequence 1
+		{&ledger.DeltaCommit{Sequence: 0, Version: 0}, true, nil}, // no sequence
 		{&ledger.DeltaCommit{Sequence: 1, Version: 1}, false, &ledger.DeltaCommit{Sequence: 1, Version: 1}},
 		{&ledger.DeltaCommit{Sequence: 1, Version: 2}, true, &ledger.DeltaCommit{Sequence: 1, Version: 1}},  // repeated
-		{&ledger.DeltaCommit{Sequence: 2, Version: 1}, true, &ledger.DeltaCommit{Sequence: 1, Version: 1}},  // same version
 		{nil, false, &ledger.DeltaCommit{Sequence: 1, Version: 1}},                                          // maintenance: kept
 		{&ledger.DeltaCommit{Sequence: 2, Version: 5}, false, &ledger.DeltaCommit{Sequence: 2, Version: 5}}, // versions may jump
+		{&ledger.DeltaCommit{Sequence: 3, Version: 1}, false, &ledger.DeltaCommit{Sequence: 3, Version: 1}}, // a rebuilt log
 	} {
 		idx++
 		next := fmt.Sprintf("file:///w/db/orders/metadata/%05d-x.metadata.json", idx)
@@ -61,7 +62,7 @@ func TestCommitRecordsDeltaInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Read(func(s *State) {
-		if d := s.Tables[key].Delta; d == nil || *d != (ledger.DeltaCommit{Sequence: 2, Version: 5}) {
+		if d := s.Tables[key].Delta; d == nil || *d != (ledger.DeltaCommit{Sequence: 3, Version: 1}) {
 			t.Fatalf("after restore: %+v", d)
 		}
 	})

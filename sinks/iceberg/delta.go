@@ -66,13 +66,14 @@ func (d *deltaSide) forget(key string) {
 	delete(d.logs, key)
 }
 
-// open returns the table's log, opening it when this process has not yet:
+// openDelta returns the table's log, opening it when this process has not yet:
 // then the log's tail is read and, unless it holds the commit recorded
 // next (published before a crash, adopted by the caller), its live files
 // are made the Iceberg table's (delta.Log.Sync): the first version of a
 // log added to an existing table, or the catch-up of one that missed
 // changes while the commit loop was not following it.
-func (d *deltaSide) open(ctx context.Context, key string, tbl *table.Table, at time.Time) (*delta.Log, error) {
+func (s *Sink) openDelta(ctx context.Context, key string, tbl *table.Table, committer ledger.Assignment, at time.Time) (*delta.Log, error) {
+	d := s.delta
 	d.mu.Lock()
 	l, ok := d.logs[key]
 	d.mu.Unlock()
@@ -87,8 +88,17 @@ func (d *deltaSide) open(ctx context.Context, key string, tbl *table.Table, at t
 		return nil, err
 	}
 	dt := delta.TableOf(tbl.Metadata(), ledger.DisplayName(key))
+	// A sync may remove files from the log: like a deletion it is fenced
+	// (the state proved current, the role re-checked), so a committer cut
+	// off cannot undo its successor's versions with its stale table.
+	if _, err := s.fenceDeletion(ctx, key, committer); err != nil {
+		return nil, err
+	}
 	rec, _ := d.tables.DeltaRecorded(key)
-	if have, _ := l.Txn(dt.ID); have == rec.Sequence && tbl.CurrentSnapshot() != nil {
+	// have < rec: the log lost versions (deleted or restored by hand); it
+	// is synced, and a log that still names an older sequence is then
+	// refused at publish (delta.ErrSequenceGap).
+	if have, _ := l.Txn(dt.ID); have <= rec.Sequence && tbl.CurrentSnapshot() != nil {
 		if err := syncLog(ctx, l, dt, tbl, at); err != nil {
 			return nil, err
 		}
@@ -155,7 +165,7 @@ type deltaCommit struct {
 func (s *Sink) publishDelta(ctx context.Context, c deltaCommit) ([]ledger.Entry, gathered, error) {
 	d := s.delta
 	name := ledger.DisplayName(c.key)
-	l, err := d.open(ctx, c.key, c.tbl, c.at)
+	l, err := s.openDelta(ctx, c.key, c.tbl, c.req.Committer, c.at)
 	if err != nil {
 		return nil, c.g, fmt.Errorf("opening the delta log of %s: %w", name, err)
 	}
@@ -281,9 +291,9 @@ func (s *Sink) rearrangeDelta(ctx context.Context, key string, tbl *table.Table,
 // resyncDelta re-reads the table's Delta log and makes its live files the
 // committed table's (a commit that changed files without a Delta version
 // of its own: a replace delete).
-func (s *Sink) resyncDelta(ctx context.Context, key string, tbl *table.Table, at time.Time) error {
+func (s *Sink) resyncDelta(ctx context.Context, key string, tbl *table.Table, committer ledger.Assignment, at time.Time) error {
 	s.delta.forget(key)
-	_, err := s.delta.open(ctx, key, tbl, at)
+	_, err := s.openDelta(ctx, key, tbl, committer, at)
 	if err != nil {
 		s.delta.forget(key)
 	}

@@ -92,7 +92,11 @@ func (c *deltaCase) record(rows int) {
 	tp := ledger.TopicPartition{Topic: "t"}
 	var recs []*records.Record
 	for i := range int64(rows) {
-		recs = append(recs, &records.Record{Topic: "t", Offset: c.next + i, Raw: []byte("v")})
+		r := &records.Record{Topic: "t", Offset: c.next + i, Raw: []byte("v")}
+		if c.spec.Format == "json" {
+			r.Raw, r.Value = nil, map[string]any{"a": c.next + i, "b": fmt.Sprint(c.next + i)}
+		}
+		recs = append(recs, r)
 	}
 	files, err := c.s.Write(c.ctx, c.spec, uuid.NewString(), recs)
 	if err != nil {

@@ -86,7 +86,7 @@ func (s *Sink) DeleteFrom(ctx context.Context, key string, from map[ledger.Topic
 	if s.writesDelta(key) {
 		// The delete rewrote or dropped files: the Delta log follows with
 		// their removes and adds (delta.go). A failure is synced later.
-		if err := s.resyncDelta(ctx, key, after, at); err != nil {
+		if err := s.resyncDelta(ctx, key, after, committer, at); err != nil {
 			s.log.Warn("syncing the delta log after a replace delete failed; the next commit syncs it", "table", name, "err", err)
 		}
 	}

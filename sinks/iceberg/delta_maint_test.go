@@ -1,0 +1,139 @@
+package iceberg
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/sinks/sink"
+)
+
+// TestDeltaFollowsCompactionAndOrphanCleanup: a compaction of an [iceberg,
+// delta] table reaches the Delta log as removes and adds with dataChange
+// false, every offset still once; after Iceberg expired the snapshots that
+// held the compacted files, orphan cleanup keeps them while the Delta log
+// still references them (its tombstones), and never deletes the log.
+func TestDeltaFollowsCompactionAndOrphanCleanup(t *testing.T) {
+	c := newDeltaCase(t, true)
+	for range 6 {
+		c.record(2)
+		if err := c.commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := readDeltaView(t, c.root())
+	rw, err := c.s.PlanRewrite(c.ctx, c.spec.Key, sink.CompactionPolicy{TargetFileSize: 64 << 20, MinInputFiles: 2,
+		HotMinInputFiles: 2, MaxBytes: 1 << 30})
+	if err != nil || rw == nil || rw.Stats().FilesBefore < 2 {
+		t.Fatalf("planning a compaction: %v (%+v)", err, rw)
+	}
+	if err := c.s.CommitRewrite(c.ctx, c.spec.Key, rw, c.a, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	after := c.check()
+	rearranged := after.changes[len(before.changes):]
+	if len(after.versions) != len(before.versions)+1 || len(rearranged) != rw.Stats().FilesBefore+rw.Stats().FilesAfter {
+		t.Fatalf("compaction: %d versions then %d, %d file actions, want %d", len(before.versions), len(after.versions),
+			len(rearranged), rw.Stats().FilesBefore+rw.Stats().FilesAfter)
+	}
+	for _, change := range rearranged {
+		if change {
+			t.Fatalf("a compaction's file action has dataChange true: %v", rearranged)
+		}
+	}
+	if len(after.live) != rw.Stats().FilesAfter {
+		t.Fatalf("live files %d, want the %d compacted", len(after.live), rw.Stats().FilesAfter)
+	}
+
+	// Iceberg forgets the compacted files; the Delta log still names them.
+	if _, err := c.s.Expire(c.ctx, c.spec.Key, time.Millisecond, 1, time.Now().Add(time.Hour), c.a); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // the files' age past the 10 ms minimum, not a wait
+	if _, _, err := c.s.CleanOrphans(c.ctx, c.spec.Key, 10*time.Millisecond, nil, c.a); err != nil {
+		t.Fatal(err)
+	}
+	root := c.root()
+	for rel := range before.live {
+		if _, err := os.Stat(filepath.Join(root, rel)); err != nil {
+			t.Fatalf("a file the delta log still references was deleted: %v", err)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(root, "_delta_log", "*.json"))
+	if len(logs) != len(after.versions) {
+		t.Fatalf("delta log files %d, want %d", len(logs), len(after.versions))
+	}
+	c.check()
+}
+
+// TestDeltaSchemaGrowth: a column the committer adds to the Iceberg table
+// (a schema request) reaches the Delta log as a metaData action with the
+// next commit, and rows of both shapes are read once.
+func TestDeltaSchemaGrowth(t *testing.T) {
+	c := newDeltaCase(t, true)
+	c.spec = sink.TableSpec{Key: ledger.TableKey([]string{"db", "grown"}), Ident: []string{"db", "grown"}, Format: "json"}
+	committer(t, c.rn, c.spec.Key)
+	long := &records.Shape{Kind: records.Long}
+	one := &records.Shape{Kind: records.Struct, Fields: []*records.Field{{Name: "a", Shape: long}}}
+	if err := c.s.Prepare(c.ctx, c.spec, one); err != nil {
+		t.Fatal(err)
+	}
+	c.record(3)
+	if err := c.commit(); err != nil {
+		t.Fatal(err)
+	}
+	first := readDeltaView(t, c.root())
+	if len(first.schemas) != 1 || strings.Contains(first.schemas[0], `"name":"b"`) {
+		t.Fatalf("first schema %v", first.schemas)
+	}
+	two := one.Clone()
+	two.MarkCommitted()
+	two.Fields = append(two.Fields, &records.Field{Name: "b", Shape: &records.Shape{Kind: records.String}})
+	if err := c.s.EvolveSchema(c.ctx, c.spec, two, c.a, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	c.record(2)
+	if err := c.commit(); err != nil {
+		t.Fatal(err)
+	}
+	v := c.check()
+	if len(v.schemas) != 2 || !strings.Contains(v.schemas[1], `"name":"b"`) {
+		t.Fatalf("schemas after growth: %v", v.schemas)
+	}
+}
+
+// TestDeltaLogDeletedByHand: a Delta log an operator deleted is rebuilt
+// at the next commit from the Iceberg table (version 0 listing its files)
+// and the commit follows as the next sequence, every offset once.
+func TestDeltaLogDeletedByHand(t *testing.T) {
+	c := newDeltaCase(t, true)
+	for range 3 {
+		c.record(2)
+		if err := c.commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(c.root(), "_delta_log")); err != nil {
+		t.Fatal(err)
+	}
+	c.restart()
+	c.record(1)
+	if err := c.commit(); err != nil {
+		t.Fatal(err)
+	}
+	v := readDeltaView(t, c.root())
+	if len(v.versions) != 2 || len(v.txns) != 1 || v.txns[0] != 4 {
+		t.Fatalf("rebuilt log: versions %v, txns %v; want a sync at 0 and sequence 4 at 1", v.versions, v.txns)
+	}
+	rows := v.rowsOf(t, c.root())
+	for o := range c.next {
+		if rows[fmt.Sprintf("0/%d", o)] != 1 {
+			t.Fatalf("offset %d: %d times in the rebuilt log", o, rows[fmt.Sprintf("0/%d", o)])
+		}
+	}
+}
