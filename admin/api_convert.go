@@ -197,6 +197,10 @@ func tableToProto(t status.TableReport) *adminv1.TableStatus {
 		Committer:           t.Committer,
 		Paused:              t.Paused,
 		Rewind:              rewindToProto(t.Rewind),
+		Formats:             slices.Clone(t.Formats),
+	}
+	if d := t.Delta; d != nil {
+		out.Delta = &adminv1.DeltaStatus{Version: d.Version, Sequence: d.Sequence}
 	}
 	for _, p := range t.Partitions {
 		out.Partitions = append(out.Partitions, &adminv1.PartitionStatus{

@@ -32,6 +32,19 @@ func (w *Worker) WritesDelta(table string) bool {
 	return ok && m.WritesDelta()
 }
 
+// Formats are the table formats of the mapping that routes into the table
+// ([iceberg] when it names none); nil when no mapping does.
+func (w *Worker) Formats(table string) []string {
+	_, m, ok := w.lookup(table)
+	switch {
+	case !ok:
+		return nil
+	case len(m.Formats) == 0:
+		return []string{config.FormatIceberg}
+	}
+	return slices.Clone(m.Formats)
+}
+
 // Mapped reports whether a mapping routes into the table now. A table whose
 // mapping was deleted keeps its data, its catalog entry and its registered
 // sources, but nothing feeds it; the status says so instead of PENDING.
