@@ -35,6 +35,9 @@ type deltaSide struct {
 	tables DeltaTables
 	props  map[string]string // warehouse IO properties, for s3:// roots
 	opts   delta.Options
+	// retention is how long log entries are kept for time travel
+	// (delta.DefaultLogRetention; tests shorten it).
+	retention time.Duration
 
 	mu   sync.Mutex
 	logs map[string]*delta.Log // by table key; opened (and synced) on first use
@@ -49,7 +52,7 @@ type deltaSide struct {
 // SetDelta makes the sink write a Delta Lake log beside Iceberg for every
 // table t says writes one. Call it before the sink is used.
 func (s *Sink) SetDelta(t DeltaTables, props map[string]string, opts delta.Options) {
-	s.delta = &deltaSide{tables: t, props: props, opts: opts, logs: map[string]*delta.Log{}}
+	s.delta = &deltaSide{tables: t, props: props, opts: opts, retention: delta.DefaultLogRetention, logs: map[string]*delta.Log{}}
 }
 
 // writesDelta reports whether table key writes a Delta log.
@@ -240,6 +243,20 @@ func (s *Sink) deltaFiles(ctx context.Context, key string, tbl *table.Table) (ma
 	if s.delta == nil || tbl == nil {
 		return nil, nil
 	}
+	l, err := s.readDelta(ctx, key, tbl)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, p := range l.Referenced() {
+		out[p] = true
+	}
+	return out, nil
+}
+
+// readDelta opens a table's Delta log apart from the commit loop's (which
+// is not safe for concurrent use), for the background orphan cleanup.
+func (s *Sink) readDelta(ctx context.Context, key string, tbl *table.Table) (*delta.Log, error) {
 	st, err := delta.OpenStore(ctx, tbl.Location(), s.delta.props)
 	if err != nil {
 		return nil, err
@@ -248,11 +265,22 @@ func (s *Sink) deltaFiles(ctx context.Context, key string, tbl *table.Table) (ma
 	if err != nil {
 		return nil, fmt.Errorf("reading the delta log of %s: %w", ledger.DisplayName(key), err)
 	}
-	out := map[string]bool{}
-	for _, p := range l.Referenced() {
-		out[p] = true
+	return l, nil
+}
+
+// cleanDeltaLog deletes the table's Delta log entries past the retention
+// (delta.DefaultLogRetention, 30 days), keeping the checkpoint readers start
+// from; it runs behind orphan cleanup's fence.
+func (s *Sink) cleanDeltaLog(ctx context.Context, key string, tbl *table.Table) error {
+	l, err := s.readDelta(ctx, key, tbl)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	n, err := l.Cleanup(ctx, s.delta.retention)
+	if n > 0 {
+		s.log.Info("deleted delta log entries past the retention", "table", ledger.DisplayName(key), "files", n)
+	}
+	return err
 }
 
 // rearrangeDelta publishes a committed compaction to the Delta log: its

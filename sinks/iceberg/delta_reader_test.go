@@ -153,12 +153,13 @@ func (v deltaView) rowsOf(t *testing.T, root string) map[string]int {
 // deltaRSScript prints the row count, the distinct (partition, offset)
 // pairs and the version delta-rs reads.
 const deltaRSScript = `
-import json, sys
+import json, os, sys
 from deltalake import DeltaTable
 dt = DeltaTable(sys.argv[1])
 t = dt.to_pyarrow_table(columns=["_kafka_partition", "_kafka_offset"])
 pairs = set(zip(t.column(0).to_pylist(), t.column(1).to_pylist()))
-print(json.dumps({"rows": t.num_rows, "distinct": len(pairs), "version": dt.version()}))
+print(json.dumps({"rows": t.num_rows, "distinct": len(pairs), "version": dt.version()}), flush=True)
+os._exit(0)  # delta-rs' runtime threads can abort the interpreter's exit
 `
 
 // readWithDeltaRS has delta-rs read the table when FLOE_DELTA_PYTHON names

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/cluster/catalog"
@@ -128,14 +129,17 @@ func (c *deltaCase) commit() error {
 	return errors.New("entries still pending after three commits")
 }
 
-// root is the table's location on disk.
-func (c *deltaCase) root() string {
+// table loads the table.
+func (c *deltaCase) table() *table.Table {
 	tbl, err := c.cat.LoadTable(c.ctx, c.spec.Ident)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	return strings.TrimPrefix(tbl.Location(), "file://")
+	return tbl
 }
+
+// root is the table's location on disk.
+func (c *deltaCase) root() string { return strings.TrimPrefix(c.table().Location(), "file://") }
 
 // check reads the Delta log with the Go replay (and delta-rs when set up):
 // versions and sequences contiguous, the recorded Delta commit its last,

@@ -61,8 +61,8 @@ func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duratio
 			candidates += len(p.plan.OrphanFiles())
 		}
 	}
-	if candidates == 0 {
-		return 0, 0, nil
+	if candidates == 0 && (len(plans) == 0 || !s.writesDelta(key)) {
+		return 0, 0, nil // (a Delta log is cleaned up even then)
 	}
 	pending, err := s.fenceDeletion(ctx, key, committer)
 	if err != nil {
@@ -78,6 +78,13 @@ func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duratio
 		keep = mergeKeep(keep, referenced)
 	}
 	spared := sparedNames(keep, pending)
+	if len(plans) > 0 && s.writesDelta(key) {
+		// Behind the same fence: the Delta log's own cleanup (its entries
+		// past the retention, never data files).
+		if err := s.cleanDeltaLog(ctx, key, plans[0].tbl); err != nil {
+			return 0, 0, fmt.Errorf("cleaning orphans of %s: %w", name, err)
+		}
+	}
 	log := s.log.With("committer", committer.Node, "epoch", committer.Epoch)
 	var (
 		files int
