@@ -114,6 +114,19 @@ type CommitTables struct {
 	Delta *ledger.DeltaCommit `json:"delta,omitempty"`
 }
 
+// contentLevel: a commit that records a Delta version needs every member to
+// record it too (an older build would drop it, and its snapshots with it,
+// and later refuse or accept the next sequence unlike the others). A
+// table's formats name delta only through a level-4 mapping, but a
+// configuration file's tables are not gated: this refuses their Delta
+// commits, retryably, until the rolling upgrade is done.
+func (c CommitTables) contentLevel() int {
+	if c.Delta != nil {
+		return ProtocolTableSettings
+	}
+	return ProtocolBase
+}
+
 // RegisterSources records the topics routed into tables and their partition
 // counts as discovered in Kafka.
 type RegisterSources struct {

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
 )
 
 // TestMemberLevel: a member of a build before the protocol field is placed
@@ -156,5 +157,27 @@ func TestGateRefusesFormatsBelowTableSettings(t *testing.T) {
 	}
 	if got := spec.Config().Formats; !slices.Equal(got, []string{"iceberg", "delta"}) {
 		t.Fatalf("round trip: %v", got)
+	}
+}
+
+// TestGateRefusesDeltaCommitsBelowTableSettings: a commit that records a
+// Delta version is refused while a member is below level 4 (it would drop
+// the record and diverge); the same commit without one passes.
+func TestGateRefusesDeltaCommitsBelowTableSettings(t *testing.T) {
+	f := New()
+	if err := apply(t, f, 1, RegisterNode{Node: Member{ID: "a", ProposalIDs: true, Protocol: ProtocolTableSettings}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(t, f, 2, RegisterNode{Node: Member{ID: "b", ProposalIDs: true, Protocol: ProtocolGating}}); err != nil {
+		t.Fatal(err)
+	}
+	plain := CommitTables{Swaps: []TableSwap{{Table: "t", Expected: "a", New: "b"}}, Table: "t"}
+	if _, err := f.GateCommand(plain, ProtocolLevel); err != nil {
+		t.Fatalf("a commit without delta: %v", err)
+	}
+	withDelta := plain
+	withDelta.Delta = &ledger.DeltaCommit{Sequence: 1, Version: 0}
+	if _, err := f.GateCommand(withDelta, ProtocolLevel); !errors.Is(err, ErrProtocolTooLow) || !strings.Contains(err.Error(), "b at level 3") {
+		t.Fatalf("a delta commit with a level-3 member: %v", err)
 	}
 }
