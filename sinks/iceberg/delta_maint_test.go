@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/testing/deltaview"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
@@ -26,7 +27,7 @@ func TestDeltaFollowsCompactionAndOrphanCleanup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := readDeltaView(t, c.root())
+	before := deltaview.Read(t, c.root())
 	rw, err := c.s.PlanRewrite(c.ctx, c.spec.Key, sink.CompactionPolicy{TargetFileSize: 64 << 20, MinInputFiles: 2,
 		HotMinInputFiles: 2, MaxBytes: 1 << 30})
 	if err != nil || rw == nil || rw.Stats().FilesBefore < 2 {
@@ -36,9 +37,9 @@ func TestDeltaFollowsCompactionAndOrphanCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := c.check()
-	rearranged := after.changes[len(before.changes):]
-	if len(after.versions) != len(before.versions)+1 || len(rearranged) != rw.Stats().FilesBefore+rw.Stats().FilesAfter {
-		t.Fatalf("compaction: %d versions then %d, %d file actions, want %d", len(before.versions), len(after.versions),
+	rearranged := after.Changes[len(before.Changes):]
+	if len(after.Versions) != len(before.Versions)+1 || len(rearranged) != rw.Stats().FilesBefore+rw.Stats().FilesAfter {
+		t.Fatalf("compaction: %d versions then %d, %d file actions, want %d", len(before.Versions), len(after.Versions),
 			len(rearranged), rw.Stats().FilesBefore+rw.Stats().FilesAfter)
 	}
 	for _, change := range rearranged {
@@ -46,8 +47,8 @@ func TestDeltaFollowsCompactionAndOrphanCleanup(t *testing.T) {
 			t.Fatalf("a compaction's file action has dataChange true: %v", rearranged)
 		}
 	}
-	if len(after.live) != rw.Stats().FilesAfter {
-		t.Fatalf("live files %d, want the %d compacted", len(after.live), rw.Stats().FilesAfter)
+	if len(after.Live) != rw.Stats().FilesAfter {
+		t.Fatalf("live files %d, want the %d compacted", len(after.Live), rw.Stats().FilesAfter)
 	}
 
 	// Iceberg forgets the compacted files; the Delta log still names them.
@@ -59,14 +60,14 @@ func TestDeltaFollowsCompactionAndOrphanCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := c.root()
-	for rel := range before.live {
+	for rel := range before.Live {
 		if _, err := os.Stat(filepath.Join(root, rel)); err != nil {
 			t.Fatalf("a file the delta log still references was deleted: %v", err)
 		}
 	}
 	logs, _ := filepath.Glob(filepath.Join(root, "_delta_log", "*.json"))
-	if len(logs) != len(after.versions) {
-		t.Fatalf("delta log files %d, want %d", len(logs), len(after.versions))
+	if len(logs) != len(after.Versions) {
+		t.Fatalf("delta log files %d, want %d", len(logs), len(after.Versions))
 	}
 	c.check()
 }
@@ -87,9 +88,9 @@ func TestDeltaSchemaGrowth(t *testing.T) {
 	if err := c.commit(); err != nil {
 		t.Fatal(err)
 	}
-	first := readDeltaView(t, c.root())
-	if len(first.schemas) != 1 || strings.Contains(first.schemas[0], `"name":"b"`) {
-		t.Fatalf("first schema %v", first.schemas)
+	first := deltaview.Read(t, c.root())
+	if len(first.Schemas) != 1 || strings.Contains(first.Schemas[0], `"name":"b"`) {
+		t.Fatalf("first schema %v", first.Schemas)
 	}
 	two := one.Clone()
 	two.MarkCommitted()
@@ -102,8 +103,8 @@ func TestDeltaSchemaGrowth(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := c.check()
-	if len(v.schemas) != 2 || !strings.Contains(v.schemas[1], `"name":"b"`) {
-		t.Fatalf("schemas after growth: %v", v.schemas)
+	if len(v.Schemas) != 2 || !strings.Contains(v.Schemas[1], `"name":"b"`) {
+		t.Fatalf("schemas after growth: %v", v.Schemas)
 	}
 }
 
@@ -126,11 +127,11 @@ func TestDeltaLogDeletedByHand(t *testing.T) {
 	if err := c.commit(); err != nil {
 		t.Fatal(err)
 	}
-	v := readDeltaView(t, c.root())
-	if len(v.versions) != 2 || len(v.txns) != 1 || v.txns[0] != 4 {
-		t.Fatalf("rebuilt log: versions %v, txns %v; want a sync at 0 and sequence 4 at 1", v.versions, v.txns)
+	v := deltaview.Read(t, c.root())
+	if len(v.Versions) != 2 || len(v.Txns) != 1 || v.Txns[0] != 4 {
+		t.Fatalf("rebuilt log: versions %v, txns %v; want a sync at 0 and sequence 4 at 1", v.Versions, v.Txns)
 	}
-	rows := v.rowsOf(t, c.root())
+	rows := v.Rows(t, c.root())
 	for o := range c.next {
 		if rows[fmt.Sprintf("0/%d", o)] != 1 {
 			t.Fatalf("offset %d: %d times in the rebuilt log", o, rows[fmt.Sprintf("0/%d", o)])
@@ -163,7 +164,7 @@ func TestDeltaLogCleanup(t *testing.T) {
 	if err != nil || l.Version() != 11 || len(l.Files()) != 12 {
 		t.Fatalf("reading from the checkpoint: %v", err)
 	}
-	if n, distinct, _, ok := readWithDeltaRS(t, c.root()); ok && (n != c.next || distinct != c.next) {
+	if n, distinct, _, ok := deltaview.ReadWithDeltaRS(t, c.root()); ok && (n != c.next || distinct != c.next) {
 		t.Fatalf("delta-rs read %d rows (%d distinct) from the checkpoint, want %d", n, distinct, c.next)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
+	"github.com/floe-io/floe/internal/testing/deltaview"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
@@ -147,25 +148,25 @@ func (c *deltaCase) root() string { return strings.TrimPrefix(c.table().Location
 // check reads the Delta log with the Go replay (and delta-rs when set up):
 // versions and sequences contiguous, the recorded Delta commit its last,
 // the Iceberg offsets its newest, and every offset below next once.
-func (c *deltaCase) check() deltaView {
+func (c *deltaCase) check() deltaview.View {
 	c.t.Helper()
 	root := c.root()
-	v := readDeltaView(c.t, root)
-	v.checkContiguous(c.t)
+	v := deltaview.Read(c.t, root)
+	v.CheckContiguous(c.t)
 	rec, ok := testDeltaTables{n: c.rn}.DeltaRecorded(c.spec.Key)
-	last := v.versions[len(v.versions)-1]
-	if !ok || rec.Sequence != int64(len(v.txns)) || rec.Version > last {
-		c.t.Fatalf("recorded %+v (%v), log has %d sequences up to version %d", rec, ok, len(v.txns), last)
+	last := v.Versions[len(v.Versions)-1]
+	if !ok || rec.Sequence != int64(len(v.Txns)) || rec.Version > last {
+		c.t.Fatalf("recorded %+v (%v), log has %d sequences up to version %d", rec, ok, len(v.Txns), last)
 	}
 	tbl, err := c.cat.LoadTable(c.ctx, c.spec.Ident)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	offs, err := Offsets(tbl.CurrentSnapshot())
-	if err != nil || !maps.Equal(offs, v.offsets) {
-		c.t.Fatalf("iceberg offsets %v (%v), delta offsets %v", offs, err, v.offsets)
+	if err != nil || !maps.Equal(offs, v.Offsets) {
+		c.t.Fatalf("iceberg offsets %v (%v), delta offsets %v", offs, err, v.Offsets)
 	}
-	rows := v.rowsOf(c.t, root)
+	rows := v.Rows(c.t, root)
 	for o := range c.next {
 		if n := rows[fmt.Sprintf("0/%d", o)]; n != 1 {
 			c.t.Fatalf("offset %d is %d times in the delta view", o, n)
@@ -174,7 +175,7 @@ func (c *deltaCase) check() deltaView {
 	if int64(len(rows)) != c.next {
 		c.t.Fatalf("delta view has %d distinct offsets, want %d", len(rows), c.next)
 	}
-	if n, distinct, version, ok := readWithDeltaRS(c.t, root); ok && (n != c.next || distinct != c.next || version != last) {
+	if n, distinct, version, ok := deltaview.ReadWithDeltaRS(c.t, root); ok && (n != c.next || distinct != c.next || version != last) {
 		c.t.Fatalf("delta-rs read %d rows (%d distinct) at version %d, want %d at %d", n, distinct, version, c.next, last)
 	}
 	return v
@@ -223,7 +224,7 @@ func TestDeltaCommitsSurviveCrashes(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := c.check()
-	t.Logf("%d crashes before the raft entry; %d delta versions, %d sequences, %d offsets", crashes, len(v.versions), len(v.txns), c.next)
+	t.Logf("%d crashes before the raft entry; %d delta versions, %d sequences, %d offsets", crashes, len(v.Versions), len(v.Txns), c.next)
 }
 
 // TestDeltaAddedToAnExistingTable: turning delta on for a table with data
@@ -244,8 +245,8 @@ func TestDeltaAddedToAnExistingTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := c.check()
-	if len(v.versions) != 2 || len(v.txns) != 1 || len(v.live) != 3 {
-		t.Fatalf("versions %v, txns %v, live %d: want version 0 with the two old files, then sequence 1", v.versions, v.txns, len(v.live))
+	if len(v.Versions) != 2 || len(v.Txns) != 1 || len(v.Live) != 3 {
+		t.Fatalf("versions %v, txns %v, live %d: want version 0 with the two old files, then sequence 1", v.Versions, v.Txns, len(v.Live))
 	}
 	c.writes.Store(false)
 	c.record(4)
@@ -257,7 +258,7 @@ func TestDeltaAddedToAnExistingTable(t *testing.T) {
 	if err := c.commit(); err != nil {
 		t.Fatal(err)
 	}
-	if v = c.check(); len(v.versions) != 4 || len(v.txns) != 2 || len(v.live) != 5 {
-		t.Fatalf("after off and on: versions %v, txns %v, live %d", v.versions, v.txns, len(v.live))
+	if v = c.check(); len(v.Versions) != 4 || len(v.Txns) != 2 || len(v.Live) != 5 {
+		t.Fatalf("after off and on: versions %v, txns %v, live %d", v.Versions, v.Txns, len(v.Live))
 	}
 }

@@ -1,4 +1,4 @@
-package iceberg
+package deltaview
 
 import (
 	"bufio"
@@ -20,34 +20,35 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// deltaView is a Delta table as an independent reader of its JSON log
+// View is a Delta table as an independent reader of its JSON log
 // sees it: written here from the protocol, not with sinks/delta, so the
 // tests do not check the writer with itself. It replays every commit file
 // from version 0 (the tests write fewer than checkpoint_interval versions
 // per log or keep every JSON file).
-type deltaView struct {
-	versions []int64          // every version found, in order
-	txns     []int64          // the txn version of each version that has one, in order
-	live     map[string]bool  // live data files, relative to the root
-	offsets  map[string]int64 // the newest commitInfo's floe.offsets
-	schemas  []string         // every metaData schemaString, in order
-	changes  []bool           // dataChange of every add and remove, in order
+type View struct {
+	Versions []int64          // every version found, in order
+	Txns     []int64          // the txn version of each version that has one, in order
+	Live     map[string]bool  // live data files, relative to the root
+	Offsets  map[string]int64 // the newest commitInfo's floe.offsets
+	Schemas  []string         // every metaData schemaString, in order
+	Changes  []bool           // dataChange of every add and remove, in order
 }
 
-func readDeltaView(t *testing.T, root string) deltaView {
+// Read replays the log under root.
+func Read(t testing.TB, root string) View {
 	t.Helper()
 	names, err := filepath.Glob(filepath.Join(root, "_delta_log", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
-	v := deltaView{live: map[string]bool{}}
+	v := View{Live: map[string]bool{}}
 	for _, name := range names {
 		var version int64
 		if _, err := fmt.Sscanf(filepath.Base(name), "%020d.json", &version); err != nil {
 			t.Fatalf("log file %s: %v", name, err)
 		}
-		v.versions = append(v.versions, version)
+		v.Versions = append(v.Versions, version)
 		data, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +63,7 @@ func readDeltaView(t *testing.T, root string) deltaView {
 }
 
 // apply replays one action line.
-func (v *deltaView) apply(t *testing.T, name string, line []byte) {
+func (v *View) apply(t testing.TB, name string, line []byte) {
 	t.Helper()
 	var a struct {
 		Txn *struct{ Version int64 }
@@ -84,42 +85,43 @@ func (v *deltaView) apply(t *testing.T, name string, line []byte) {
 	}
 	switch {
 	case a.Txn != nil:
-		v.txns = append(v.txns, a.Txn.Version)
+		v.Txns = append(v.Txns, a.Txn.Version)
 	case a.Add != nil:
-		v.live[a.Add.Path] = true
-		v.changes = append(v.changes, a.Add.DataChange)
+		v.Live[a.Add.Path] = true
+		v.Changes = append(v.Changes, a.Add.DataChange)
 	case a.Remove != nil:
-		delete(v.live, a.Remove.Path)
-		v.changes = append(v.changes, a.Remove.DataChange)
+		delete(v.Live, a.Remove.Path)
+		v.Changes = append(v.Changes, a.Remove.DataChange)
 	case a.MetaData != nil:
-		v.schemas = append(v.schemas, a.MetaData.SchemaString)
+		v.Schemas = append(v.Schemas, a.MetaData.SchemaString)
 	case a.CommitInfo != nil && a.CommitInfo.Offsets != nil:
-		v.offsets = a.CommitInfo.Offsets
+		v.Offsets = a.CommitInfo.Offsets
 	}
 }
 
-// checkContiguous fails unless the versions are 0..n-1 and the txn
+// CheckContiguous fails unless the versions are 0..n-1 and the txn
 // versions 1..m: no version and no commit sequence skipped or repeated.
-func (v deltaView) checkContiguous(t *testing.T) {
+func (v View) CheckContiguous(t testing.TB) {
 	t.Helper()
-	for i, ver := range v.versions {
+	for i, ver := range v.Versions {
 		if ver != int64(i) {
-			t.Fatalf("delta versions %v: not contiguous from 0", v.versions)
+			t.Fatalf("delta versions %v: not contiguous from 0", v.Versions)
 		}
 	}
-	for i, seq := range v.txns {
+	for i, seq := range v.Txns {
 		if seq != int64(i+1) {
-			t.Fatalf("txn versions %v: a commit sequence skipped or published twice", v.txns)
+			t.Fatalf("txn versions %v: a commit sequence skipped or published twice", v.Txns)
 		}
 	}
 }
 
-// rowsOf reads the (partition, offset) of every row of the live files with
-// arrow-go's Parquet reader.
-func (v deltaView) rowsOf(t *testing.T, root string) map[string]int {
+// Rows counts the rows of the live files by "partition/offset" (Floe's
+// _kafka_partition and _kafka_offset columns), read with arrow-go's
+// Parquet reader.
+func (v View) Rows(t testing.TB, root string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for rel := range v.live {
+	for rel := range v.Live {
 		p, err := url.PathUnescape(rel)
 		if err != nil {
 			t.Fatal(err)
@@ -136,8 +138,8 @@ func (v deltaView) rowsOf(t *testing.T, root string) map[string]int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts := tbl.Column(tbl.Schema().FieldIndices(ColPartition)[0]).Data().Chunks()
-		offs := tbl.Column(tbl.Schema().FieldIndices(ColOffset)[0]).Data().Chunks()
+		parts := tbl.Column(tbl.Schema().FieldIndices("_kafka_partition")[0]).Data().Chunks()
+		offs := tbl.Column(tbl.Schema().FieldIndices("_kafka_offset")[0]).Data().Chunks()
 		for c := range parts {
 			pa, oa := parts[c].(*array.Int32), offs[c].(*array.Int64)
 			for i := range pa.Len() {
@@ -162,9 +164,10 @@ print(json.dumps({"rows": t.num_rows, "distinct": len(pairs), "version": dt.vers
 os._exit(0)  # delta-rs' runtime threads can abort the interpreter's exit
 `
 
-// readWithDeltaRS has delta-rs read the table when FLOE_DELTA_PYTHON names
-// a Python with deltalake; ok is false otherwise.
-func readWithDeltaRS(t *testing.T, root string) (rows, distinct, version int64, ok bool) {
+// ReadWithDeltaRS has delta-rs read the table when FLOE_DELTA_PYTHON names
+// a Python with deltalake: its rows, distinct (partition, offset) pairs and
+// version; ok is false without one.
+func ReadWithDeltaRS(t testing.TB, root string) (rows, distinct, version int64, ok bool) {
 	t.Helper()
 	py := os.Getenv("FLOE_DELTA_PYTHON")
 	if py == "" {
