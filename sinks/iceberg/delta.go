@@ -177,6 +177,8 @@ func (s *Sink) publishDelta(ctx context.Context, c deltaCommit) ([]ledger.Entry,
 	if conflict, ok := errors.AsType[*delta.SequenceConflictError](err); ok {
 		c.entries, c.g, err = adopt(c, conflict)
 		if err == nil {
+			s.log.Info("committing the delta version published before a crash or a refused entry",
+				"table", name, "version", conflict.Version, "sequence", conflict.Sequence, "commit_id", conflict.CommitID)
 			res, err = l.Publish(ctx, c.delta(rec.Sequence+1))
 		}
 	}
