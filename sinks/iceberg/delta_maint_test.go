@@ -1,6 +1,7 @@
 package iceberg
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/internal/testing/deltaview"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
@@ -166,5 +168,36 @@ func TestDeltaLogCleanup(t *testing.T) {
 	}
 	if n, distinct, _, ok := deltaview.ReadWithDeltaRS(t, c.root()); ok && (n != c.next || distinct != c.next) {
 		t.Fatalf("delta-rs read %d rows (%d distinct) from the checkpoint, want %d", n, distinct, c.next)
+	}
+}
+
+// TestDeltaVersionOfAStaleCommitter: a committer that loses its role
+// between publishing its Delta version and its Raft entry is refused as
+// stale; its successor finds the version in the log and commits it (the
+// same entries and commit id) instead of writing the sequence again.
+func TestDeltaVersionOfAStaleCommitter(t *testing.T) {
+	c := newDeltaCase(t, true)
+	c.record(3)
+	if err := c.commit(); err != nil {
+		t.Fatal(err)
+	}
+	next := ledger.Assignment{Node: "n1", Epoch: 2}
+	c.s.delta.published = func(string, int64) error {
+		_, err := c.rn.Apply(c.ctx, fsm.Assign{Committers: []fsm.CommitterAssignment{{Table: c.spec.Key, Assignment: next}}})
+		return err
+	}
+	c.record(2)
+	if err := c.commit(); !errors.Is(err, ledger.ErrStaleCommitter) {
+		t.Fatalf("the stale committer's commit: %v", err)
+	}
+	before := deltaview.Read(t, c.root())
+	c.restart() // the successor: a sink with nothing in memory
+	c.a = next
+	if err := c.commit(); err != nil {
+		t.Fatal(err)
+	}
+	v := c.check()
+	if len(v.Versions) != len(before.Versions) || len(v.Txns) != 2 {
+		t.Fatalf("versions %v after the successor's commit, %v before; txns %v", v.Versions, before.Versions, v.Txns)
 	}
 }
