@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -100,6 +101,8 @@ func mappingFromProto(pm *adminv1.Mapping) (Mapping, error) {
 		// naming mapping.max_nesting_depth and mapping.max_columns.
 		MaxNestingDepth: int(pm.MaxNestingDepth),
 		MaxColumns:      int(pm.MaxColumns),
+		// Validated by the backend, naming mapping.formats.
+		Formats: slices.Clone(pm.Formats),
 	}
 	t.StorageClass = pm.StorageClass // the backend's validation names mapping.storage_class
 	var err error
@@ -166,6 +169,7 @@ func mappingToProto(m Mapping) *adminv1.Mapping {
 		Source:           m.Source,
 		MaxNestingDepth:  int32(t.MaxNestingDepth),
 		MaxColumns:       int32(t.MaxColumns),
+		Formats:          slices.Clone(t.Formats),
 	}
 	pm.StorageClass = t.StorageClass
 	for _, f := range t.PartitionBy {
@@ -204,6 +208,10 @@ func tableToProto(t status.TableReport) *adminv1.TableStatus {
 		Committer:           t.Committer,
 		Paused:              t.Paused,
 		Rewind:              rewindToProto(t.Rewind),
+		Formats:             slices.Clone(t.Formats),
+	}
+	if d := t.Delta; d != nil {
+		out.Delta = &adminv1.DeltaStatus{Version: d.Version, Sequence: d.Sequence}
 	}
 	for _, p := range t.Partitions {
 		out.Partitions = append(out.Partitions, &adminv1.PartitionStatus{

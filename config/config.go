@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -208,7 +209,22 @@ type Table struct {
 	// classes bill a 128 KiB minimum per object and every GB read. A
 	// file:// warehouse ignores it.
 	StorageClass string `yaml:"storage_class"`
+	// Formats are the table formats whose logs the committer writes over
+	// the same Parquet files: [iceberg] (default, also when empty) or
+	// [iceberg, delta]. [delta] alone is refused: it needs the Iceberg
+	// metadata to be absent, which is not built yet (docs/formats.md).
+	Formats []string `yaml:"formats"`
 }
+
+// Table formats a mapping may name in Formats.
+const (
+	FormatIceberg = "iceberg"
+	FormatDelta   = "delta"
+)
+
+// WritesDelta reports whether the committer also writes the table's Delta
+// Lake log.
+func (t Table) WritesDelta() bool { return slices.Contains(t.Formats, FormatDelta) }
 
 // PartitionField partitions a table by a transform of one column.
 type PartitionField struct {

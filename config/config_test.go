@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -268,5 +269,44 @@ func TestValidateMappingNamesFields(t *testing.T) {
 	}
 	if ok.Namespace != "default" || ok.Format != "json" || ok.SnapshotMaxCount != 500 {
 		t.Fatalf("defaults not applied: %+v", ok)
+	}
+}
+
+// TestValidateFormats: formats names the table formats; anything but
+// [iceberg] or [iceberg, delta] is refused naming the field and the values
+// allowed ([delta] alone is not built yet), and the order is canonical.
+func TestValidateFormats(t *testing.T) {
+	cfg := Defaults()
+	for _, tc := range []struct {
+		name    string
+		formats []string
+		want    []string // canonical formats; nil with wantErr
+		wantErr string
+	}{
+		{"default", nil, nil, ""},
+		{"iceberg", []string{"iceberg"}, []string{"iceberg"}, ""},
+		{"both", []string{"iceberg", "delta"}, []string{"iceberg", "delta"}, ""},
+		{"both reversed", []string{"delta", "iceberg"}, []string{"iceberg", "delta"}, ""},
+		{"delta alone", []string{"delta"}, nil, "mapping.formats: [delta] alone is not supported yet"},
+		{"unknown", []string{"hudi"}, nil, `mapping.formats: "hudi": use [iceberg] or [iceberg, delta]`},
+		{"twice", []string{"iceberg", "iceberg"}, nil, "mapping.formats: iceberg is named twice"},
+		{"too many", []string{"iceberg", "delta", "iceberg"}, nil, "mapping.formats: 3 formats"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := Table{Topic: "a", Formats: tc.formats}
+			err := cfg.ValidateMapping(&m, "mapping")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(m.Formats, tc.want) {
+				t.Fatalf("formats %v, %v; want %v", m.Formats, err, tc.want)
+			}
+			if m.WritesDelta() != slices.Contains(tc.want, "delta") {
+				t.Fatalf("WritesDelta %v for %v", m.WritesDelta(), m.Formats)
+			}
+		})
 	}
 }

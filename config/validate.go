@@ -220,6 +220,7 @@ func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, 
 	validateCompaction(t.Compaction, f, bad)
 	validatePartitionBy(t.PartitionBy, f, bad)
 	checkStorageClass(t, f, bad)
+	validateFormats(t, f, bad)
 	if t.SnapshotMaxCount < 1 {
 		bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
 	}
@@ -276,6 +277,38 @@ func (c *Config) validateSource(t *Table, f func(string) string, bad func(field,
 	case "earliest", "latest":
 	default:
 		bad(f("start_offset"), "%q: use earliest or latest", t.StartOffset)
+	}
+}
+
+// maxFormats bounds the formats list (there are two formats).
+const maxFormats = 2
+
+// validateFormats checks the table formats and puts them in their one
+// order (iceberg first), so that [delta, iceberg] and [iceberg, delta]
+// replicate as the same mapping.
+func validateFormats(t *Table, f func(string) string, bad func(field, format string, args ...any)) {
+	if len(t.Formats) > maxFormats {
+		bad(f("formats"), "%d formats: use [iceberg] or [iceberg, delta]", len(t.Formats))
+		return
+	}
+	seen := map[string]bool{}
+	for _, v := range t.Formats {
+		switch {
+		case v != FormatIceberg && v != FormatDelta:
+			bad(f("formats"), "%s: use [iceberg] or [iceberg, delta]", names.Preview(v))
+			return
+		case seen[v]:
+			bad(f("formats"), "%s is named twice", v)
+			return
+		}
+		seen[v] = true
+	}
+	if seen[FormatDelta] && !seen[FormatIceberg] {
+		bad(f("formats"), "[delta] alone is not supported yet (the table would still be an Iceberg table): use [iceberg, delta]")
+		return
+	}
+	if seen[FormatDelta] {
+		t.Formats = []string{FormatIceberg, FormatDelta}
 	}
 }
 

@@ -155,6 +155,7 @@ func testTable() *adminv1.TableStatus {
 			{Topic: "orders", Partition: 1, Committed: 500, HighWatermark: 505, Lag: 5, Node: "n2", Epoch: 3},
 		},
 		Catalogs: []*adminv1.CatalogStatus{{Catalog: "glue", InSync: true}},
+		Formats:  []string{"iceberg", "delta"}, Delta: &adminv1.DeltaStatus{Version: 12, Sequence: 9},
 		Rewind: &adminv1.Rewind{Generation: 2, Policy: adminv1.ReplayPolicy_REPLACE, ReplaceDone: true, Describe: "rows from offset 0 replaced",
 			From: []*adminv1.PartitionOffset{{Topic: "orders", Partition: 0, Offset: 400}},
 			To:   []*adminv1.PartitionOffset{{Topic: "orders", Partition: 0, Offset: 0}}},
@@ -364,11 +365,12 @@ func TestMappingsUpdateOverlaysSetFlags(t *testing.T) {
 	}
 
 	mustRun(t, "--addr", addr, "mappings", "update", "orders", "--topic-regex", "orders-.*", "--snapshot-max-count", "0", "--partition-by", "",
-		"--max-columns", "300", "--storage-class", "STANDARD_IA")
+		"--max-columns", "300", "--storage-class", "STANDARD_IA", "--formats", "iceberg, delta")
 	want = proto.Clone(cur).(*adminv1.Mapping)
 	want.Source, want.Topic, want.TopicRegex, want.SnapshotMaxCount, want.PartitionBy = "", "", "orders-.*", 0, nil
 	want.MaxColumns = 300 // max_nesting_depth, not given, stays 12
 	want.StorageClass = "STANDARD_IA"
+	want.Formats = []string{"iceberg", "delta"}
 	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: want, Name: "orders"})
 
 	// Updating a mapping that does not exist: the GetMapping's NotFound.
@@ -493,7 +495,8 @@ func TestReadOutput(t *testing.T) {
 		}
 	}
 	out = mustRun(t, "--addr", addr, "tables", "get", "shop.orders")
-	for _, want := range []string{"state:", "DEGRADED", "orders/1", "glue", "last rewind: generation 2, REPLACE", "rows replaced", "orders/0   400   0"} {
+	for _, want := range []string{"state:", "DEGRADED", "orders/1", "glue", "last rewind: generation 2, REPLACE", "rows replaced", "orders/0   400   0",
+		"iceberg, delta", "version 12 (commit sequence 9)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table text lacks %q:\n%s", want, out)
 		}

@@ -102,6 +102,7 @@ func writeMapping(w io.Writer, m *adminv1.Mapping) error {
 		{"max_nesting_depth", limitString(m.GetMaxNestingDepth())},
 		{"max_columns", limitString(m.GetMaxColumns())},
 		{"storage_class", storageClassString(m.GetStorageClass())},
+		{"formats", formatsString(m.GetFormats())},
 	} {
 		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], dash(kv[1]))
 	}
@@ -114,6 +115,14 @@ func storageClassString(c string) string {
 		return "bucket default"
 	}
 	return c
+}
+
+// formatsString shows a mapping's table formats, none being the default.
+func formatsString(f []string) string {
+	if len(f) == 0 {
+		return "iceberg"
+	}
+	return strings.Join(f, ", ")
 }
 
 // limitString shows a record limit, 0 being the node's.
@@ -133,6 +142,7 @@ type mappingFlags struct {
 	maxNestingDepth  int32
 	maxColumns       int32
 	partitionBy      []string
+	formats          []string
 	// the other flags are plain strings, read by name in overlay
 }
 
@@ -162,6 +172,7 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.Int32Var(&f.snapshotMaxCount, "snapshot-max-count", 0, "keep at most this many snapshots")
 	fs.String("orphan-min-age", "", "delete unreferenced files older than this Go duration")
 	fs.Int32Var(&f.maxNestingDepth, "max-nesting-depth", 0, "refuse records (and registry schemas) nesting deeper, 1 to 256; 0: the node's max_nesting_depth")
+	fs.StringSliceVar(&f.formats, "formats", nil, "table formats the committer writes over the same files: iceberg (default) or iceberg,delta")
 	fs.Int32Var(&f.maxColumns, "max-columns", 0, "refuse records that would take the table past this many columns, 1 to 10000; 0: the node's max_columns")
 	fs.String("storage-class", "", "S3 storage class of the table's data files (e.g. INTELLIGENT_TIERING, STANDARD_IA); empty: the bucket's default")
 }
@@ -204,6 +215,14 @@ func (f *mappingFlags) overlay(cmd *cobra.Command, m *adminv1.Mapping) error {
 	}
 	if fs.Changed("max-columns") {
 		m.MaxColumns = f.maxColumns
+	}
+	if fs.Changed("formats") {
+		m.Formats = nil
+		for _, v := range f.formats {
+			if v = strings.TrimSpace(v); v != "" {
+				m.Formats = append(m.Formats, v)
+			}
+		}
 	}
 	if fs.Changed("partition-by") {
 		m.PartitionBy = nil

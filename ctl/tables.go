@@ -277,6 +277,8 @@ func writeTable(w io.Writer, t *adminv1.TableStatus) error {
 		{"records skipped", fmt.Sprint(t.GetRecordsSkipped())},
 		{"commit failures", fmt.Sprint(t.GetCommitFailures())},
 		{"committer", t.GetCommitter()},
+		{"formats", strings.Join(t.GetFormats(), ", ")},
+		{"delta", deltaString(t.GetDelta())},
 		{"metadata", t.GetMetadataLocation()},
 	} {
 		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], dash(kv[1]))
@@ -294,6 +296,15 @@ func writeTable(w io.Writer, t *adminv1.TableStatus) error {
 		return writeRewind(w, rw)
 	}
 	return nil
+}
+
+// deltaString shows a table's Delta log as its last recorded commit left
+// it; empty (a dash) for a table without one.
+func deltaString(d *adminv1.DeltaStatus) string {
+	if d == nil {
+		return ""
+	}
+	return fmt.Sprintf("version %d (commit sequence %d)", d.GetVersion(), d.GetSequence())
 }
 
 // writeTablePartitions renders a table's partitions, if it has any.

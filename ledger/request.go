@@ -24,4 +24,16 @@ type CommitRequest struct {
 	// rewind of that generation; DeletedRows is how many rows it removed.
 	RewindGen   uint64
 	DeletedRows int64
+	// Delta, on an append of a table that also writes a Delta Lake log,
+	// is the Delta version published for this commit (before the entry is
+	// proposed); the replicated entry records it with the offsets.
+	Delta *DeltaCommit
+}
+
+// DeltaCommit is a commit's Delta Lake version: Sequence is the table's
+// commit sequence (the txn version of the table's appId, one more than the
+// last recorded) and Version the Delta log version that holds it.
+type DeltaCommit struct {
+	Sequence int64 `json:"sequence"`
+	Version  int64 `json:"version"`
 }

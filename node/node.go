@@ -25,6 +25,7 @@ import (
 	"github.com/floe-io/floe/internal/objstore"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/notify"
+	"github.com/floe-io/floe/sinks/delta"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker"
@@ -234,6 +235,9 @@ func (n *Node) buildWorker() error {
 	if err := n.wireDeadLetterTopics(cfg); err != nil { // schemas.go
 		return err
 	}
+	// Tables whose mapping names delta get a Delta Lake log beside
+	// Iceberg, published in each commit (DESIGN.md, Commit).
+	sink.SetDelta(deltaTables{w: n.worker, n: n.raft}, IOProps(cfg.Warehouse), delta.Options{})
 	n.running.Store(n.worker)
 	n.dropClasses = objstore.AddStorageClasses(newStorageClasses(n.raft.FSM(), n.worker).class) // storageclass.go
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/ledger"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/worker"
 )
 
 // NewCatalog returns the catalog of record on a Raft node: it reads the
@@ -59,4 +60,23 @@ func (f fence) PendingFiles(key string) (out []string) {
 		}
 	})
 	return out
+}
+
+// deltaTables is the sink's view of which tables write a Delta log (the
+// worker's routes: their mappings' formats) and what the replicated state
+// last recorded of each.
+type deltaTables struct {
+	w *worker.Worker
+	n *raftnode.Node
+}
+
+func (d deltaTables) WritesDelta(key string) bool { return d.w.WritesDelta(key) }
+
+func (d deltaTables) DeltaRecorded(key string) (c ledger.DeltaCommit, ok bool) {
+	d.n.FSM().Read(func(s *fsm.State) {
+		if t := s.Tables[key]; t != nil && t.Delta != nil {
+			c, ok = *t.Delta, true
+		}
+	})
+	return c, ok
 }

@@ -49,6 +49,10 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 	tr.Partitions = partitionReports(ti, rt, now)
 	tr.Lag, tr.LagSec = tableLag(tr.Partitions)
 	tr.Catalogs = n.catalogReports(ti.key, now) // catalogs.go
+	tr.Formats = n.worker.Formats(ti.key)
+	if d := ti.t.Delta; d != nil {
+		tr.Delta = &status.DeltaReport{Version: d.Version, Sequence: d.Sequence}
+	}
 	operatorState(&tr, ti.paused, ti.pausedBy, ti.rewind)
 	if !n.worker.Mapped(ti.key) {
 		tr.State = status.StateUnmapped

@@ -71,6 +71,13 @@ type MemberReport struct {
 }
 
 // TableReport is one table's status.
+// DeltaReport is the Delta log version and commit sequence (its txn
+// version) that the table's last recorded Delta commit published.
+type DeltaReport struct {
+	Version  int64 `json:"version"`
+	Sequence int64 `json:"sequence"`
+}
+
 type TableReport struct {
 	Table            string    `json:"table"`
 	State            string    `json:"state"`
@@ -96,6 +103,11 @@ type TableReport struct {
 	SuspendedAt    *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
 	// Catalogs is the table's one-way sync to each external catalog.
 	Catalogs []CatalogReport `json:"catalogs,omitempty"`
+	// Formats are the table formats its committer writes (the mapping's;
+	// [iceberg] by default). Delta is the Delta log's state as of the last
+	// commit that recorded one; nil when the table never wrote one.
+	Formats []string     `json:"formats,omitempty"`
+	Delta   *DeltaReport `json:"delta,omitempty"`
 	// Paused: an operator paused the table (PauseTable) and it has not
 	// been resumed.
 	Paused bool `json:"paused,omitempty"`

@@ -22,6 +22,9 @@ func WriteText(w io.Writer, r Report) error {
 		}
 	}
 	for _, t := range r.Tables {
+		writeDelta(w, t)
+	}
+	for _, t := range r.Tables {
 		if err := writeCatalogs(w, t); err != nil {
 			return err
 		}
@@ -100,6 +103,14 @@ func writeTables(w io.Writer, tables []TableReport) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d\n", t.Table, t.State, t.Rows, t.DataFiles, t.Snapshots, t.DeadLetterRows, last, fresh, lag)
 	}
 	return tw.Flush()
+}
+
+// writeDelta writes a table's Delta log line, if it has one.
+func writeDelta(w io.Writer, t TableReport) {
+	if t.Delta == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n%s formats: %s; delta version %d (commit sequence %d)\n", t.Table, strings.Join(t.Formats, ", "), t.Delta.Version, t.Delta.Sequence)
 }
 
 // writeCatalogs writes a table's external catalogs, if it has any.

@@ -37,6 +37,26 @@ func (w *Worker) StorageClass(table string) string {
 	return m.StorageClass
 }
 
+// WritesDelta reports whether the mapping that routes into the table names
+// delta in its formats, so its committer publishes a Delta log too.
+func (w *Worker) WritesDelta(table string) bool {
+	_, m, ok := w.lookup(table)
+	return ok && m.WritesDelta()
+}
+
+// Formats are the table formats of the mapping that routes into the table
+// ([iceberg] when it names none); nil when no mapping does.
+func (w *Worker) Formats(table string) []string {
+	_, m, ok := w.lookup(table)
+	switch {
+	case !ok:
+		return nil
+	case len(m.Formats) == 0:
+		return []string{config.FormatIceberg}
+	}
+	return slices.Clone(m.Formats)
+}
+
 // Mapped reports whether a mapping routes into the table now. A table whose
 // mapping was deleted keeps its data, its catalog entry and its registered
 // sources, but nothing feeds it; the status says so instead of PENDING.

@@ -104,8 +104,13 @@ func (s *session) command(swap fsm.TableSwap) fsm.CommitTables {
 	s.mu.Unlock()
 	r := *s.req
 	committer := r.Committer
+	var delta *ledger.DeltaCommit
+	if r.Delta != nil {
+		d := *r.Delta
+		delta = &d
+	}
 	return fsm.CommitTables{Swaps: swaps, Table: r.Table, Entries: r.Entries, Committer: &committer,
-		CommitID: r.CommitID, At: r.At, RewindGen: r.RewindGen, DeletedRows: r.DeletedRows}
+		CommitID: r.CommitID, At: r.At, RewindGen: r.RewindGen, DeletedRows: r.DeletedRows, Delta: delta}
 }
 
 // applied forgets the held swaps: the entry that carried them applied.

@@ -190,6 +190,9 @@ func applyCommitTables(s *State, c *CommitTables) error {
 			return fmt.Errorf("committing table %s: %w", ledger.DisplayName(c.Table), err)
 		}
 	}
+	if err := checkDelta(s, c); err != nil {
+		return err
+	}
 	// Validation passed: apply.
 	for _, sw := range c.Swaps {
 		t := s.Tables[sw.Table]
@@ -205,6 +208,10 @@ func applyCommitTables(s *State, c *CommitTables) error {
 		if t := s.Tables[c.Table]; t != nil {
 			t.Rows = max(t.Rows-c.DeletedRows, 0)
 		}
+	}
+	if c.Delta != nil {
+		d := *c.Delta
+		s.Tables[c.Table].Delta = &d
 	}
 	if c.Table == "" || len(c.Entries) == 0 {
 		return nil
@@ -225,6 +232,33 @@ func applyCommitTables(s *State, c *CommitTables) error {
 			dlq.Rows += e.DLQ
 			dlq.Files += int64(len(e.DLQFiles))
 		}
+	}
+	return nil
+}
+
+// checkDelta refuses a commit whose Delta version would skip or repeat a
+// commit sequence of its table: the sequence must be one past the last
+// recorded (1 for the first). The version is not compared: a log an
+// operator deleted starts again at version 0 (the committer rebuilds it
+// from the Iceberg table), and the sequence alone orders the commits. A
+// refusal is retryable (table.ErrCommitFailed): the committer's state
+// lags, and it re-reads the Delta log's tail before it tries again.
+func checkDelta(s *State, c *CommitTables) error {
+	if c.Delta == nil {
+		return nil
+	}
+	t, ok := s.Tables[c.Table]
+	if c.Table == "" || !ok {
+		return fmt.Errorf("recording a delta version for table %s: %w", ledger.DisplayName(c.Table), ErrNoSuchTable)
+	}
+	var last ledger.DeltaCommit
+	if t.Delta != nil {
+		last = *t.Delta
+	}
+	if c.Delta.Sequence != last.Sequence+1 {
+		return fmt.Errorf("committing table %s: %w", ledger.DisplayName(c.Table),
+			commitFailed("delta sequence %d (version %d) does not follow the recorded sequence %d (version %d)",
+				c.Delta.Sequence, c.Delta.Version, last.Sequence, last.Version))
 	}
 	return nil
 }

@@ -68,6 +68,10 @@ func (t *Table) clone() *Table {
 	c := *t
 	c.Ident = slices.Clone(t.Ident)
 	c.Synced = maps.Clone(t.Synced)
+	if t.Delta != nil {
+		d := *t.Delta
+		c.Delta = &d
+	}
 	return &c
 }
 

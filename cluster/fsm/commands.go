@@ -107,6 +107,24 @@ type CommitTables struct {
 	// how many rows it removed.
 	RewindGen   uint64 `json:"rewind_gen,omitempty"`
 	DeletedRows int64  `json:"deleted_rows,omitempty"`
+	// Delta, on an append of a table that also writes a Delta Lake log,
+	// is the Delta version the committer published for it: the sequence
+	// must be one past the table's last, so no version is skipped or
+	// recorded twice. Omitted when nil (level-3 bytes unchanged).
+	Delta *ledger.DeltaCommit `json:"delta,omitempty"`
+}
+
+// contentLevel: a commit that records a Delta version needs every member to
+// record it too (an older build would drop it, and its snapshots with it,
+// and later refuse or accept the next sequence unlike the others). A
+// table's formats name delta only through a level-4 mapping, but a
+// configuration file's tables are not gated: this refuses their Delta
+// commits, retryably, until the rolling upgrade is done.
+func (c CommitTables) contentLevel() int {
+	if c.Delta != nil {
+		return ProtocolTableSettings
+	}
+	return ProtocolBase
 }
 
 // RegisterSources records the topics routed into tables and their partition

@@ -54,7 +54,7 @@ func goldenConfigTable() config.Table {
 			SmallRatio: 0.5, CoolDown: config.Duration(300 * 1e9), MaxBytesPerHour: 10 << 30, Window: "01:00-05:00",
 			Interval: config.Duration(60 * 1e9)},
 		PartitionBy:     []config.PartitionField{{Column: "_kafka_timestamp", Transform: "day"}, {Column: "region", Transform: "bucket[16]"}},
-		MaxNestingDepth: 32, MaxColumns: 500, StorageClass: "INTELLIGENT_TIERING",
+		MaxNestingDepth: 32, MaxColumns: 500, StorageClass: "INTELLIGENT_TIERING", Formats: []string{"iceberg", "delta"},
 	}
 }
 
@@ -84,7 +84,7 @@ func goldenCommands(t testing.TB) []fsm.Command {
 		fsm.RecordFiles{Table: goldenTable, Entry: goldenEntry()},
 		fsm.CommitTables{Swaps: []fsm.TableSwap{{Table: goldenTable, Expected: "s3://a.json", New: "s3://b.json"}},
 			Table: goldenTable, Entries: []string{"e1"}, Committer: goldenAssignment(), CommitID: "c1", At: 1767225602000,
-			RewindGen: 2, DeletedRows: 12},
+			RewindGen: 2, DeletedRows: 12, Delta: &ledger.DeltaCommit{Sequence: 4, Version: 5}},
 		fsm.RegisterSources{Sources: []fsm.TopicSource{{Topic: "orders", Table: goldenTable, Partitions: 12}}},
 		fsm.Assign{Partitions: []fsm.PartitionAssignment{{TopicPartition: tp, Assignment: *goldenAssignment()}},
 			Committers: []fsm.CommitterAssignment{{Table: goldenTable, Assignment: *goldenAssignment()}}},
@@ -117,7 +117,8 @@ func goldenState(t testing.TB) *fsm.State {
 		Tables: map[string]*fsm.Table{goldenTable: {Ident: []string{"db", "orders"}, MetadataLocation: "s3://b.json",
 			PreviousMetadataLocation: "s3://a.json", Commits: 3, LastCommitAt: 1767225602000, LastCommitID: "c1",
 			NewestRecordTS: 1767225600000, Rows: 300, Files: 3, DLQRecords: 1,
-			Synced: map[string]fsm.SyncRecord{"glue": {MetadataLocation: "s3://b.json", At: 1767225603000}}}},
+			Synced: map[string]fsm.SyncRecord{"glue": {MetadataLocation: "s3://b.json", At: 1767225603000}},
+			Delta:  &ledger.DeltaCommit{Sequence: 4, Version: 5}}},
 		Ledger: &ledger.Ledger{
 			Offsets:     map[string]map[string]*ledger.Offsets{goldenTable: {tp.String(): {Start: 0, Committed: 10, End: 110, NewestTS: 1767225500000}}},
 			Pending:     map[string][]ledger.Entry{goldenTable: {goldenEntry()}},
@@ -165,6 +166,9 @@ func mainReleaseCommands(t testing.TB) []fsm.Command {
 		case fsm.RewindTable:
 			c.By = ""
 			out[i] = c
+		case fsm.CommitTables:
+			c.Delta = nil // main wrote no Delta log
+			out[i] = c
 		}
 	}
 	return out
@@ -180,6 +184,9 @@ func mainReleaseState(t testing.TB) *fsm.State {
 		m.Table = mainReleaseSpec(m.Table)
 	}
 	s.PausedBy = nil // main recorded no caller
+	for _, t := range s.Tables {
+		t.Delta = nil
+	}
 	for _, rw := range s.Rewinds {
 		rw.By = ""
 	}
@@ -197,6 +204,7 @@ func mainReleaseState(t testing.TB) *fsm.State {
 func mainReleaseSpec(s fsm.TableSpec) fsm.TableSpec {
 	s.MaxNestingDepth, s.MaxColumns = 0, 0
 	s.StorageClass = ""
+	s.Formats = nil
 	return s
 }
 

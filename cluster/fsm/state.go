@@ -34,6 +34,9 @@ type Table struct {
 	// Synced records, per external catalog name, the metadata location last
 	// mirrored there and when.
 	Synced map[string]SyncRecord `json:"synced,omitempty"`
+	// Delta is the last Delta Lake version recorded by a commit of the
+	// table (CommitTables.Delta); nil for a table that never wrote one.
+	Delta *ledger.DeltaCommit `json:"delta,omitempty"`
 }
 
 // SyncRecord is the last successful sync of a table to one catalog.

@@ -46,6 +46,10 @@ type TableSpec struct {
 	// StorageClass: the S3 storage class of the table's data files; set,
 	// it needs ProtocolTableSettings (see Level).
 	StorageClass string `json:"StorageClass,omitempty"`
+	// Formats are the table formats the committer writes (config.Table's);
+	// nil is the default, [iceberg], so that a mapping leaving it unset, or
+	// setting [iceberg], keeps the bytes an older node writes.
+	Formats []string `json:"Formats,omitempty"`
 }
 
 // CompactionSpec is the replicated config.Compaction; keys frozen as in
@@ -88,7 +92,17 @@ func SpecOf(t config.Table) TableSpec {
 		},
 		PartitionBy: parts, MaxNestingDepth: t.MaxNestingDepth, MaxColumns: t.MaxColumns,
 		StorageClass: t.StorageClass,
+		Formats:      specFormats(t.Formats),
 	}
+}
+
+// specFormats is the replicated form of a mapping's formats: nil for the
+// default, [iceberg].
+func specFormats(f []string) []string {
+	if len(f) == 0 || slices.Equal(f, []string{config.FormatIceberg}) {
+		return nil
+	}
+	return slices.Clone(f)
 }
 
 // Config converts the replicated form back to the configuration's type.
@@ -110,6 +124,7 @@ func (s TableSpec) Config() config.Table {
 		},
 		PartitionBy: parts, MaxNestingDepth: s.MaxNestingDepth, MaxColumns: s.MaxColumns,
 		StorageClass: s.StorageClass,
+		Formats:      slices.Clone(s.Formats),
 	}
 }
 
@@ -125,12 +140,16 @@ func (s TableSpec) Level() int {
 		// bucket's default class on the nodes it runs.
 		return ProtocolTableSettings
 	}
+	if specFormats(s.Formats) != nil {
+		return ProtocolTableSettings // an older committer would write no Delta log
+	}
 	return ProtocolBase
 }
 
 func (s TableSpec) clone() TableSpec {
 	s.Compaction.Enabled = cloneBool(s.Compaction.Enabled)
 	s.PartitionBy = slices.Clone(s.PartitionBy)
+	s.Formats = slices.Clone(s.Formats)
 	return s
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -26,6 +27,7 @@ import (
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/deltaview"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/node"
@@ -36,7 +38,11 @@ import (
 // TestCrashRecovery runs the real floe binary against a Kafka that lives in
 // the test process, SIGKILLs it at random moments five times while records
 // keep arriving, and checks at the end that every (partition, offset) is in
-// the table exactly once. Set FLOE_CRASH_SEED to replay a schedule.
+// the table exactly once. The table is in formats [iceberg, delta], so the
+// kills also land between a Delta version and the Raft entry recording it:
+// the Delta view, read by an independent reader, holds the same offsets,
+// every one once, with no version or commit sequence skipped or repeated.
+// Set FLOE_CRASH_SEED to replay a schedule.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -64,7 +70,7 @@ func TestCrashRecovery(t *testing.T) {
 		"kafka":           map[string]any{"bootstrap_servers": cfg.Kafka.BootstrapServers},
 		"warehouse":       map[string]any{"location": cfg.Warehouse.Location},
 		"commit_interval": "500ms",
-		"tables":          []map[string]any{{"topic": "crash", "namespace": "e2e", "name": "crash"}},
+		"tables":          []map[string]any{{"topic": "crash", "namespace": "e2e", "name": "crash", "formats": []string{"iceberg", "delta"}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +201,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatalf("status said %s, state says %s", rep.Tables[0].MetadataLocation, tbl.MetadataLocation())
 	}
 	checkExactlyOnce(t, []*table.Table{tbl}, "crash", per)
+	checkDeltaView(t, rn, tbl, per)
 
 	// Orphans the SIGKILLs left (files written but never recorded, metadata
 	// of commits never applied) go once past the safety age (tiny here);
@@ -228,6 +235,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkExactlyOnce(t, []*table.Table{tbl}, "crash", per)
+	checkDeltaView(t, rn, tbl, per)
 	tasks, err := tbl.Scan().PlanFiles(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -242,4 +250,46 @@ func TestCrashRecovery(t *testing.T) {
 			t.Errorf("unreferenced data file survived orphan cleanup: %s", f)
 		}
 	}
+}
+
+// checkDeltaView reads the table's Delta log as an independent reader:
+// versions and commit sequences contiguous, the last sequence the one the
+// state recorded, the same floe.offsets as the Iceberg snapshot, and every
+// produced offset once in the live files (delta-rs too when set up).
+func checkDeltaView(t *testing.T, rn *raftnode.Node, tbl *table.Table, per map[int32]int64) {
+	t.Helper()
+	root := strings.TrimPrefix(tbl.Location(), "file://")
+	v := deltaview.Read(t, root)
+	v.CheckContiguous(t)
+	var rec *ledger.DeltaCommit
+	rn.FSM().Read(func(s *fsm.State) {
+		if tt := s.Tables[ledger.TableKey([]string{"e2e", "crash"})]; tt != nil && tt.Delta != nil {
+			d := *tt.Delta
+			rec = &d
+		}
+	})
+	if rec == nil || rec.Sequence != int64(len(v.Txns)) || rec.Version > v.Versions[len(v.Versions)-1] {
+		t.Fatalf("recorded delta commit %+v; the log has %d sequences up to version %d", rec, len(v.Txns), v.Versions[len(v.Versions)-1])
+	}
+	offs, err := icebergsink.Offsets(tbl.CurrentSnapshot())
+	if err != nil || !maps.Equal(offs, v.Offsets) {
+		t.Fatalf("iceberg offsets %v (%v), delta offsets %v", offs, err, v.Offsets)
+	}
+	rows := v.Rows(t, root)
+	var total int64
+	for p, n := range per {
+		for o := range n {
+			if c := rows[fmt.Sprintf("%d/%d", p, o)]; c != 1 {
+				t.Fatalf("delta view: partition %d offset %d appears %d times", p, o, c)
+			}
+		}
+		total += n
+	}
+	if int64(len(rows)) != total {
+		t.Fatalf("delta view has %d distinct offsets, want %d", len(rows), total)
+	}
+	if n, distinct, _, ok := deltaview.ReadWithDeltaRS(t, root); ok && (n != total || distinct != total) {
+		t.Fatalf("delta-rs read %d rows (%d distinct), want %d", n, distinct, total)
+	}
+	t.Logf("delta view: %d versions, %d commit sequences, %d offsets once", len(v.Versions), len(v.Txns), total)
 }

@@ -50,7 +50,7 @@ var rules = map[string][]string{
 	// Providers behind the worker's interfaces.
 	"schemas":         {"records"},
 	"schemas/...":     {"records", "schemas"},
-	"sinks/iceberg":   {"sinks/sink", "records", "ledger", "internal/metaloc"},
+	"sinks/iceberg":   {"sinks/sink", "sinks/delta", "records", "ledger", "internal/metaloc"},
 	"sinks/delta":     {"ledger"}, // the Delta log; never Raft, never the worker
 	"sinks/glue/...":  {"sinks/sink", "internal/metaloc"},
 	"sinks/restsync":  {"sinks/sink", "internal/metaloc", "auth"},

@@ -158,6 +158,12 @@ func (l *Log) Publish(ctx context.Context, c Commit) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("delta version %d of %s: %w", v, c.Table.Name, err)
 	}
+	return l.write(ctx, c, v, actions)
+}
+
+// write publishes actions as version v with put-if-absent and checkpoints
+// when one is due.
+func (l *Log) write(ctx context.Context, c Commit, v int64, actions []Action) (Result, error) {
 	data, err := encodeActions(actions)
 	if err != nil {
 		return Result{}, fmt.Errorf("delta version %d of %s: %w", v, c.Table.Name, err)
@@ -263,4 +269,20 @@ func operation(c Commit, v int64) string {
 		return "WRITE"
 	}
 	return "ADD COLUMNS"
+}
+
+// Referenced lists the paths (relative to the table root) of the files the
+// log still references: the live ones and the removed ones its tombstones
+// keep (until log cleanup drops them), which a reader of an older version
+// may read.
+func (l *Log) Referenced() []string {
+	if l.snap == nil {
+		return nil
+	}
+	out := sortedKeys(l.snap.files)
+	for p := range l.snap.removed {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
 }

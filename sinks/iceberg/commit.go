@@ -60,6 +60,15 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
+	if s.writesDelta(key) {
+		// Published before the entry that records it (delta.go): a crash
+		// in between is found in the log's tail at the next attempt.
+		if _, g, err = s.publishDelta(ctx, deltaCommit{key: key, tbl: tbl, entries: entries, g: g, req: req, at: at}); err != nil {
+			return fmt.Errorf("committing table %s: %w", name, err)
+		}
+	} else if s.delta != nil {
+		s.delta.forget(key) // the log misses this commit: sync it when delta is back
+	}
 	offJSON, err := json.Marshal(g.offsets)
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)

@@ -215,8 +215,12 @@ func (s *Sink) CommitRewrite(ctx context.Context, key string, w sink.Rewrite, co
 	if err := rf.Commit(ctx); err != nil {
 		return fmt.Errorf("committing compaction of %s: %w", name, err)
 	}
-	if _, err := tx.Commit(ctx); err != nil {
+	after, err := tx.Commit(ctx)
+	if err != nil {
 		return fmt.Errorf("committing compaction of %s: %w", name, err)
+	}
+	if s.writesDelta(key) {
+		return s.rearrangeDelta(ctx, key, after, rw, props[PropCommitID], at)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"path"
 	"strings"
 	"sync"
@@ -60,14 +61,30 @@ func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duratio
 			candidates += len(p.plan.OrphanFiles())
 		}
 	}
-	if candidates == 0 {
-		return 0, 0, nil
+	if candidates == 0 && (len(plans) == 0 || !s.writesDelta(key)) {
+		return 0, 0, nil // (a Delta log is cleaned up even then)
 	}
 	pending, err := s.fenceDeletion(ctx, key, committer)
 	if err != nil {
 		return 0, 0, fmt.Errorf("cleaning orphans of %s: %w", name, err)
 	}
+	// Files the Delta log references are not orphans while it does (the
+	// log's own files are spared in cleanTable).
+	for _, p := range plans {
+		referenced, err := s.deltaFiles(ctx, key, p.tbl)
+		if err != nil {
+			return 0, 0, fmt.Errorf("cleaning orphans of %s: %w", name, err)
+		}
+		keep = mergeKeep(keep, referenced)
+	}
 	spared := sparedNames(keep, pending)
+	if len(plans) > 0 && s.writesDelta(key) {
+		// Behind the same fence: the Delta log's own cleanup (its entries
+		// past the retention, never data files).
+		if err := s.cleanDeltaLog(ctx, key, plans[0].tbl); err != nil {
+			return 0, 0, fmt.Errorf("cleaning orphans of %s: %w", name, err)
+		}
+	}
 	log := s.log.With("committer", committer.Node, "epoch", committer.Epoch)
 	var (
 		files int
@@ -111,6 +128,22 @@ func sparedNames(keep, pending map[string]bool) map[string]bool {
 			out[path.Base(p)] = true
 		}
 	}
+	return out
+}
+
+// deltaLogDir holds a table's Delta log: never Iceberg's, never an orphan.
+const deltaLogDir = "_delta_log"
+
+// mergeKeep is keep with more names added.
+func mergeKeep(keep, more map[string]bool) map[string]bool {
+	if len(more) == 0 {
+		return keep
+	}
+	out := maps.Clone(keep)
+	if out == nil {
+		out = map[string]bool{}
+	}
+	maps.Copy(out, more)
 	return out
 }
 
@@ -172,7 +205,7 @@ func (s *Sink) cleanTable(ctx context.Context, p orphanPlan, minAge time.Duratio
 		bytes   int64
 	)
 	_, err = p.tbl.ExecuteOrphanCleanup(ctx, p.plan, table.WithDeleteFunc(func(file string) error {
-		if !orphans[file] || spared[stripScheme(file)] || spared[path.Base(file)] {
+		if !orphans[file] || spared[stripScheme(file)] || spared[path.Base(file)] || strings.Contains(file, "/"+deltaLogDir+"/") {
 			return nil // referenced now, or recorded in the ledger and committed soon
 		}
 		if err := fsys.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -60,7 +60,8 @@ type Sink struct {
 
 	nsLocations map[string]string // namespace -> location of its tables
 
-	fence Fence // set once before use (SetFence); nil deletes nothing
+	fence Fence      // set once before use (SetFence); nil deletes nothing
+	delta *deltaSide // set once before use (SetDelta); nil writes no Delta log
 }
 
 // New returns a sink writing data files of about targetSize bytes.

@@ -1,1 +1,1 @@
-{"swaps":[{"table":"db\u001forders","expected":"s3://a.json","new":"s3://b.json"}],"table":"db\u001forders","entries":["e1"],"committer":{"node":"n1","epoch":7},"commit_id":"c1","at":1767225602000,"rewind_gen":2,"deleted_rows":12}
+{"swaps":[{"table":"db\u001forders","expected":"s3://a.json","new":"s3://b.json"}],"table":"db\u001forders","entries":["e1"],"committer":{"node":"n1","epoch":7},"commit_id":"c1","at":1767225602000,"rewind_gen":2,"deleted_rows":12,"delta":{"sequence":4,"version":5}}

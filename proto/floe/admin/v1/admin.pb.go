@@ -619,7 +619,11 @@ type Mapping struct {
 	// REDUCED_REDUNDANCY, STANDARD_IA, ONEZONE_IA, INTELLIGENT_TIERING, GLACIER_IR or
 	// EXPRESS_ONEZONE); empty sends none, so the bucket's default applies. Metadata files
 	// keep the default. Setting it needs every member at protocol level 4.
-	StorageClass  string `protobuf:"bytes,19,opt,name=storage_class,json=storageClass,proto3" json:"storage_class,omitempty"`
+	StorageClass string `protobuf:"bytes,19,opt,name=storage_class,json=storageClass,proto3" json:"storage_class,omitempty"`
+	// formats: the table formats the committer writes over the same Parquet files:
+	// ["iceberg"] (default, also when empty) or ["iceberg", "delta"]. ["delta"] alone
+	// is refused (not supported yet). Needs every member at protocol level 4.
+	Formats       []string `protobuf:"bytes,20,rep,name=formats,proto3" json:"formats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -785,6 +789,13 @@ func (x *Mapping) GetStorageClass() string {
 		return x.StorageClass
 	}
 	return ""
+}
+
+func (x *Mapping) GetFormats() []string {
+	if x != nil {
+		return x.Formats
+	}
+	return nil
 }
 
 type PartitionField struct {
@@ -1257,7 +1268,12 @@ type TableStatus struct {
 	Partitions          []*PartitionStatus `protobuf:"bytes,19,rep,name=partitions,proto3" json:"partitions,omitempty"`
 	Catalogs            []*CatalogStatus   `protobuf:"bytes,20,rep,name=catalogs,proto3" json:"catalogs,omitempty"`
 	// rewind is the table's last rewind, if any.
-	Rewind        *Rewind `protobuf:"bytes,21,opt,name=rewind,proto3" json:"rewind,omitempty"`
+	Rewind *Rewind `protobuf:"bytes,21,opt,name=rewind,proto3" json:"rewind,omitempty"`
+	// formats: the table formats its committer writes (["iceberg"] by default).
+	Formats []string `protobuf:"bytes,22,rep,name=formats,proto3" json:"formats,omitempty"`
+	// delta: the Delta log's version and commit sequence as of the last commit that
+	// recorded one; unset for a table that never wrote a Delta log.
+	Delta         *DeltaStatus `protobuf:"bytes,23,opt,name=delta,proto3" json:"delta,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1439,6 +1455,73 @@ func (x *TableStatus) GetRewind() *Rewind {
 	return nil
 }
 
+func (x *TableStatus) GetFormats() []string {
+	if x != nil {
+		return x.Formats
+	}
+	return nil
+}
+
+func (x *TableStatus) GetDelta() *DeltaStatus {
+	if x != nil {
+		return x.Delta
+	}
+	return nil
+}
+
+type DeltaStatus struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Version int64                  `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	// sequence: the commit sequence, the txn version of the table's appId.
+	Sequence      int64 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeltaStatus) Reset() {
+	*x = DeltaStatus{}
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeltaStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeltaStatus) ProtoMessage() {}
+
+func (x *DeltaStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeltaStatus.ProtoReflect.Descriptor instead.
+func (*DeltaStatus) Descriptor() ([]byte, []int) {
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *DeltaStatus) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *DeltaStatus) GetSequence() int64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
 type PartitionStatus struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Topic         string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
@@ -1459,7 +1542,7 @@ type PartitionStatus struct {
 
 func (x *PartitionStatus) Reset() {
 	*x = PartitionStatus{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[21]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1554,7 @@ func (x *PartitionStatus) String() string {
 func (*PartitionStatus) ProtoMessage() {}
 
 func (x *PartitionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[21]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1567,7 @@ func (x *PartitionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionStatus.ProtoReflect.Descriptor instead.
 func (*PartitionStatus) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PartitionStatus) GetTopic() string {
@@ -1579,7 +1662,7 @@ type CatalogStatus struct {
 
 func (x *CatalogStatus) Reset() {
 	*x = CatalogStatus{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[22]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1674,7 @@ func (x *CatalogStatus) String() string {
 func (*CatalogStatus) ProtoMessage() {}
 
 func (x *CatalogStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[22]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1687,7 @@ func (x *CatalogStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogStatus.ProtoReflect.Descriptor instead.
 func (*CatalogStatus) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CatalogStatus) GetCatalog() string {
@@ -1665,7 +1748,7 @@ type PauseTableRequest struct {
 
 func (x *PauseTableRequest) Reset() {
 	*x = PauseTableRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[23]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1760,7 @@ func (x *PauseTableRequest) String() string {
 func (*PauseTableRequest) ProtoMessage() {}
 
 func (x *PauseTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[23]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1773,7 @@ func (x *PauseTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseTableRequest.ProtoReflect.Descriptor instead.
 func (*PauseTableRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PauseTableRequest) GetTable() string {
@@ -1711,7 +1794,7 @@ type ResumeTableRequest struct {
 
 func (x *ResumeTableRequest) Reset() {
 	*x = ResumeTableRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[24]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +1806,7 @@ func (x *ResumeTableRequest) String() string {
 func (*ResumeTableRequest) ProtoMessage() {}
 
 func (x *ResumeTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[24]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +1819,7 @@ func (x *ResumeTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeTableRequest.ProtoReflect.Descriptor instead.
 func (*ResumeTableRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ResumeTableRequest) GetTable() string {
@@ -1772,7 +1855,7 @@ type RewindTableRequest struct {
 
 func (x *RewindTableRequest) Reset() {
 	*x = RewindTableRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[25]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1784,7 +1867,7 @@ func (x *RewindTableRequest) String() string {
 func (*RewindTableRequest) ProtoMessage() {}
 
 func (x *RewindTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[25]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1797,7 +1880,7 @@ func (x *RewindTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewindTableRequest.ProtoReflect.Descriptor instead.
 func (*RewindTableRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RewindTableRequest) GetTable() string {
@@ -1898,7 +1981,7 @@ type ExplicitOffsets struct {
 
 func (x *ExplicitOffsets) Reset() {
 	*x = ExplicitOffsets{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[26]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +1993,7 @@ func (x *ExplicitOffsets) String() string {
 func (*ExplicitOffsets) ProtoMessage() {}
 
 func (x *ExplicitOffsets) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[26]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2006,7 @@ func (x *ExplicitOffsets) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplicitOffsets.ProtoReflect.Descriptor instead.
 func (*ExplicitOffsets) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExplicitOffsets) GetOffsets() []*PartitionOffset {
@@ -1944,7 +2027,7 @@ type PartitionOffset struct {
 
 func (x *PartitionOffset) Reset() {
 	*x = PartitionOffset{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[27]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1956,7 +2039,7 @@ func (x *PartitionOffset) String() string {
 func (*PartitionOffset) ProtoMessage() {}
 
 func (x *PartitionOffset) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[27]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1969,7 +2052,7 @@ func (x *PartitionOffset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionOffset.ProtoReflect.Descriptor instead.
 func (*PartitionOffset) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PartitionOffset) GetTopic() string {
@@ -2013,7 +2096,7 @@ type Rewind struct {
 
 func (x *Rewind) Reset() {
 	*x = Rewind{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[28]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2108,7 @@ func (x *Rewind) String() string {
 func (*Rewind) ProtoMessage() {}
 
 func (x *Rewind) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[28]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2121,7 @@ func (x *Rewind) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rewind.ProtoReflect.Descriptor instead.
 func (*Rewind) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Rewind) GetGeneration() uint64 {
@@ -2100,7 +2183,7 @@ type RewindTableResponse struct {
 
 func (x *RewindTableResponse) Reset() {
 	*x = RewindTableResponse{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[29]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2112,7 +2195,7 @@ func (x *RewindTableResponse) String() string {
 func (*RewindTableResponse) ProtoMessage() {}
 
 func (x *RewindTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[29]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2125,7 +2208,7 @@ func (x *RewindTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewindTableResponse.ProtoReflect.Descriptor instead.
 func (*RewindTableResponse) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RewindTableResponse) GetRaftIndex() uint64 {
@@ -2151,7 +2234,7 @@ type ListSnapshotsRequest struct {
 
 func (x *ListSnapshotsRequest) Reset() {
 	*x = ListSnapshotsRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[30]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2163,7 +2246,7 @@ func (x *ListSnapshotsRequest) String() string {
 func (*ListSnapshotsRequest) ProtoMessage() {}
 
 func (x *ListSnapshotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[30]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2176,7 +2259,7 @@ func (x *ListSnapshotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSnapshotsRequest.ProtoReflect.Descriptor instead.
 func (*ListSnapshotsRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListSnapshotsRequest) GetTable() string {
@@ -2196,7 +2279,7 @@ type ListSnapshotsResponse struct {
 
 func (x *ListSnapshotsResponse) Reset() {
 	*x = ListSnapshotsResponse{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[31]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2208,7 +2291,7 @@ func (x *ListSnapshotsResponse) String() string {
 func (*ListSnapshotsResponse) ProtoMessage() {}
 
 func (x *ListSnapshotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[31]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +2304,7 @@ func (x *ListSnapshotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSnapshotsResponse.ProtoReflect.Descriptor instead.
 func (*ListSnapshotsResponse) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{31}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListSnapshotsResponse) GetSnapshots() []*Snapshot {
@@ -2253,7 +2336,7 @@ type Snapshot struct {
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[32]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2265,7 +2348,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[32]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2278,7 +2361,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{32}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Snapshot) GetSnapshotId() int64 {
@@ -2339,7 +2422,7 @@ type RunMaintenanceRequest struct {
 
 func (x *RunMaintenanceRequest) Reset() {
 	*x = RunMaintenanceRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[33]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2351,7 +2434,7 @@ func (x *RunMaintenanceRequest) String() string {
 func (*RunMaintenanceRequest) ProtoMessage() {}
 
 func (x *RunMaintenanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[33]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2364,7 +2447,7 @@ func (x *RunMaintenanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunMaintenanceRequest.ProtoReflect.Descriptor instead.
 func (*RunMaintenanceRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{33}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RunMaintenanceRequest) GetTable() string {
@@ -2386,7 +2469,7 @@ type RunMaintenanceResponse struct {
 
 func (x *RunMaintenanceResponse) Reset() {
 	*x = RunMaintenanceResponse{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[34]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2398,7 +2481,7 @@ func (x *RunMaintenanceResponse) String() string {
 func (*RunMaintenanceResponse) ProtoMessage() {}
 
 func (x *RunMaintenanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[34]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2411,7 +2494,7 @@ func (x *RunMaintenanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunMaintenanceResponse.ProtoReflect.Descriptor instead.
 func (*RunMaintenanceResponse) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{34}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RunMaintenanceResponse) GetResultJson() string {
@@ -2436,7 +2519,7 @@ type HealthCheckRequest struct {
 
 func (x *HealthCheckRequest) Reset() {
 	*x = HealthCheckRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[35]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2448,7 +2531,7 @@ func (x *HealthCheckRequest) String() string {
 func (*HealthCheckRequest) ProtoMessage() {}
 
 func (x *HealthCheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[35]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2461,7 +2544,7 @@ func (x *HealthCheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthCheckRequest.ProtoReflect.Descriptor instead.
 func (*HealthCheckRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{35}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{36}
 }
 
 type HealthCheckResponse struct {
@@ -2478,7 +2561,7 @@ type HealthCheckResponse struct {
 
 func (x *HealthCheckResponse) Reset() {
 	*x = HealthCheckResponse{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[36]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2490,7 +2573,7 @@ func (x *HealthCheckResponse) String() string {
 func (*HealthCheckResponse) ProtoMessage() {}
 
 func (x *HealthCheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[36]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2503,7 +2586,7 @@ func (x *HealthCheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthCheckResponse.ProtoReflect.Descriptor instead.
 func (*HealthCheckResponse) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{36}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *HealthCheckResponse) GetLive() bool {
@@ -2580,7 +2663,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x10DrainNodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"#\n" +
 	"\x11RemoveNodeRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\x92\x05\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xac\x05\n" +
 	"\aMapping\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1f\n" +
@@ -2606,7 +2689,8 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x11max_nesting_depth\x18\x11 \x01(\x05R\x0fmaxNestingDepth\x12\x1f\n" +
 	"\vmax_columns\x18\x12 \x01(\x05R\n" +
 	"maxColumns\x12#\n" +
-	"\rstorage_class\x18\x13 \x01(\tR\fstorageClass\"F\n" +
+	"\rstorage_class\x18\x13 \x01(\tR\fstorageClass\x12\x18\n" +
+	"\aformats\x18\x14 \x03(\tR\aformats\"F\n" +
 	"\x0ePartitionField\x12\x16\n" +
 	"\x06column\x18\x01 \x01(\tR\x06column\x12\x1c\n" +
 	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x15\n" +
@@ -2626,7 +2710,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x12ListTablesResponse\x122\n" +
 	"\x06tables\x18\x01 \x03(\v2\x1a.floe.admin.v1.TableStatusR\x06tables\"'\n" +
 	"\x0fGetTableRequest\x12\x14\n" +
-	"\x05table\x18\x01 \x01(\tR\x05table\"\xb6\x06\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\"\x82\a\n" +
 	"\vTableStatus\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x16\n" +
@@ -2653,7 +2737,12 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"partitions\x18\x13 \x03(\v2\x1e.floe.admin.v1.PartitionStatusR\n" +
 	"partitions\x128\n" +
 	"\bcatalogs\x18\x14 \x03(\v2\x1c.floe.admin.v1.CatalogStatusR\bcatalogs\x12-\n" +
-	"\x06rewind\x18\x15 \x01(\v2\x15.floe.admin.v1.RewindR\x06rewind\"\xb8\x02\n" +
+	"\x06rewind\x18\x15 \x01(\v2\x15.floe.admin.v1.RewindR\x06rewind\x12\x18\n" +
+	"\aformats\x18\x16 \x03(\tR\aformats\x120\n" +
+	"\x05delta\x18\x17 \x01(\v2\x1a.floe.admin.v1.DeltaStatusR\x05delta\"C\n" +
+	"\vDeltaStatus\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\x03R\aversion\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x03R\bsequence\"\xb8\x02\n" +
 	"\x0fPartitionStatus\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x14\n" +
@@ -2786,7 +2875,7 @@ func file_floe_admin_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_floe_admin_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_floe_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_floe_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_floe_admin_v1_admin_proto_goTypes = []any{
 	(ReplayPolicy)(0),                 // 0: floe.admin.v1.ReplayPolicy
 	(*WriteResponse)(nil),             // 1: floe.admin.v1.WriteResponse
@@ -2810,91 +2899,93 @@ var file_floe_admin_v1_admin_proto_goTypes = []any{
 	(*ListTablesResponse)(nil),        // 19: floe.admin.v1.ListTablesResponse
 	(*GetTableRequest)(nil),           // 20: floe.admin.v1.GetTableRequest
 	(*TableStatus)(nil),               // 21: floe.admin.v1.TableStatus
-	(*PartitionStatus)(nil),           // 22: floe.admin.v1.PartitionStatus
-	(*CatalogStatus)(nil),             // 23: floe.admin.v1.CatalogStatus
-	(*PauseTableRequest)(nil),         // 24: floe.admin.v1.PauseTableRequest
-	(*ResumeTableRequest)(nil),        // 25: floe.admin.v1.ResumeTableRequest
-	(*RewindTableRequest)(nil),        // 26: floe.admin.v1.RewindTableRequest
-	(*ExplicitOffsets)(nil),           // 27: floe.admin.v1.ExplicitOffsets
-	(*PartitionOffset)(nil),           // 28: floe.admin.v1.PartitionOffset
-	(*Rewind)(nil),                    // 29: floe.admin.v1.Rewind
-	(*RewindTableResponse)(nil),       // 30: floe.admin.v1.RewindTableResponse
-	(*ListSnapshotsRequest)(nil),      // 31: floe.admin.v1.ListSnapshotsRequest
-	(*ListSnapshotsResponse)(nil),     // 32: floe.admin.v1.ListSnapshotsResponse
-	(*Snapshot)(nil),                  // 33: floe.admin.v1.Snapshot
-	(*RunMaintenanceRequest)(nil),     // 34: floe.admin.v1.RunMaintenanceRequest
-	(*RunMaintenanceResponse)(nil),    // 35: floe.admin.v1.RunMaintenanceResponse
-	(*HealthCheckRequest)(nil),        // 36: floe.admin.v1.HealthCheckRequest
-	(*HealthCheckResponse)(nil),       // 37: floe.admin.v1.HealthCheckResponse
-	nil,                               // 38: floe.admin.v1.Snapshot.SummaryEntry
-	(*timestamppb.Timestamp)(nil),     // 39: google.protobuf.Timestamp
+	(*DeltaStatus)(nil),               // 22: floe.admin.v1.DeltaStatus
+	(*PartitionStatus)(nil),           // 23: floe.admin.v1.PartitionStatus
+	(*CatalogStatus)(nil),             // 24: floe.admin.v1.CatalogStatus
+	(*PauseTableRequest)(nil),         // 25: floe.admin.v1.PauseTableRequest
+	(*ResumeTableRequest)(nil),        // 26: floe.admin.v1.ResumeTableRequest
+	(*RewindTableRequest)(nil),        // 27: floe.admin.v1.RewindTableRequest
+	(*ExplicitOffsets)(nil),           // 28: floe.admin.v1.ExplicitOffsets
+	(*PartitionOffset)(nil),           // 29: floe.admin.v1.PartitionOffset
+	(*Rewind)(nil),                    // 30: floe.admin.v1.Rewind
+	(*RewindTableResponse)(nil),       // 31: floe.admin.v1.RewindTableResponse
+	(*ListSnapshotsRequest)(nil),      // 32: floe.admin.v1.ListSnapshotsRequest
+	(*ListSnapshotsResponse)(nil),     // 33: floe.admin.v1.ListSnapshotsResponse
+	(*Snapshot)(nil),                  // 34: floe.admin.v1.Snapshot
+	(*RunMaintenanceRequest)(nil),     // 35: floe.admin.v1.RunMaintenanceRequest
+	(*RunMaintenanceResponse)(nil),    // 36: floe.admin.v1.RunMaintenanceResponse
+	(*HealthCheckRequest)(nil),        // 37: floe.admin.v1.HealthCheckRequest
+	(*HealthCheckResponse)(nil),       // 38: floe.admin.v1.HealthCheckResponse
+	nil,                               // 39: floe.admin.v1.Snapshot.SummaryEntry
+	(*timestamppb.Timestamp)(nil),     // 40: google.protobuf.Timestamp
 }
 var file_floe_admin_v1_admin_proto_depIdxs = []int32{
 	4,  // 0: floe.admin.v1.ListMembersResponse.members:type_name -> floe.admin.v1.Member
-	39, // 1: floe.admin.v1.GetLeaderResponse.since:type_name -> google.protobuf.Timestamp
+	40, // 1: floe.admin.v1.GetLeaderResponse.since:type_name -> google.protobuf.Timestamp
 	11, // 2: floe.admin.v1.Mapping.partition_by:type_name -> floe.admin.v1.PartitionField
 	10, // 3: floe.admin.v1.ListMappingsResponse.mappings:type_name -> floe.admin.v1.Mapping
 	10, // 4: floe.admin.v1.CreateMappingRequest.mapping:type_name -> floe.admin.v1.Mapping
 	10, // 5: floe.admin.v1.UpdateMappingRequest.mapping:type_name -> floe.admin.v1.Mapping
 	21, // 6: floe.admin.v1.ListTablesResponse.tables:type_name -> floe.admin.v1.TableStatus
-	39, // 7: floe.admin.v1.TableStatus.last_commit:type_name -> google.protobuf.Timestamp
-	22, // 8: floe.admin.v1.TableStatus.partitions:type_name -> floe.admin.v1.PartitionStatus
-	23, // 9: floe.admin.v1.TableStatus.catalogs:type_name -> floe.admin.v1.CatalogStatus
-	29, // 10: floe.admin.v1.TableStatus.rewind:type_name -> floe.admin.v1.Rewind
-	39, // 11: floe.admin.v1.CatalogStatus.last_sync:type_name -> google.protobuf.Timestamp
-	39, // 12: floe.admin.v1.RewindTableRequest.timestamp:type_name -> google.protobuf.Timestamp
-	27, // 13: floe.admin.v1.RewindTableRequest.offsets:type_name -> floe.admin.v1.ExplicitOffsets
-	0,  // 14: floe.admin.v1.RewindTableRequest.policy:type_name -> floe.admin.v1.ReplayPolicy
-	28, // 15: floe.admin.v1.ExplicitOffsets.offsets:type_name -> floe.admin.v1.PartitionOffset
-	0,  // 16: floe.admin.v1.Rewind.policy:type_name -> floe.admin.v1.ReplayPolicy
-	39, // 17: floe.admin.v1.Rewind.at:type_name -> google.protobuf.Timestamp
-	28, // 18: floe.admin.v1.Rewind.from:type_name -> floe.admin.v1.PartitionOffset
-	28, // 19: floe.admin.v1.Rewind.to:type_name -> floe.admin.v1.PartitionOffset
-	29, // 20: floe.admin.v1.RewindTableResponse.rewind:type_name -> floe.admin.v1.Rewind
-	33, // 21: floe.admin.v1.ListSnapshotsResponse.snapshots:type_name -> floe.admin.v1.Snapshot
-	39, // 22: floe.admin.v1.Snapshot.timestamp:type_name -> google.protobuf.Timestamp
-	38, // 23: floe.admin.v1.Snapshot.summary:type_name -> floe.admin.v1.Snapshot.SummaryEntry
-	2,  // 24: floe.admin.v1.ClusterService.ListMembers:input_type -> floe.admin.v1.ListMembersRequest
-	5,  // 25: floe.admin.v1.ClusterService.GetLeader:input_type -> floe.admin.v1.GetLeaderRequest
-	7,  // 26: floe.admin.v1.ClusterService.TransferLeadership:input_type -> floe.admin.v1.TransferLeadershipRequest
-	8,  // 27: floe.admin.v1.ClusterService.DrainNode:input_type -> floe.admin.v1.DrainNodeRequest
-	9,  // 28: floe.admin.v1.ClusterService.RemoveNode:input_type -> floe.admin.v1.RemoveNodeRequest
-	12, // 29: floe.admin.v1.TableService.ListMappings:input_type -> floe.admin.v1.ListMappingsRequest
-	14, // 30: floe.admin.v1.TableService.GetMapping:input_type -> floe.admin.v1.GetMappingRequest
-	15, // 31: floe.admin.v1.TableService.CreateMapping:input_type -> floe.admin.v1.CreateMappingRequest
-	16, // 32: floe.admin.v1.TableService.UpdateMapping:input_type -> floe.admin.v1.UpdateMappingRequest
-	17, // 33: floe.admin.v1.TableService.DeleteMapping:input_type -> floe.admin.v1.DeleteMappingRequest
-	18, // 34: floe.admin.v1.TableService.ListTables:input_type -> floe.admin.v1.ListTablesRequest
-	20, // 35: floe.admin.v1.TableService.GetTable:input_type -> floe.admin.v1.GetTableRequest
-	24, // 36: floe.admin.v1.TableService.PauseTable:input_type -> floe.admin.v1.PauseTableRequest
-	25, // 37: floe.admin.v1.TableService.ResumeTable:input_type -> floe.admin.v1.ResumeTableRequest
-	26, // 38: floe.admin.v1.TableService.RewindTable:input_type -> floe.admin.v1.RewindTableRequest
-	31, // 39: floe.admin.v1.TableService.ListSnapshots:input_type -> floe.admin.v1.ListSnapshotsRequest
-	34, // 40: floe.admin.v1.TableService.RunMaintenance:input_type -> floe.admin.v1.RunMaintenanceRequest
-	36, // 41: floe.admin.v1.HealthService.Check:input_type -> floe.admin.v1.HealthCheckRequest
-	3,  // 42: floe.admin.v1.ClusterService.ListMembers:output_type -> floe.admin.v1.ListMembersResponse
-	6,  // 43: floe.admin.v1.ClusterService.GetLeader:output_type -> floe.admin.v1.GetLeaderResponse
-	1,  // 44: floe.admin.v1.ClusterService.TransferLeadership:output_type -> floe.admin.v1.WriteResponse
-	1,  // 45: floe.admin.v1.ClusterService.DrainNode:output_type -> floe.admin.v1.WriteResponse
-	1,  // 46: floe.admin.v1.ClusterService.RemoveNode:output_type -> floe.admin.v1.WriteResponse
-	13, // 47: floe.admin.v1.TableService.ListMappings:output_type -> floe.admin.v1.ListMappingsResponse
-	10, // 48: floe.admin.v1.TableService.GetMapping:output_type -> floe.admin.v1.Mapping
-	1,  // 49: floe.admin.v1.TableService.CreateMapping:output_type -> floe.admin.v1.WriteResponse
-	1,  // 50: floe.admin.v1.TableService.UpdateMapping:output_type -> floe.admin.v1.WriteResponse
-	1,  // 51: floe.admin.v1.TableService.DeleteMapping:output_type -> floe.admin.v1.WriteResponse
-	19, // 52: floe.admin.v1.TableService.ListTables:output_type -> floe.admin.v1.ListTablesResponse
-	21, // 53: floe.admin.v1.TableService.GetTable:output_type -> floe.admin.v1.TableStatus
-	1,  // 54: floe.admin.v1.TableService.PauseTable:output_type -> floe.admin.v1.WriteResponse
-	1,  // 55: floe.admin.v1.TableService.ResumeTable:output_type -> floe.admin.v1.WriteResponse
-	30, // 56: floe.admin.v1.TableService.RewindTable:output_type -> floe.admin.v1.RewindTableResponse
-	32, // 57: floe.admin.v1.TableService.ListSnapshots:output_type -> floe.admin.v1.ListSnapshotsResponse
-	35, // 58: floe.admin.v1.TableService.RunMaintenance:output_type -> floe.admin.v1.RunMaintenanceResponse
-	37, // 59: floe.admin.v1.HealthService.Check:output_type -> floe.admin.v1.HealthCheckResponse
-	42, // [42:60] is the sub-list for method output_type
-	24, // [24:42] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	40, // 7: floe.admin.v1.TableStatus.last_commit:type_name -> google.protobuf.Timestamp
+	23, // 8: floe.admin.v1.TableStatus.partitions:type_name -> floe.admin.v1.PartitionStatus
+	24, // 9: floe.admin.v1.TableStatus.catalogs:type_name -> floe.admin.v1.CatalogStatus
+	30, // 10: floe.admin.v1.TableStatus.rewind:type_name -> floe.admin.v1.Rewind
+	22, // 11: floe.admin.v1.TableStatus.delta:type_name -> floe.admin.v1.DeltaStatus
+	40, // 12: floe.admin.v1.CatalogStatus.last_sync:type_name -> google.protobuf.Timestamp
+	40, // 13: floe.admin.v1.RewindTableRequest.timestamp:type_name -> google.protobuf.Timestamp
+	28, // 14: floe.admin.v1.RewindTableRequest.offsets:type_name -> floe.admin.v1.ExplicitOffsets
+	0,  // 15: floe.admin.v1.RewindTableRequest.policy:type_name -> floe.admin.v1.ReplayPolicy
+	29, // 16: floe.admin.v1.ExplicitOffsets.offsets:type_name -> floe.admin.v1.PartitionOffset
+	0,  // 17: floe.admin.v1.Rewind.policy:type_name -> floe.admin.v1.ReplayPolicy
+	40, // 18: floe.admin.v1.Rewind.at:type_name -> google.protobuf.Timestamp
+	29, // 19: floe.admin.v1.Rewind.from:type_name -> floe.admin.v1.PartitionOffset
+	29, // 20: floe.admin.v1.Rewind.to:type_name -> floe.admin.v1.PartitionOffset
+	30, // 21: floe.admin.v1.RewindTableResponse.rewind:type_name -> floe.admin.v1.Rewind
+	34, // 22: floe.admin.v1.ListSnapshotsResponse.snapshots:type_name -> floe.admin.v1.Snapshot
+	40, // 23: floe.admin.v1.Snapshot.timestamp:type_name -> google.protobuf.Timestamp
+	39, // 24: floe.admin.v1.Snapshot.summary:type_name -> floe.admin.v1.Snapshot.SummaryEntry
+	2,  // 25: floe.admin.v1.ClusterService.ListMembers:input_type -> floe.admin.v1.ListMembersRequest
+	5,  // 26: floe.admin.v1.ClusterService.GetLeader:input_type -> floe.admin.v1.GetLeaderRequest
+	7,  // 27: floe.admin.v1.ClusterService.TransferLeadership:input_type -> floe.admin.v1.TransferLeadershipRequest
+	8,  // 28: floe.admin.v1.ClusterService.DrainNode:input_type -> floe.admin.v1.DrainNodeRequest
+	9,  // 29: floe.admin.v1.ClusterService.RemoveNode:input_type -> floe.admin.v1.RemoveNodeRequest
+	12, // 30: floe.admin.v1.TableService.ListMappings:input_type -> floe.admin.v1.ListMappingsRequest
+	14, // 31: floe.admin.v1.TableService.GetMapping:input_type -> floe.admin.v1.GetMappingRequest
+	15, // 32: floe.admin.v1.TableService.CreateMapping:input_type -> floe.admin.v1.CreateMappingRequest
+	16, // 33: floe.admin.v1.TableService.UpdateMapping:input_type -> floe.admin.v1.UpdateMappingRequest
+	17, // 34: floe.admin.v1.TableService.DeleteMapping:input_type -> floe.admin.v1.DeleteMappingRequest
+	18, // 35: floe.admin.v1.TableService.ListTables:input_type -> floe.admin.v1.ListTablesRequest
+	20, // 36: floe.admin.v1.TableService.GetTable:input_type -> floe.admin.v1.GetTableRequest
+	25, // 37: floe.admin.v1.TableService.PauseTable:input_type -> floe.admin.v1.PauseTableRequest
+	26, // 38: floe.admin.v1.TableService.ResumeTable:input_type -> floe.admin.v1.ResumeTableRequest
+	27, // 39: floe.admin.v1.TableService.RewindTable:input_type -> floe.admin.v1.RewindTableRequest
+	32, // 40: floe.admin.v1.TableService.ListSnapshots:input_type -> floe.admin.v1.ListSnapshotsRequest
+	35, // 41: floe.admin.v1.TableService.RunMaintenance:input_type -> floe.admin.v1.RunMaintenanceRequest
+	37, // 42: floe.admin.v1.HealthService.Check:input_type -> floe.admin.v1.HealthCheckRequest
+	3,  // 43: floe.admin.v1.ClusterService.ListMembers:output_type -> floe.admin.v1.ListMembersResponse
+	6,  // 44: floe.admin.v1.ClusterService.GetLeader:output_type -> floe.admin.v1.GetLeaderResponse
+	1,  // 45: floe.admin.v1.ClusterService.TransferLeadership:output_type -> floe.admin.v1.WriteResponse
+	1,  // 46: floe.admin.v1.ClusterService.DrainNode:output_type -> floe.admin.v1.WriteResponse
+	1,  // 47: floe.admin.v1.ClusterService.RemoveNode:output_type -> floe.admin.v1.WriteResponse
+	13, // 48: floe.admin.v1.TableService.ListMappings:output_type -> floe.admin.v1.ListMappingsResponse
+	10, // 49: floe.admin.v1.TableService.GetMapping:output_type -> floe.admin.v1.Mapping
+	1,  // 50: floe.admin.v1.TableService.CreateMapping:output_type -> floe.admin.v1.WriteResponse
+	1,  // 51: floe.admin.v1.TableService.UpdateMapping:output_type -> floe.admin.v1.WriteResponse
+	1,  // 52: floe.admin.v1.TableService.DeleteMapping:output_type -> floe.admin.v1.WriteResponse
+	19, // 53: floe.admin.v1.TableService.ListTables:output_type -> floe.admin.v1.ListTablesResponse
+	21, // 54: floe.admin.v1.TableService.GetTable:output_type -> floe.admin.v1.TableStatus
+	1,  // 55: floe.admin.v1.TableService.PauseTable:output_type -> floe.admin.v1.WriteResponse
+	1,  // 56: floe.admin.v1.TableService.ResumeTable:output_type -> floe.admin.v1.WriteResponse
+	31, // 57: floe.admin.v1.TableService.RewindTable:output_type -> floe.admin.v1.RewindTableResponse
+	33, // 58: floe.admin.v1.TableService.ListSnapshots:output_type -> floe.admin.v1.ListSnapshotsResponse
+	36, // 59: floe.admin.v1.TableService.RunMaintenance:output_type -> floe.admin.v1.RunMaintenanceResponse
+	38, // 60: floe.admin.v1.HealthService.Check:output_type -> floe.admin.v1.HealthCheckResponse
+	43, // [43:61] is the sub-list for method output_type
+	25, // [25:43] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_floe_admin_v1_admin_proto_init() }
@@ -2902,7 +2993,7 @@ func file_floe_admin_v1_admin_proto_init() {
 	if File_floe_admin_v1_admin_proto != nil {
 		return
 	}
-	file_floe_admin_v1_admin_proto_msgTypes[25].OneofWrappers = []any{
+	file_floe_admin_v1_admin_proto_msgTypes[26].OneofWrappers = []any{
 		(*RewindTableRequest_Earliest)(nil),
 		(*RewindTableRequest_Latest)(nil),
 		(*RewindTableRequest_Timestamp)(nil),
@@ -2914,7 +3005,7 @@ func file_floe_admin_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_floe_admin_v1_admin_proto_rawDesc), len(file_floe_admin_v1_admin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   38,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -1,0 +1,62 @@
+package delta
+
+import (
+	"context"
+	"fmt"
+)
+
+// Sync makes the log's live files those of the table (live: every data
+// file the Iceberg table's current snapshot holds). A table without a log
+// gets version 0 listing them (the Delta log added to an existing table,
+// its data never rewritten); a log that missed changes of the table (its
+// Delta format turned off and on again, a replace delete, a compaction
+// whose Delta version was not written before a crash) gets a version that
+// removes what left the table and adds what entered it, with dataChange
+// true. When they agree nothing is written (Result.Published false). c
+// names the table, commit id, offsets and time; its Sequence, Add and
+// Remove are ignored: a sync moves no offsets, so it carries no txn.
+func (l *Log) Sync(ctx context.Context, c Commit, live []File) (Result, error) {
+	if c.Table.ID == "" || c.Table.Schema == nil {
+		return Result{}, fmt.Errorf("%w: table %s without id or schema", ErrInvalidCommit, c.Table.Name)
+	}
+	if c.At.IsZero() {
+		c.At = l.opts.Now()
+	}
+	if err := l.ensure(ctx); err != nil {
+		return Result{}, err
+	}
+	c.Sequence, c.Add, c.Remove, c.Rearrange = 0, nil, nil, false
+	keep := map[string]bool{}
+	for _, f := range live {
+		rel, err := relPath(c.Table.Location, f.Path)
+		if err != nil {
+			return Result{}, fmt.Errorf("syncing the delta log of %s: %w", c.Table.Name, err)
+		}
+		keep[rel] = true
+		if _, ok := l.snap.files[rel]; !ok {
+			c.Add = append(c.Add, f)
+		}
+	}
+	var gone []string
+	for _, p := range sortedKeys(l.snap.files) {
+		if !keep[p] {
+			gone = append(gone, p)
+		}
+	}
+	if len(c.Add) == 0 && len(gone) == 0 && l.snap.version >= 0 {
+		return Result{Version: l.snap.version}, nil
+	}
+	v := l.snap.version + 1
+	actions, err := l.actions(c, v)
+	if err != nil {
+		return Result{}, fmt.Errorf("delta version %d of %s: %w", v, c.Table.Name, err)
+	}
+	at := c.At.UnixMilli()
+	for _, p := range gone {
+		add := l.snap.files[p]
+		size := add.Size
+		actions = append(actions, Action{Remove: &Remove{Path: p, DeletionTimestamp: &at, DataChange: true,
+			ExtendedFileMetadata: true, PartitionValues: add.PartitionValues, Size: &size}})
+	}
+	return l.write(ctx, c, v, actions)
+}

@@ -1,0 +1,32 @@
+package worker
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/sinks/sink"
+)
+
+// TestFormatsOfRoutedTables: a table's formats are its mapping's, [iceberg]
+// when it names none, none when no mapping routes into it; only a mapping
+// that names delta makes its committer write a Delta log.
+func TestFormatsOfRoutedTables(t *testing.T) {
+	w := &Worker{routes: map[string]route{
+		"a": {spec: sink.TableSpec{Key: "db.a"}, mapping: config.Table{}},
+		"b": {spec: sink.TableSpec{Key: "db.b"}, mapping: config.Table{Formats: []string{"iceberg", "delta"}}},
+	}}
+	for _, tc := range []struct {
+		table   string
+		formats []string
+		delta   bool
+	}{
+		{"db.a", []string{"iceberg"}, false},
+		{"db.b", []string{"iceberg", "delta"}, true},
+		{"db.c", nil, false},
+	} {
+		if got := w.Formats(tc.table); !slices.Equal(got, tc.formats) || w.WritesDelta(tc.table) != tc.delta {
+			t.Errorf("%s: formats %v, delta %v; want %v, %v", tc.table, got, w.WritesDelta(tc.table), tc.formats, tc.delta)
+		}
+	}
+}
