@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -100,6 +101,8 @@ func mappingFromProto(pm *adminv1.Mapping) (Mapping, error) {
 		// naming mapping.max_nesting_depth and mapping.max_columns.
 		MaxNestingDepth: int(pm.MaxNestingDepth),
 		MaxColumns:      int(pm.MaxColumns),
+		Mode:            pm.Mode,
+		Key:             slices.Clone(pm.Key),
 	}
 	var err error
 	if t.SnapshotMaxAge, err = durationField("mapping.snapshot_max_age", pm.SnapshotMaxAge); err != nil {
@@ -156,6 +159,8 @@ func mappingToProto(m Mapping) *adminv1.Mapping {
 		Source:           m.Source,
 		MaxNestingDepth:  int32(t.MaxNestingDepth),
 		MaxColumns:       int32(t.MaxColumns),
+		Mode:             t.Mode,
+		Key:              slices.Clone(t.Key),
 	}
 	for _, f := range t.PartitionBy {
 		pm.PartitionBy = append(pm.PartitionBy, &adminv1.PartitionField{Column: f.Column, Transform: f.Transform})

@@ -199,7 +199,23 @@ type Table struct {
 	// node's max_nesting_depth and max_columns.
 	MaxNestingDepth int `yaml:"max_nesting_depth"`
 	MaxColumns      int `yaml:"max_columns"`
+	// Mode is append (every record a row, the default) or upsert (one
+	// live row per key: a newer record replaces the row of its key, a
+	// tombstone deletes it; docs/upsert.md).
+	Mode string `yaml:"mode"`
+	// Key names the top-level payload fields whose values identify a row
+	// of an upsert table; empty: the Kafka record key.
+	Key []string `yaml:"key"`
 }
+
+// Upsert reports whether the table keeps one live row per key.
+func (t *Table) Upsert() bool { return t.Mode == ModeUpsert }
+
+// Table modes.
+const (
+	ModeAppend = "append"
+	ModeUpsert = "upsert"
+)
 
 // PartitionField partitions a table by a transform of one column.
 type PartitionField struct {

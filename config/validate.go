@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -219,6 +220,7 @@ func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, 
 	}
 	validateCompaction(t.Compaction, f, bad)
 	validatePartitionBy(t.PartitionBy, f, bad)
+	validateMode(t, f, bad)
 	if t.SnapshotMaxCount < 1 {
 		bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
 	}
@@ -320,6 +322,50 @@ func validatePartitionBy(fields []PartitionField, f func(string) string, bad fun
 		seen[key] = true
 	}
 }
+
+// validateMode checks a table's mode and upsert key. Upsert writes
+// position deletes, which need Iceberg format version 2: every table Floe
+// creates is version 2 (cluster/catalog), there is no setting to ask for 1.
+func validateMode(t *Table, f func(string) string, bad func(field, format string, args ...any)) {
+	switch t.Mode {
+	case "", ModeAppend:
+		if len(t.Key) > 0 {
+			bad(f("key"), "is for mode upsert; mode is %s", cmp.Or(t.Mode, ModeAppend))
+		}
+		return
+	case ModeUpsert:
+	default:
+		bad(f("mode"), "%q: use append or upsert", t.Mode)
+		return
+	}
+	if len(t.Key) > 0 && t.Format == "raw" {
+		bad(f("key"), "a raw table has no payload fields: leave key empty to key by the Kafka record key")
+	}
+	if len(t.PartitionBy) > 0 {
+		bad(f("partition_by"), "not supported with mode upsert yet (docs/upsert.md)")
+	}
+	seen := map[string]bool{}
+	for j, k := range t.Key {
+		switch {
+		case k == "" || strings.Contains(k, "."):
+			bad(f(fmt.Sprintf("key[%d]", j)), "%q: name a top-level payload field", k)
+		case strings.HasPrefix(k, "_kafka_"):
+			bad(f(fmt.Sprintf("key[%d]", j)), "%q is a metadata column: leave key empty to key by the Kafka record key", k)
+		case seen[k]:
+			bad(f(fmt.Sprintf("key[%d]", j)), "%q is listed twice", k)
+		}
+		seen[k] = true
+	}
+	if !UpsertSupported {
+		bad(f("mode"), "upsert is not supported yet by this build (docs/upsert.md)")
+	}
+}
+
+// UpsertSupported says whether this build writes upsert tables end to end.
+// Until the committer applies deletes and rebuilds the key index after a
+// restart, mode upsert is refused rather than accepted and written as
+// append.
+const UpsertSupported = false
 
 // ValidateMapping fills the defaults of a mapping made through the admin
 // API and validates it as the configuration validates its tables; errors

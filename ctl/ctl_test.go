@@ -331,6 +331,8 @@ func TestRequests(t *testing.T) {
 				SnapshotMaxAge: "168h", SnapshotMaxCount: 50, OrphanMinAge: "72h"}}},
 		{[]string{"mappings", "create", "m3", "--topic", "deep", "--max-nesting-depth", "8", "--max-columns", "200"},
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m3", Topic: "deep", MaxNestingDepth: 8, MaxColumns: 200}}},
+		{[]string{"mappings", "create", "m5", "--topic", "users", "--mode", "upsert", "--key", "id, region"},
+			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m5", Topic: "users", Mode: "upsert", Key: []string{"id", "region"}}}},
 		{[]string{"mappings", "create", "m4", "--topic", "orders", "--name", "orders_v2"},
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m4", Topic: "orders", Table: "orders_v2"}}},
 		{[]string{"mappings", "create", "m2", "--topic-regex", `ev\..*`, "--partition-by", "region"},

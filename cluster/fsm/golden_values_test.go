@@ -55,6 +55,7 @@ func goldenConfigTable() config.Table {
 			Interval: config.Duration(60 * 1e9)},
 		PartitionBy:     []config.PartitionField{{Column: "_kafka_timestamp", Transform: "day"}, {Column: "region", Transform: "bucket[16]"}},
 		MaxNestingDepth: 32, MaxColumns: 500,
+		Mode: config.ModeUpsert, Key: []string{"id", "region"},
 	}
 }
 
@@ -192,9 +193,11 @@ func mainReleaseState(t testing.TB) *fsm.State {
 	return s
 }
 
-// mainReleaseSpec is a mapping's table as main had it: no record limits.
+// mainReleaseSpec is a mapping's table as main had it: no record limits,
+// no mode.
 func mainReleaseSpec(s fsm.TableSpec) fsm.TableSpec {
 	s.MaxNestingDepth, s.MaxColumns = 0, 0
+	s.Mode, s.Key = "", nil
 	return s
 }
 

@@ -43,6 +43,11 @@ type TableSpec struct {
 	// older node writes, and an older node skips the keys when set.
 	MaxNestingDepth int `json:"MaxNestingDepth,omitempty"`
 	MaxColumns      int `json:"MaxColumns,omitempty"`
+	// Mode is "upsert" or empty (append: the default, written as nothing
+	// so that an append mapping keeps its bytes); Key the upsert key's
+	// payload fields (empty: the Kafka record key).
+	Mode string   `json:"Mode,omitempty"`
+	Key  []string `json:"Key,omitempty"`
 }
 
 // CompactionSpec is the replicated config.Compaction; keys frozen as in
@@ -84,7 +89,17 @@ func SpecOf(t config.Table) TableSpec {
 			MaxBytesPerHour: int64(c.MaxBytesPerHour), Window: c.Window, Interval: int64(c.Interval),
 		},
 		PartitionBy: parts, MaxNestingDepth: t.MaxNestingDepth, MaxColumns: t.MaxColumns,
+		Mode: specMode(t.Mode), Key: slices.Clone(t.Key),
 	}
+}
+
+// specMode is the replicated form of a mode: append, the default, is
+// written as nothing.
+func specMode(m string) string {
+	if m == config.ModeAppend {
+		return ""
+	}
+	return m
 }
 
 // Config converts the replicated form back to the configuration's type.
@@ -105,6 +120,7 @@ func (s TableSpec) Config() config.Table {
 			MaxBytesPerHour: config.ByteSize(c.MaxBytesPerHour), Window: c.Window, Interval: config.Duration(c.Interval),
 		},
 		PartitionBy: parts, MaxNestingDepth: s.MaxNestingDepth, MaxColumns: s.MaxColumns,
+		Mode: s.Mode, Key: slices.Clone(s.Key),
 	}
 }
 
@@ -115,12 +131,18 @@ func (s TableSpec) Config() config.Table {
 // old way). Each such setting adds its check here; its key is omitted when
 // unset, so a mapping without it keeps the bytes an older node writes.
 func (s TableSpec) Level() int {
+	if s.Mode != "" || len(s.Key) > 0 {
+		// An older build would write an upsert table as append: every
+		// version of a key a row.
+		return ProtocolTableSettings
+	}
 	return ProtocolBase
 }
 
 func (s TableSpec) clone() TableSpec {
 	s.Compaction.Enabled = cloneBool(s.Compaction.Enabled)
 	s.PartitionBy = slices.Clone(s.PartitionBy)
+	s.Key = slices.Clone(s.Key)
 	return s
 }
 

@@ -614,7 +614,13 @@ type Mapping struct {
 	MaxNestingDepth int32 `protobuf:"varint,17,opt,name=max_nesting_depth,json=maxNestingDepth,proto3" json:"max_nesting_depth,omitempty"`
 	// max_columns caps the table's columns, nested ones counted, 1 to 10000; 0 leaves
 	// the node's (max_columns, default 1000).
-	MaxColumns    int32 `protobuf:"varint,18,opt,name=max_columns,json=maxColumns,proto3" json:"max_columns,omitempty"`
+	MaxColumns int32 `protobuf:"varint,18,opt,name=max_columns,json=maxColumns,proto3" json:"max_columns,omitempty"`
+	// mode: append (every record a row, the default) or upsert (one live row per key;
+	// docs/upsert.md). Field numbers 19 and 20 are taken by other settings.
+	Mode string `protobuf:"bytes,21,opt,name=mode,proto3" json:"mode,omitempty"`
+	// key: the top-level payload fields that identify a row of an upsert table, at
+	// most 16; empty keys by the Kafka record key.
+	Key           []string `protobuf:"bytes,22,rep,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -773,6 +779,20 @@ func (x *Mapping) GetMaxColumns() int32 {
 		return x.MaxColumns
 	}
 	return 0
+}
+
+func (x *Mapping) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *Mapping) GetKey() []string {
+	if x != nil {
+		return x.Key
+	}
+	return nil
 }
 
 type PartitionField struct {
@@ -2568,7 +2588,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x10DrainNodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"#\n" +
 	"\x11RemoveNodeRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xed\x04\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x93\x05\n" +
 	"\aMapping\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1f\n" +
@@ -2593,7 +2613,9 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x06source\x18\x10 \x01(\tR\x06source\x12*\n" +
 	"\x11max_nesting_depth\x18\x11 \x01(\x05R\x0fmaxNestingDepth\x12\x1f\n" +
 	"\vmax_columns\x18\x12 \x01(\x05R\n" +
-	"maxColumns\"F\n" +
+	"maxColumns\x12\x12\n" +
+	"\x04mode\x18\x15 \x01(\tR\x04mode\x12\x10\n" +
+	"\x03key\x18\x16 \x03(\tR\x03key\"F\n" +
 	"\x0ePartitionField\x12\x16\n" +
 	"\x06column\x18\x01 \x01(\tR\x06column\x12\x1c\n" +
 	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x15\n" +
