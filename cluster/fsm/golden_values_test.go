@@ -40,6 +40,7 @@ func goldenEntry() ledger.Entry {
 		ID: "e1", Node: "n1", Files: []ledger.FileDescriptor{goldenFile()}, DLQFiles: []ledger.FileDescriptor{dlq},
 		Ranges:  []ledger.Range{{TopicPartition: ledger.TopicPartition{Topic: "orders", Partition: 2}, From: 10, To: 110, Epoch: 7, MaxTS: 1767225600000}},
 		Records: 99, DLQ: 1, Bytes: 8192, WrittenAt: 1767225601000, MaxTimestamp: 1767225600000,
+		Tombstones: map[string][]int64{"orders/2": {12, 40}},
 	}
 }
 
@@ -211,5 +212,6 @@ func mainReleaseEntry(e ledger.Entry) ledger.Entry {
 		return out
 	}
 	e.Files, e.DLQFiles = strip(e.Files), strip(e.DLQFiles)
+	e.Tombstones = nil
 	return e
 }

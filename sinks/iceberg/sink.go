@@ -61,6 +61,9 @@ type Sink struct {
 	nsLocations map[string]string // namespace -> location of its tables
 
 	fence Fence // set once before use (SetFence); nil deletes nothing
+
+	keys    *KeyIndex              // set once before use (SetKeyIndex); upsert tables need it
+	upserts map[string]UpsertStats // under mu, by table key
 }
 
 // New returns a sink writing data files of about targetSize bytes.
@@ -171,6 +174,9 @@ func (s *Sink) prepare(ctx context.Context, t sink.TableSpec, shape *records.Sha
 		if tbl, err = tx.Commit(ctx); err != nil {
 			return fmt.Errorf("committing schema of %s: %w", ledger.DisplayName(t.Key), err)
 		}
+	}
+	if tbl, err = s.setMode(ctx, tbl, t); err != nil { // upsert.go
+		return err
 	}
 	return s.evolveSpec(ctx, tbl, t)
 }

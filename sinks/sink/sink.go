@@ -18,7 +18,14 @@ type TableSpec struct {
 	Ident       []string // namespace..., name
 	Format      string   // json or raw
 	PartitionBy []config.PartitionField
+	// Mode is config.ModeUpsert for an upsert table (empty or append:
+	// append); UpsertKey its key fields (empty: the Kafka record key).
+	Mode      string
+	UpsertKey []string
 }
+
+// Upsert reports whether the table keeps one live row per key.
+func (t TableSpec) Upsert() bool { return t.Mode == config.ModeUpsert }
 
 // CompactionPolicy says what one compaction run may do.
 type CompactionPolicy struct {

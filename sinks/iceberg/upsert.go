@@ -1,0 +1,259 @@
+package iceberg
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
+)
+
+// Table properties of an upsert table, set from its mapping when the
+// table is prepared: the committer, compaction and readers see the mode
+// with the table.
+const (
+	PropMode      = "floe.mode"       // "upsert"; absent or "append": append
+	PropUpsertKey = "floe.upsert-key" // key fields, comma-separated; empty: the Kafka record key
+)
+
+const modeUpsert = "upsert" // PropMode's value
+
+// ErrNoKeyIndex: an upsert table's commit needs the node's key index.
+var ErrNoKeyIndex = errors.New("no key index is configured for upsert tables")
+
+// upsertSpec is how an upsert table finds its keys.
+type upsertSpec struct {
+	keyCols []string // empty: the Kafka record key
+}
+
+// upsertOf reads the mode of tbl from its properties.
+func upsertOf(tbl *table.Table) (upsertSpec, bool) {
+	props := tbl.Properties()
+	if props[PropMode] != modeUpsert {
+		return upsertSpec{}, false
+	}
+	var up upsertSpec
+	if k := props[PropUpsertKey]; k != "" {
+		up.keyCols = strings.Split(k, ",")
+	}
+	return up, true
+}
+
+// setMode records the mapping's mode and upsert key in the table's
+// properties when they differ.
+func (s *Sink) setMode(ctx context.Context, tbl *table.Table, t sink.TableSpec) (*table.Table, error) {
+	props := tbl.Properties()
+	mode, key := "", ""
+	if t.Upsert() {
+		mode, key = modeUpsert, strings.Join(t.UpsertKey, ",")
+	}
+	if props[PropMode] == mode && props[PropUpsertKey] == key {
+		return tbl, nil
+	}
+	tx := tbl.NewTransaction()
+	var err error
+	if mode == "" {
+		err = tx.RemoveProperties([]string{PropMode, PropUpsertKey})
+	} else {
+		err = tx.SetProperties(iceberg.Properties{PropMode: mode, PropUpsertKey: key})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("setting the mode of %s: %w", ledger.DisplayName(t.Key), err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("committing the mode of %s: %w", ledger.DisplayName(t.Key), err)
+	}
+	s.log.Info("table mode set", "table", ledger.DisplayName(t.Key), "mode", cmp.Or(mode, "append"), "key", key)
+	return tbl, nil
+}
+
+// SetKeyIndex gives the sink the node's key index; set once before use.
+func (s *Sink) SetKeyIndex(x *KeyIndex) { s.keys = x }
+
+// upsertPlan is what one commit of an upsert table changes: the rows it
+// deletes and each key's new state.
+type upsertPlan struct {
+	deletes []posDelete
+	changes []keyChange
+	rebuilt bool
+}
+
+// planUpsert brings the table's index to its current snapshot and plans
+// the deletes of the entries' rows: within the commit, per partition, the
+// row with the higher offset wins; a key's previous live row is deleted;
+// a tombstone's own row is deleted too. A row without a key is kept and
+// never replaced.
+func (s *Sink) planUpsert(ctx context.Context, tbl *table.Table, key string, up upsertSpec, entries []ledger.Entry) (upsertPlan, error) {
+	var plan upsertPlan
+	if s.keys == nil {
+		return plan, ErrNoKeyIndex
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return plan, err
+	}
+	stray, rebuilt, err := s.syncIndex(ctx, tbl, key, up)
+	if err != nil {
+		return plan, err
+	}
+	plan.deletes, plan.rebuilt = stray, rebuilt
+	latest := map[string]*keyChange{} // tp + 0 + key: this commit's state
+	for _, e := range entries {
+		rows, err := entryRows(ctx, fs, e, up)
+		if err != nil {
+			return plan, err
+		}
+		for _, r := range rows {
+			if r.tomb {
+				plan.deletes = append(plan.deletes, posDelete{r.path, r.pos})
+			}
+			if r.key == nil {
+				continue
+			}
+			id := r.tp + "\x00" + string(r.key)
+			if c, ok := latest[id]; ok {
+				if !c.gone {
+					plan.deletes = append(plan.deletes, posDelete{c.ref.path, c.ref.pos})
+				}
+			} else if prev, err := s.keys.lookup(key, r.tp, r.key); err == nil {
+				plan.deletes = append(plan.deletes, posDelete{prev.path, prev.pos})
+			} else if !errors.Is(err, errNoSuchKey) {
+				return plan, err
+			}
+			c := &keyChange{tp: r.tp, key: r.key, gone: r.tomb, ref: rowRef{path: r.path, pos: r.pos, offset: r.offset}}
+			latest[id] = c
+		}
+	}
+	for _, c := range latest {
+		plan.changes = append(plan.changes, *c)
+	}
+	slices.SortFunc(plan.deletes, func(a, b posDelete) int {
+		return cmp.Or(strings.Compare(a.path, b.path), cmp.Compare(a.pos, b.pos))
+	})
+	plan.deletes = slices.Compact(plan.deletes)
+	return plan, nil
+}
+
+// entryRow is a keyed row of an entry's file.
+type entryRow struct {
+	keyedRow
+	path string
+	tomb bool
+}
+
+// entryRows reads the keyed rows of an entry's data files, ordered by
+// partition and offset (the order the records had in Kafka).
+func entryRows(ctx context.Context, fs icebergio.IO, e ledger.Entry, up upsertSpec) ([]entryRow, error) {
+	tombs := map[string]map[int64]bool{}
+	for tp, offs := range e.Tombstones {
+		m := map[int64]bool{}
+		for _, o := range offs {
+			m[o] = true
+		}
+		tombs[tp] = m
+	}
+	var out []entryRow
+	for _, d := range e.Files {
+		rows, err := readKeyedRows(ctx, fs, d.Path, up.keyCols)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out = append(out, entryRow{keyedRow: r, path: d.Path, tomb: tombs[r.tp][r.offset]})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b entryRow) int {
+		return cmp.Or(strings.Compare(a.tp, b.tp), cmp.Compare(a.offset, b.offset))
+	})
+	return out, nil
+}
+
+// commitUpsert adds the entries' files and the plan's position-delete
+// file to tx in one row delta: one snapshot, so a reader sees a key's new
+// row and the end of its old one together, and a crash leaves both or
+// neither.
+func commitUpsert(ctx context.Context, tx *table.Transaction, tbl *table.Table, files []iceberg.DataFile, plan upsertPlan, props iceberg.Properties) error {
+	if len(files) == 0 && len(plan.deletes) == 0 {
+		return tx.AddFiles(ctx, nil, props, false)
+	}
+	rd := tx.NewRowDelta(props).AddRows(files...)
+	if len(plan.deletes) > 0 {
+		fs, err := tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
+		del, err := writePosDeletes(fs, tbl.Location(), tbl.Spec(), plan.deletes)
+		if err != nil {
+			return err
+		}
+		rd.AddDeletes(del)
+	}
+	return rd.Commit(ctx)
+}
+
+// recordUpsert updates the index after the commit that made snapshot is
+// durable. A failure leaves the index behind the table, which the next
+// commit sees and rebuilds from: it is logged, not returned, since the
+// commit itself stands.
+func (s *Sink) recordUpsert(key string, plan upsertPlan, committed *table.Table) {
+	snap := committed.CurrentSnapshot()
+	if snap == nil {
+		return
+	}
+	if err := s.keys.apply(key, plan.changes, snap.SnapshotID); err != nil {
+		s.log.Warn("key index not updated; the next commit rebuilds it", "table", ledger.DisplayName(key), "err", err)
+		return
+	}
+	s.upsertStats(key, func(st *UpsertStats) {
+		st.DeleteFiles += boolInt(len(plan.deletes) > 0)
+		st.DeletedRows += int64(len(plan.deletes))
+	})
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// UpsertStats counts what this node's committer did for an upsert table.
+type UpsertStats struct {
+	DeleteFiles    int64 // position-delete files committed
+	DeletedRows    int64 // rows they delete
+	Rebuilds       int64 // index rebuilds from the table
+	RebuildTime    time.Duration
+	LastRebuildRow int64 // live keyed rows the last rebuild found
+}
+
+// Upsert returns the counters of table key and the keys its index holds.
+func (s *Sink) Upsert(key string) (UpsertStats, int64) {
+	s.mu.Lock()
+	st := s.upserts[key]
+	s.mu.Unlock()
+	var keys int64
+	if s.keys != nil {
+		keys, _ = s.keys.Stats(key)
+	}
+	return st, keys
+}
+
+func (s *Sink) upsertStats(key string, fn func(*UpsertStats)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.upserts == nil {
+		s.upserts = map[string]UpsertStats{}
+	}
+	st := s.upserts[key]
+	fn(&st)
+	s.upserts[key] = st
+}
