@@ -64,7 +64,11 @@ func (s *Sink) setMode(ctx context.Context, tbl *table.Table, t sink.TableSpec) 
 	if mode == "" {
 		err = tx.RemoveProperties([]string{PropMode, PropUpsertKey})
 	} else {
-		err = tx.SetProperties(iceberg.Properties{PropMode: mode, PropUpsertKey: key})
+		// A rewind's delete then writes position deletes instead of
+		// rewriting files: a copy-on-write rewrite of a file could carry
+		// rows an earlier position delete removed back into the table.
+		err = tx.SetProperties(iceberg.Properties{PropMode: mode, PropUpsertKey: key,
+			table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("setting the mode of %s: %w", ledger.DisplayName(t.Key), err)

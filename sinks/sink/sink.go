@@ -51,6 +51,9 @@ type RewriteStats struct {
 	SmallAfter              int // written files still below the small threshold
 	DataFiles, SmallFiles   int
 	Bytes                   int64
+	// Skipped says why nothing was planned although the table may need
+	// it (an upsert table: compaction does not apply its deletes yet).
+	Skipped string
 }
 
 // Rewrite is a compaction written but not committed. A sink returns it from
