@@ -62,7 +62,8 @@ type Sink struct {
 
 	fence Fence // set once before use (SetFence); nil deletes nothing
 
-	keys    *KeyIndex              // set once before use (SetKeyIndex); upsert tables need it
+	keyPath string                 // the key index file (SetKeyIndexPath)
+	keys    *KeyIndex              // under mu: opened at the first upsert commit
 	upserts map[string]UpsertStats // under mu, by table key
 }
 

@@ -80,8 +80,41 @@ func (s *Sink) setMode(ctx context.Context, tbl *table.Table, t sink.TableSpec) 
 	return tbl, nil
 }
 
-// SetKeyIndex gives the sink the node's key index; set once before use.
-func (s *Sink) SetKeyIndex(x *KeyIndex) { s.keys = x }
+// SetKeyIndexPath names the node's key index file, opened at the first
+// commit of an upsert table (a node without one has no file); set once
+// before use.
+func (s *Sink) SetKeyIndexPath(path string) { s.keyPath = path }
+
+// keyIndex returns the key index, opening it the first time.
+func (s *Sink) keyIndex() (*KeyIndex, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys != nil {
+		return s.keys, nil
+	}
+	if s.keyPath == "" {
+		return nil, ErrNoKeyIndex
+	}
+	x, err := OpenKeyIndex(s.keyPath)
+	if err != nil {
+		return nil, err
+	}
+	s.keys = x
+	return x, nil
+}
+
+// Close closes the key index, if open. The commit loops must have
+// stopped.
+func (s *Sink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys == nil {
+		return nil
+	}
+	err := s.keys.Close()
+	s.keys = nil
+	return err
+}
 
 // upsertPlan is what one commit of an upsert table changes: the rows it
 // deletes and each key's new state.
@@ -89,6 +122,7 @@ type upsertPlan struct {
 	deletes []posDelete
 	changes []keyChange
 	rebuilt bool
+	x       *KeyIndex // the index planned against
 }
 
 // planUpsert brings the table's index to its current snapshot and plans
@@ -98,14 +132,16 @@ type upsertPlan struct {
 // never replaced.
 func (s *Sink) planUpsert(ctx context.Context, tbl *table.Table, key string, up upsertSpec, entries []ledger.Entry) (upsertPlan, error) {
 	var plan upsertPlan
-	if s.keys == nil {
-		return plan, ErrNoKeyIndex
+	x, err := s.keyIndex()
+	if err != nil {
+		return plan, err
 	}
+	plan.x = x
 	fs, err := tbl.FS(ctx)
 	if err != nil {
 		return plan, err
 	}
-	stray, rebuilt, err := s.syncIndex(ctx, tbl, key, up)
+	stray, rebuilt, err := s.syncIndex(ctx, x, tbl, key, up)
 	if err != nil {
 		return plan, err
 	}
@@ -128,7 +164,7 @@ func (s *Sink) planUpsert(ctx context.Context, tbl *table.Table, key string, up 
 				if !c.gone {
 					plan.deletes = append(plan.deletes, posDelete{c.ref.path, c.ref.pos})
 				}
-			} else if prev, err := s.keys.lookup(key, r.tp, r.key); err == nil {
+			} else if prev, err := x.lookup(key, r.tp, r.key); err == nil {
 				plan.deletes = append(plan.deletes, posDelete{prev.path, prev.pos})
 			} else if !errors.Is(err, errNoSuchKey) {
 				return plan, err
@@ -213,7 +249,7 @@ func (s *Sink) recordUpsert(key string, plan upsertPlan, committed *table.Table)
 	if snap == nil {
 		return
 	}
-	if err := s.keys.apply(key, plan.changes, snap.SnapshotID); err != nil {
+	if err := plan.x.apply(key, plan.changes, snap.SnapshotID); err != nil {
 		s.log.Warn("key index not updated; the next commit rebuilds it", "table", ledger.DisplayName(key), "err", err)
 		return
 	}
@@ -245,8 +281,11 @@ func (s *Sink) Upsert(key string) (UpsertStats, int64) {
 	st := s.upserts[key]
 	s.mu.Unlock()
 	var keys int64
-	if s.keys != nil {
-		keys, _ = s.keys.Stats(key)
+	s.mu.Lock()
+	x := s.keys
+	s.mu.Unlock()
+	if x != nil {
+		keys, _ = x.Stats(key)
 	}
 	return st, keys
 }

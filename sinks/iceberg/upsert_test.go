@@ -58,16 +58,12 @@ func newUpsertHarness(t *testing.T, parts int32) *upsertHarness {
 		t.Fatal(err)
 	}
 	h.openIndex()
-	t.Cleanup(func() { h.s.keys.Close() })
+	t.Cleanup(func() { h.s.Close() })
 	return h
 }
 
 func (h *upsertHarness) openIndex() {
-	x, err := OpenKeyIndex(h.idx)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.s.SetKeyIndex(x)
+	h.s.SetKeyIndexPath(h.idx)
 }
 
 // flush writes and records one flush of recs (tombstones have nil Raw).
@@ -119,7 +115,7 @@ func (h *upsertHarness) commit() {
 // restart closes and reopens the index, as a node restart does; lose
 // removes it first (the committer role moved to a node without it).
 func (h *upsertHarness) restart(lose bool) {
-	h.s.keys.Close()
+	h.s.Close()
 	if lose {
 		if err := os.Remove(h.idx); err != nil {
 			h.t.Fatal(err)
@@ -132,12 +128,12 @@ func (h *upsertHarness) restart(lose bool) {
 // not survive: the index file is put back as it was before the commit,
 // as a crash between the commit and the update leaves it.
 func (h *upsertHarness) commitAndCrash() {
-	h.s.keys.Close()
+	h.s.Close()
 	saved := filepath.Join(h.t.TempDir(), "saved.db")
 	copyFile(h.t, h.idx, saved)
 	h.openIndex()
 	h.commit()
-	h.s.keys.Close()
+	h.s.Close()
 	copyFile(h.t, saved, h.idx)
 	h.openIndex()
 }

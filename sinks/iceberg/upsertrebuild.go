@@ -20,12 +20,12 @@ import (
 // keyed row, deletes applied. Two live rows of one key in a partition (a
 // table that was append before) keep the one of the higher offset; the
 // others come back as stray, for the next commit to delete.
-func (s *Sink) syncIndex(ctx context.Context, tbl *table.Table, key string, up upsertSpec) (stray []posDelete, rebuilt bool, err error) {
+func (s *Sink) syncIndex(ctx context.Context, x *KeyIndex, tbl *table.Table, key string, up upsertSpec) (stray []posDelete, rebuilt bool, err error) {
 	var want int64
 	if snap := tbl.CurrentSnapshot(); snap != nil {
 		want = snap.SnapshotID
 	}
-	have, ok, err := s.keys.Snapshot(key)
+	have, ok, err := x.Snapshot(key)
 	if err != nil {
 		return nil, false, err
 	}
@@ -34,16 +34,16 @@ func (s *Sink) syncIndex(ctx context.Context, tbl *table.Table, key string, up u
 	}
 	start := time.Now()
 	name := ledger.DisplayName(key)
-	if err := s.keys.drop(key); err != nil {
+	if err := x.drop(key); err != nil {
 		return nil, false, err
 	}
 	rows := int64(0)
 	if want != 0 {
-		if stray, rows, err = s.rebuild(ctx, tbl, key, up); err != nil {
+		if stray, rows, err = rebuildIndex(ctx, x, tbl, key, up); err != nil {
 			return nil, false, fmt.Errorf("rebuilding the key index of %s: %w", name, err)
 		}
 	}
-	if err := s.keys.apply(key, nil, want); err != nil {
+	if err := x.apply(key, nil, want); err != nil {
 		return nil, false, err
 	}
 	took := time.Since(start)
@@ -56,9 +56,9 @@ func (s *Sink) syncIndex(ctx context.Context, tbl *table.Table, key string, up u
 	return stray, true, nil
 }
 
-// rebuild scans the live keyed rows of tbl into the (empty) index of key,
+// rebuildIndex scans the live keyed rows of tbl into the (empty) index of key,
 // one store transaction per data file.
-func (s *Sink) rebuild(ctx context.Context, tbl *table.Table, key string, up upsertSpec) ([]posDelete, int64, error) {
+func rebuildIndex(ctx context.Context, x *KeyIndex, tbl *table.Table, key string, up upsertSpec) ([]posDelete, int64, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -96,14 +96,14 @@ func (s *Sink) rebuild(ctx context.Context, tbl *table.Table, key string, up ups
 			}
 		}
 		if len(batch) >= rebuildBatch {
-			if stray, err = s.putBatch(key, batch, stray); err != nil {
+			if stray, err = x.putBatch(key, batch, stray); err != nil {
 				return nil, 0, err
 			}
 			rows += int64(len(batch))
 			batch = batch[:0]
 		}
 	}
-	if stray, err = s.putBatch(key, batch, stray); err != nil {
+	if stray, err = x.putBatch(key, batch, stray); err != nil {
 		return nil, 0, err
 	}
 	rows += int64(len(batch))
@@ -123,11 +123,11 @@ type keyedRef struct {
 
 // putBatch stores a batch of a rebuild's rows in one transaction, adding
 // the rows that lost to a newer row of their key to stray.
-func (s *Sink) putBatch(key string, batch []keyedRef, stray []posDelete) ([]posDelete, error) {
+func (x *KeyIndex) putBatch(key string, batch []keyedRef, stray []posDelete) ([]posDelete, error) {
 	if len(batch) == 0 {
 		return stray, nil
 	}
-	err := s.keys.db.Update(func(tx *bolt.Tx) error {
+	err := x.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(key))
 		if err != nil {
 			return err
