@@ -64,6 +64,9 @@ func newUpsertHarness(t *testing.T, parts int32) *upsertHarness {
 
 func (h *upsertHarness) openIndex() {
 	h.s.SetKeyIndexPath(h.idx)
+	if _, err := h.s.keyIndex(); err != nil { // the test copies the file
+		h.t.Fatal(err)
+	}
 }
 
 // flush writes and records one flush of recs (tombstones have nil Raw).
