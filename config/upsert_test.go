@@ -16,6 +16,8 @@ func TestUpsertSettingsValidated(t *testing.T) {
 		msg   string
 	}{
 		{"append by default", `{"topic": "a"}`, "", ""},
+		{"upsert by the Kafka key", `{"topic": "a", "mode": "upsert"}`, "", ""},
+		{"upsert by fields", `{"topic": "a", "mode": "upsert", "key": ["id", "region"]}`, "", ""},
 		{"append named", `{"topic": "a", "mode": "append"}`, "", ""},
 		{"unknown mode", `{"topic": "a", "mode": "merge"}`, "tables[0].mode", "use append or upsert"},
 		{"key without upsert", `{"topic": "a", "key": ["id"]}`, "tables[0].key", "is for mode upsert"},
@@ -26,11 +28,6 @@ func TestUpsertSettingsValidated(t *testing.T) {
 		{"raw with key fields", `{"topic": "a", "format": "raw", "mode": "upsert", "key": ["id"]}`, "tables[0].key", "raw table"},
 		{"partitioned upsert", `{"topic": "a", "mode": "upsert", "partition_by": [{"column": "x", "transform": "day"}]}`, "tables[0].partition_by", "not supported with mode upsert"},
 		{"too many key fields", `{"topic": "a", "mode": "upsert", "key": ["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"]}`, "tables[0].key", "more than 16"},
-	}
-	if UpsertSupported {
-		cases = append(cases, struct{ name, table, field, msg string }{"upsert by the Kafka key", `{"topic": "a", "mode": "upsert"}`, "", ""})
-	} else {
-		cases = append(cases, struct{ name, table, field, msg string }{"upsert not supported yet", `{"topic": "a", "mode": "upsert", "key": ["id"]}`, "tables[0].mode", "not supported yet"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -356,16 +356,7 @@ func validateMode(t *Table, f func(string) string, bad func(field, format string
 		}
 		seen[k] = true
 	}
-	if !UpsertSupported {
-		bad(f("mode"), "upsert is not supported yet by this build (docs/upsert.md)")
-	}
 }
-
-// UpsertSupported says whether this build writes upsert tables end to end.
-// Until the committer applies deletes and rebuilds the key index after a
-// restart, mode upsert is refused rather than accepted and written as
-// append.
-const UpsertSupported = false
 
 // ValidateMapping fills the defaults of a mapping made through the admin
 // API and validates it as the configuration validates its tables; errors
