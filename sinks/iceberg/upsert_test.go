@@ -35,6 +35,7 @@ type upsertHarness struct {
 	idx    string // the key index file
 	next   map[int32]int64
 	model  map[string]string // tp + "|" + key -> value; absent: no live row
+	at     map[string]int64  // tp + "|" + key -> the offset of its live row
 	queue  []ledger.Entry    // recorded, not committed
 	nEntry int
 }
@@ -42,7 +43,7 @@ type upsertHarness struct {
 func newUpsertHarness(t *testing.T, parts int32) *upsertHarness {
 	ctx := context.Background()
 	s, cat, rn := newSink(t)
-	h := &upsertHarness{t: t, ctx: ctx, s: s, cat: cat, next: map[int32]int64{}, model: map[string]string{},
+	h := &upsertHarness{t: t, ctx: ctx, s: s, cat: cat, next: map[int32]int64{}, model: map[string]string{}, at: map[string]int64{},
 		apply: func(c fsm.Command) error { _, err := rn.Apply(ctx, c); return err },
 		spec:  sink.TableSpec{Key: ledger.TableKey([]string{"db", "u"}), Ident: []string{"db", "u"}, Format: "raw", Mode: "upsert"},
 		idx:   filepath.Join(t.TempDir(), "keys.db")}
@@ -89,6 +90,7 @@ func (h *upsertHarness) flush(recs []*records.Record) {
 			delete(h.model, tp+"|"+string(r.Key))
 		} else {
 			h.model[tp+"|"+string(r.Key)] = string(r.Raw)
+			h.at[tp+"|"+string(r.Key)] = r.Offset
 		}
 	}
 	for p, f := range from {
@@ -252,5 +254,43 @@ func TestUpsertRandomStream(t *testing.T) {
 				t.Fatalf("stats %+v, %d keys indexed; want delete files and %d keys", st, keys, len(h.model))
 			}
 		})
+	}
+}
+
+// TestUpsertRewindDeleteKeepsDeletesApplied: a replace rewind's delete of
+// an upsert table removes the rows at or after the offset without
+// bringing back the older rows of their keys (it writes position deletes
+// rather than rewriting files), and the next commit rebuilds the index
+// from the table it left.
+func TestUpsertRewindDeleteKeepsDeletesApplied(t *testing.T) {
+	h := newUpsertHarness(t, 1)
+	for step := range 6 {
+		var recs []*records.Record
+		for k := range 4 {
+			recs = append(recs, &records.Record{Key: []byte(fmt.Sprint("k", k)), Raw: []byte(fmt.Sprintf("v%d", step))})
+		}
+		h.flush(recs)
+		h.commit()
+	}
+	const from = 18 // every key's live row (the last flush) and two older rows
+	tp := ledger.TopicPartition{Topic: "t"}
+	if err := h.apply(fsm.RewindTable{Table: h.spec.Key, To: []fsm.RewindPosition{{TopicPartition: tp, Offset: from}}, Replace: true, At: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.s.DeleteFrom(h.ctx, h.spec.Key, map[ledger.TopicPartition]int64{tp: from}, 1, h.a, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for id, off := range h.at {
+		if off >= from {
+			delete(h.model, id)
+		}
+	}
+	h.check("after the rewind's delete")
+	h.next[0] = from // replayed from the rewind's offset
+	h.flush([]*records.Record{{Key: []byte("k1"), Raw: []byte("again")}})
+	h.commit()
+	h.check("after the replay")
+	if st, _ := h.s.Upsert(h.spec.Key); st.Rebuilds < 2 {
+		t.Fatalf("the commit after the rewind did not rebuild the index: %+v", st)
 	}
 }
