@@ -26,7 +26,7 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 		SmallFiles: rt.SmallFiles, Compactions: rt.Compactions, FilesRewritten: rt.FilesRewritten,
 		BytesRewritten: rt.BytesRewritten, LastCompaction: rt.LastCompaction,
 		BytesConsumed: rt.BytesConsumed, FilesWritten: rt.FilesWritten, BytesWritten: rt.BytesWritten,
-		NodeCommits: rt.Commits, PendingBytes: ti.pendingBytes,
+		NodeCommits: rt.Commits, PendingBytes: ti.pendingBytes, Upsert: rt.Upsert,
 	}
 	if tr.State == "" {
 		tr.State = status.StatePending

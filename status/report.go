@@ -102,11 +102,13 @@ type TableReport struct {
 	BytesRewritten   int64     `json:"bytes_rewritten"`
 	// ObjectRequests: requests this node made for the table's objects
 	// (s3:// warehouses; internal/objstore), by billing class.
-	ObjectRequests ObjectRequests    `json:"object_requests"`
-	LastCompaction time.Time         `json:"last_compaction,omitzero"`
-	Partitions     []PartitionReport `json:"partitions"`
-	Tombstones     int64             `json:"records_tombstones"`     // null values in decoded formats
-	SuspendedAt    *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
+	ObjectRequests ObjectRequests `json:"object_requests"`
+	LastCompaction time.Time      `json:"last_compaction,omitzero"`
+	// Upsert: an upsert table's counters, from its committer.
+	Upsert      *UpsertStatus     `json:"upsert,omitempty"`
+	Partitions  []PartitionReport `json:"partitions"`
+	Tombstones  int64             `json:"records_tombstones"`     // null values in decoded formats
+	SuspendedAt *SuspendedRecord  `json:"suspended_at,omitempty"` // the bad record a suspended table stopped at
 	// LastDeadLetters: the newest records this node dead-lettered (at most
 	// 5), with their reasons.
 	LastDeadLetters []SuspendedRecord `json:"last_dead_letters,omitempty"`

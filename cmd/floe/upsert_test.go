@@ -65,6 +65,23 @@ func TestUpsertEndToEnd(t *testing.T) {
 		wait.Until(t, time.Minute, restart+": the table reads as the model", func() error {
 			return sameAsModel(n, model)
 		})
+		wait.Until(t, 30*time.Second, restart+": the upsert counters", func() error {
+			rep, err := n.Report(context.Background())
+			if err != nil {
+				return err
+			}
+			tr, _ := tableReport(rep, "e2e.u")
+			u := tr.Upsert
+			switch {
+			case u == nil:
+				return fmt.Errorf("no upsert counters")
+			case u.Keys != int64(len(model)) || u.DeleteFiles == 0:
+				return fmt.Errorf("counters %+v, want %d keys and delete files", *u, len(model))
+			case restart == "restart without the key index" && u.IndexRebuilds == 0:
+				return fmt.Errorf("counters %+v: no rebuild without the index", *u)
+			}
+			return nil
+		})
 		if err := n.Stop(); err != nil {
 			t.Fatal(err)
 		}

@@ -62,9 +62,9 @@ type Sink struct {
 
 	fence Fence // set once before use (SetFence); nil deletes nothing
 
-	keyPath string                 // the key index file (SetKeyIndexPath)
-	keys    *KeyIndex              // under mu: opened at the first upsert commit
-	upserts map[string]UpsertStats // under mu, by table key
+	keyPath string                      // the key index file (SetKeyIndexPath)
+	keys    *KeyIndex                   // under mu: opened at the first upsert commit
+	upserts map[string]sink.UpsertStats // under mu, by table key
 }
 
 // New returns a sink writing data files of about targetSize bytes.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -253,7 +252,7 @@ func (s *Sink) recordUpsert(key string, plan upsertPlan, committed *table.Table)
 		s.log.Warn("key index not updated; the next commit rebuilds it", "table", ledger.DisplayName(key), "err", err)
 		return
 	}
-	s.upsertStats(key, func(st *UpsertStats) {
+	s.upsertStats(key, func(st *sink.UpsertStats) {
 		st.DeleteFiles += boolInt(len(plan.deletes) > 0)
 		st.DeletedRows += int64(len(plan.deletes))
 	})
@@ -266,35 +265,24 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
-// UpsertStats counts what this node's committer did for an upsert table.
-type UpsertStats struct {
-	DeleteFiles    int64 // position-delete files committed
-	DeletedRows    int64 // rows they delete
-	Rebuilds       int64 // index rebuilds from the table
-	RebuildTime    time.Duration
-	LastRebuildRow int64 // live keyed rows the last rebuild found
-}
-
-// Upsert returns the counters of table key and the keys its index holds.
-func (s *Sink) Upsert(key string) (UpsertStats, int64) {
+// Upsert returns the counters of table key, false when this node has
+// committed no upsert commit of it since it started.
+func (s *Sink) Upsert(key string) (sink.UpsertStats, bool) {
 	s.mu.Lock()
-	st := s.upserts[key]
-	s.mu.Unlock()
-	var keys int64
-	s.mu.Lock()
+	st, ok := s.upserts[key]
 	x := s.keys
 	s.mu.Unlock()
-	if x != nil {
-		keys, _ = x.Stats(key)
+	if ok && x != nil {
+		st.Keys, _ = x.Keys(key)
 	}
-	return st, keys
+	return st, ok
 }
 
-func (s *Sink) upsertStats(key string, fn func(*UpsertStats)) {
+func (s *Sink) upsertStats(key string, fn func(*sink.UpsertStats)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.upserts == nil {
-		s.upserts = map[string]UpsertStats{}
+		s.upserts = map[string]sink.UpsertStats{}
 	}
 	st := s.upserts[key]
 	fn(&st)

@@ -31,6 +31,7 @@ const maxPlainKey = 1024
 var (
 	bucketMeta   = []byte("meta")
 	keySnapshot  = []byte("snapshot")
+	keyCount     = []byte("keys")
 	prefixPart   = "p/"
 	errNoSuchKey = errors.New("no such key")
 )
@@ -143,19 +144,27 @@ func (x *KeyIndex) apply(table string, changes []keyChange, snapshot int64) erro
 		if err != nil {
 			return err
 		}
+		var delta int64
 		for _, c := range changes {
 			p, err := b.CreateBucketIfNotExists([]byte(prefixPart + c.tp))
 			if err != nil {
 				return err
 			}
+			k := indexKey(c.key)
+			had := p.Get(k) != nil
 			if c.gone {
-				err = p.Delete(indexKey(c.key))
+				err = p.Delete(k)
+				delta -= boolInt(had)
 			} else {
-				err = p.Put(indexKey(c.key), encodeRef(c.ref))
+				err = p.Put(k, encodeRef(c.ref))
+				delta += boolInt(!had)
 			}
 			if err != nil {
 				return err
 			}
+		}
+		if err := addKeys(b, delta); err != nil {
+			return err
 		}
 		return setSnapshot(b, snapshot)
 	})
@@ -189,20 +198,40 @@ func (x *KeyIndex) drop(table string) error {
 	return nil
 }
 
-// Stats returns the keys table's index holds.
-func (x *KeyIndex) Stats(table string) (keys int64, err error) {
-	err = x.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(table))
-		if b == nil {
-			return nil
-		}
-		return b.ForEachBucket(func(name []byte) error {
-			if string(name) == string(bucketMeta) {
-				return nil
+// addKeys adds delta to the count of keys a table's index holds, kept
+// beside them so that reading it costs nothing per key.
+func addKeys(b *bolt.Bucket, delta int64) error {
+	if delta == 0 {
+		return nil
+	}
+	m, err := b.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return err
+	}
+	var n int64
+	if v := m.Get(keyCount); len(v) == 8 {
+		n = int64(binary.BigEndian.Uint64(v))
+	}
+	v := make([]byte, 8)
+	binary.BigEndian.PutUint64(v, uint64(n+delta))
+	return m.Put(keyCount, v)
+}
+
+// Keys returns how many keys table's index holds.
+func (x *KeyIndex) Keys(table string) (int64, error) {
+	var n int64
+	err := x.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket([]byte(table)); b != nil {
+			if m := b.Bucket(bucketMeta); m != nil {
+				if v := m.Get(keyCount); len(v) == 8 {
+					n = int64(binary.BigEndian.Uint64(v))
+				}
 			}
-			keys += int64(b.Bucket(name).Stats().KeyN)
-			return nil
-		})
+		}
+		return nil
 	})
-	return keys, err
+	if err != nil {
+		return 0, fmt.Errorf("reading key index of %s: %w", table, err)
+	}
+	return n, nil
 }

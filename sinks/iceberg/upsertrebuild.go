@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
 // syncIndex makes the index of table key reflect tbl's current snapshot.
@@ -48,7 +49,7 @@ func (s *Sink) syncIndex(ctx context.Context, x *KeyIndex, tbl *table.Table, key
 	}
 	took := time.Since(start)
 	s.log.Info("key index rebuilt", "table", name, "snapshot", want, "rows", rows, "stray", len(stray), "took", took)
-	s.upsertStats(key, func(st *UpsertStats) {
+	s.upsertStats(key, func(st *sink.UpsertStats) {
 		st.Rebuilds++
 		st.RebuildTime += took
 		st.LastRebuildRow = rows
@@ -132,6 +133,7 @@ func (x *KeyIndex) putBatch(key string, batch []keyedRef, stray []posDelete) ([]
 		if err != nil {
 			return err
 		}
+		var added int64
 		for _, k := range batch {
 			loser, err := putNewer(b, k.tp, k.key, k.ref)
 			if err != nil {
@@ -139,9 +141,11 @@ func (x *KeyIndex) putBatch(key string, batch []keyedRef, stray []posDelete) ([]
 			}
 			if loser != nil {
 				stray = append(stray, posDelete{loser.path, loser.pos})
+			} else {
+				added++
 			}
 		}
-		return nil
+		return addKeys(b, added)
 	})
 	return stray, err
 }

@@ -2,6 +2,7 @@ package sink
 
 import (
 	"errors"
+	"time"
 
 	"github.com/floe-io/floe/config"
 )
@@ -71,4 +72,15 @@ type SyncTable struct {
 	// PreviousMetadataLocation is what this catalog was last pointed at,
 	// or the table's previous pointer when it never was.
 	PreviousMetadataLocation string
+}
+
+// UpsertStats counts what a node's committer did for an upsert table since
+// the node started, and the keys its index holds.
+type UpsertStats struct {
+	Keys           int64         // live keys in the index
+	DeleteFiles    int64         // position-delete files committed
+	DeletedRows    int64         // rows they delete
+	Rebuilds       int64         // index rebuilds from the table
+	RebuildTime    time.Duration // their total duration
+	LastRebuildRow int64         // live keyed rows the last rebuild found
 }
