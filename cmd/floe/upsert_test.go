@@ -21,15 +21,18 @@ import (
 // tombstones, each key in one partition as the default partitioner puts
 // it) through a node, a restart on the same data dir and a restart that
 // lost the key index, reads back with iceberg-go's scan as exactly the
-// model's latest value per key.
+// model's latest value per key: by the Kafka key (tombstones delete) and,
+// on a copy of the topic, by a payload field (tombstones name no field
+// value, so they are ignored).
 func TestUpsertEndToEnd(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "u")})
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "u", "f")})
 	rng := rand.New(rand.NewPCG(7, 7))
-	model := map[string]string{} // partition|key -> value
+	model := map[string]string{}  // partition|key -> value
+	byField := map[string]string{} // partition|id -> value: tombstones name no id, so they are ignored
 	send := func(from, n int) {
 		var recs []*kgo.Record
 		for i := from; i < from+n; i++ {
@@ -40,17 +43,22 @@ func TestUpsertEndToEnd(t *testing.T) {
 				delete(model, id)
 			} else {
 				v := fmt.Sprint("v", i)
-				r.Value = []byte(fmt.Sprintf(`{"v":%q}`, v))
-				model[id] = v
+				r.Value = []byte(fmt.Sprintf(`{"id":"k%d","v":%q}`, k, v))
+				model[id], byField[id] = v, v
 			}
-			recs = append(recs, r)
+			f := *r
+			f.Topic = "f" // the same record, for the table keyed by a field
+			recs = append(recs, r, &f)
 		}
 		if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	dir := t.TempDir()
-	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "u", Namespace: "e2e", Name: "u", Mode: config.ModeUpsert}})
+	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{
+		{Topic: "u", Namespace: "e2e", Name: "u", Mode: config.ModeUpsert},
+		{Topic: "f", Namespace: "e2e", Name: "by_id", Mode: config.ModeUpsert, Key: []string{"id"}},
+	})
 	for round, restart := range []string{"first start", "restart", "restart without the key index"} {
 		if restart == "restart without the key index" {
 			if err := os.Remove(filepath.Join(cfg.Node.DataDir, "upsert-keys.db")); err != nil {
@@ -63,7 +71,10 @@ func TestUpsertEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		wait.Until(t, time.Minute, restart+": the table reads as the model", func() error {
-			return sameAsModel(n, model)
+			if err := sameAsModel(n, "u", "_kafka_key", model); err != nil {
+				return err
+			}
+			return sameAsModel(n, "by_id", "id", byField)
 		})
 		wait.Until(t, 30*time.Second, restart+": the upsert counters", func() error {
 			rep, err := n.Report(context.Background())
@@ -88,10 +99,11 @@ func TestUpsertEndToEnd(t *testing.T) {
 	}
 }
 
-// sameAsModel scans e2e.u and compares it with model.
-func sameAsModel(n *floeNode, model map[string]string) error {
+// sameAsModel scans e2e.<name> and compares it with model, keyed by
+// partition and keyCol.
+func sameAsModel(n *floeNode, name, keyCol string, model map[string]string) error {
 	ctx := context.Background()
-	tbl, err := n.Catalog().LoadTable(ctx, []string{"e2e", "u"})
+	tbl, err := n.Catalog().LoadTable(ctx, []string{"e2e", name})
 	if err != nil {
 		return err
 	}
@@ -113,23 +125,27 @@ func sameAsModel(n *floeNode, model map[string]string) error {
 	for r := array.NewTableReader(arr, 1024); r.Next(); {
 		rec := r.RecordBatch()
 		part := rec.Column(idx("_kafka_partition")).(*array.Int32)
-		key := rec.Column(idx("_kafka_key")).(*array.Binary)
+		key := rec.Column(idx(keyCol))
 		val := rec.Column(idx("v")).(*array.String)
 		for i := 0; i < int(rec.NumRows()); i++ {
-			id := fmt.Sprintf("%d|%s", part.Value(i), key.Value(i))
+			k := key.ValueStr(i)
+			if b, ok := key.(*array.Binary); ok {
+				k = string(b.Value(i))
+			}
+			id := fmt.Sprintf("%d|%s", part.Value(i), k)
 			if _, dup := got[id]; dup {
-				return fmt.Errorf("key %s has two live rows", id)
+				return fmt.Errorf("%s: key %s has two live rows", name, id)
 			}
 			got[id] = val.Value(i)
 		}
 	}
 	for id, want := range model {
 		if got[id] != want {
-			return fmt.Errorf("key %s reads %q, want %q", id, got[id], want)
+			return fmt.Errorf("%s: key %s reads %q, want %q", name, id, got[id], want)
 		}
 	}
 	if len(got) != len(model) {
-		return fmt.Errorf("%d live rows, want %d", len(got), len(model))
+		return fmt.Errorf("%s: %d live rows, want %d", name, len(got), len(model))
 	}
 	return nil
 }
