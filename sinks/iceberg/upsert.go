@@ -159,14 +159,8 @@ func (s *Sink) planUpsert(ctx context.Context, tbl *table.Table, key string, up 
 				continue
 			}
 			id := r.tp + "\x00" + string(r.key)
-			if c, ok := latest[id]; ok {
-				if !c.gone {
-					plan.deletes = append(plan.deletes, posDelete{c.ref.path, c.ref.pos})
-				}
-			} else if prev, err := x.lookup(key, r.tp, r.key); err == nil {
-				plan.deletes = append(plan.deletes, posDelete{prev.path, prev.pos})
-			} else if !errors.Is(err, errNoSuchKey) {
-				return plan, err
+			if c, ok := latest[id]; ok && !c.gone {
+				plan.deletes = append(plan.deletes, posDelete{c.ref.path, c.ref.pos})
 			}
 			c := &keyChange{tp: r.tp, key: r.key, gone: r.tomb, ref: rowRef{path: r.path, pos: r.pos, offset: r.offset}}
 			latest[id] = c
@@ -175,6 +169,13 @@ func (s *Sink) planUpsert(ctx context.Context, tbl *table.Table, key string, up 
 	for _, c := range latest {
 		plan.changes = append(plan.changes, *c)
 	}
+	// Each key's row before this commit goes: looked up in one read of
+	// the index.
+	prev, err := x.previous(key, plan.changes)
+	if err != nil {
+		return plan, err
+	}
+	plan.deletes = append(plan.deletes, prev...)
 	slices.SortFunc(plan.deletes, func(a, b posDelete) int {
 		return cmp.Or(strings.Compare(a.path, b.path), cmp.Compare(a.pos, b.pos))
 	})

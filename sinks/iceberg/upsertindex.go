@@ -3,7 +3,6 @@ package iceberg
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
@@ -29,11 +28,10 @@ type KeyIndex struct {
 const maxPlainKey = 1024
 
 var (
-	bucketMeta   = []byte("meta")
-	keySnapshot  = []byte("snapshot")
-	keyCount     = []byte("keys")
-	prefixPart   = "p/"
-	errNoSuchKey = errors.New("no such key")
+	bucketMeta  = []byte("meta")
+	keySnapshot = []byte("snapshot")
+	keyCount    = []byte("keys")
+	prefixPart  = "p/"
 )
 
 // OpenKeyIndex opens (creating) the key index file at path.
@@ -104,27 +102,34 @@ func (x *KeyIndex) Snapshot(table string) (int64, bool, error) {
 	return id, ok, nil
 }
 
-// lookup returns the live row of key in partition tp of table.
-func (x *KeyIndex) lookup(table, tp string, key []byte) (rowRef, error) {
-	var ref rowRef
+// previous returns the rows the index holds for the changes' keys, in
+// one read transaction.
+func (x *KeyIndex) previous(table string, changes []keyChange) ([]posDelete, error) {
+	var out []posDelete
 	err := x.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(table))
 		if b == nil {
-			return errNoSuchKey
+			return nil
 		}
-		p := b.Bucket([]byte(prefixPart + tp))
-		if p == nil {
-			return errNoSuchKey
+		for _, c := range changes {
+			p := b.Bucket([]byte(prefixPart + c.tp))
+			if p == nil {
+				continue
+			}
+			if v := p.Get(indexKey(c.key)); v != nil {
+				ref, err := decodeRef(v)
+				if err != nil {
+					return err
+				}
+				out = append(out, posDelete{ref.path, ref.pos})
+			}
 		}
-		v := p.Get(indexKey(key))
-		if v == nil {
-			return errNoSuchKey
-		}
-		var err error
-		ref, err = decodeRef(v)
-		return err
+		return nil
 	})
-	return ref, err
+	if err != nil {
+		return nil, fmt.Errorf("reading key index of %s: %w", table, err)
+	}
+	return out, nil
 }
 
 // keyChange is one key's new state after a commit: its new live row, or
