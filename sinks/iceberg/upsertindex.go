@@ -1,9 +1,13 @@
 package iceberg
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -144,6 +148,7 @@ type keyChange struct {
 // apply records a commit's key changes and the snapshot they make, in one
 // store transaction: the index never reflects half a commit.
 func (x *KeyIndex) apply(table string, changes []keyChange, snapshot int64) error {
+	sortChanges(changes)
 	err := x.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(table))
 		if err != nil {
@@ -239,4 +244,14 @@ func (x *KeyIndex) Keys(table string) (int64, error) {
 		return 0, fmt.Errorf("reading key index of %s: %w", table, err)
 	}
 	return n, nil
+}
+
+// sortChanges orders changes by partition and stored key: bbolt splits its
+// pages only when a transaction commits, so keys put in random order cost
+// a copy of the page's tail each (100,000 new keys in map order took 15 s,
+// in order well under one).
+func sortChanges(changes []keyChange) {
+	slices.SortFunc(changes, func(a, b keyChange) int {
+		return cmp.Or(strings.Compare(a.tp, b.tp), bytes.Compare(indexKey(a.key), indexKey(b.key)))
+	})
 }

@@ -1,8 +1,12 @@
 package iceberg
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -128,6 +132,11 @@ func (x *KeyIndex) putBatch(key string, batch []keyedRef, stray []posDelete) ([]
 	if len(batch) == 0 {
 		return stray, nil
 	}
+	// In key order, as sortChanges says why; stable, so that of two rows
+	// of a key the later-read one still meets the earlier.
+	slices.SortStableFunc(batch, func(a, b keyedRef) int {
+		return cmp.Or(strings.Compare(a.tp, b.tp), bytes.Compare(indexKey(a.key), indexKey(b.key)))
+	})
 	err := x.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(key))
 		if err != nil {
