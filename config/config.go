@@ -208,9 +208,6 @@ type Table struct {
 	Key []string `yaml:"key"`
 }
 
-// Upsert reports whether the table keeps one live row per key.
-func (t *Table) Upsert() bool { return t.Mode == ModeUpsert }
-
 // Table modes.
 const (
 	ModeAppend = "append"
