@@ -43,9 +43,6 @@ func readKeyedRows(ctx context.Context, fs icebergio.IO, path string, keyCols []
 	}
 	cols := make([]arrow.Array, tbl.NumCols())
 	for c := range cols {
-		if tbl.Column(c) == nil {
-			continue
-		}
 		cols[c], err = concat(tbl.Column(c))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", path, err)
@@ -54,11 +51,15 @@ func readKeyedRows(ctx context.Context, fs icebergio.IO, path string, keyCols []
 	}
 	topic, part, off := cols[0], cols[1], cols[2]
 	for i := range rows {
-		if topic == nil || part == nil || off == nil {
-			return nil, fmt.Errorf("reading %s: the Kafka metadata columns are missing", path)
+		if topic.IsNull(i) || part.IsNull(i) || off.IsNull(i) {
+			// Every row Floe writes has them: a file without them is
+			// not one of its data files.
+			return nil, fmt.Errorf("reading %s: row %d has no Kafka topic, partition or offset", path, i)
 		}
 		rows[i].tp = topic.ValueStr(i) + "/" + part.ValueStr(i)
-		rows[i].offset, _ = strconv.ParseInt(off.ValueStr(i), 10, 64)
+		if rows[i].offset, err = strconv.ParseInt(off.ValueStr(i), 10, 64); err != nil {
+			return nil, fmt.Errorf("reading %s: offset of row %d: %w", path, i, err)
+		}
 		rows[i].key = encodeKey(cols[3:], i, len(keyCols) == 0)
 	}
 	return rows, nil
@@ -77,7 +78,7 @@ func keyColumns(keyCols []string) []string {
 func encodeKey(cols []arrow.Array, i int, kafkaKey bool) []byte {
 	if kafkaKey {
 		c := cols[0]
-		if c == nil || c.IsNull(i) {
+		if c.IsNull(i) {
 			return nil
 		}
 		if b, ok := c.(*array.Binary); ok {
@@ -88,7 +89,7 @@ func encodeKey(cols []arrow.Array, i int, kafkaKey bool) []byte {
 	var buf bytes.Buffer
 	present := false
 	for _, c := range cols {
-		if c == nil || c.IsNull(i) {
+		if c.IsNull(i) {
 			buf.WriteByte(0)
 			continue
 		}
