@@ -31,7 +31,7 @@ func TestUpsertEndToEnd(t *testing.T) {
 	}
 	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "u", "f")})
 	rng := rand.New(rand.NewPCG(7, 7))
-	model := map[string]string{}  // partition|key -> value
+	model := map[string]string{}   // partition|key -> value
 	byField := map[string]string{} // partition|id -> value: tombstones name no id, so they are ignored
 	send := func(from, n int) {
 		var recs []*kgo.Record
