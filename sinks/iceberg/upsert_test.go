@@ -295,3 +295,33 @@ func TestUpsertRewindDeleteKeepsDeletesApplied(t *testing.T) {
 		t.Fatalf("the commit after the rewind did not rebuild the index: %+v", st)
 	}
 }
+
+// TestUpsertAfterAppend: a table written in append mode (a key with
+// several rows) switched to upsert keeps, at its first upsert commit, the
+// row of the highest offset per key and deletes the others (the rebuild
+// finds them).
+func TestUpsertAfterAppend(t *testing.T) {
+	h := newUpsertHarness(t, 2)
+	h.spec.Mode = ""
+	if err := h.s.Prepare(h.ctx, h.spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	for step := range 3 {
+		var recs []*records.Record
+		for k := range 6 {
+			recs = append(recs, &records.Record{Partition: int32(k % 2), Key: []byte(fmt.Sprint("k", k)), Raw: []byte(fmt.Sprintf("v%d", step))})
+		}
+		h.flush(recs)
+		h.commit()
+	}
+	h.spec.Mode = "upsert"
+	if err := h.s.Prepare(h.ctx, h.spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.flush([]*records.Record{{Partition: 0, Key: []byte("new"), Raw: []byte("n")}})
+	h.commit()
+	h.check("first upsert commit")
+	if st, _ := h.s.Upsert(h.spec.Key); st.DeletedRows != 12 || st.Keys != 7 {
+		t.Fatalf("stats %+v: want the 12 older rows deleted and 7 keys", st)
+	}
+}
