@@ -62,6 +62,11 @@ const (
 	NodeInfo             = "floe_node_info"
 	MemoryBudgetBytes    = "floe_memory_budget_bytes"
 	ScrapeError          = "floe_scrape_error"
+	UpsertKeys           = "floe_upsert_keys"
+	UpsertDeleteFiles    = "floe_upsert_delete_files_total"
+	UpsertDeletedRows    = "floe_upsert_deleted_rows_total"
+	UpsertIndexRebuilds  = "floe_upsert_index_rebuilds_total"
+	UpsertRebuildSeconds = "floe_upsert_index_rebuild_seconds_total"
 )
 
 // Names returns every floe_* metric family name the package exposes, sorted.
@@ -76,6 +81,7 @@ func Names() []string {
 		RaftAppliedIndex, RaftApplyDuration, RaftIsLeader, RaftLeaderChanges, RaftState,
 		RecordsConsumed, RecordsDeadLettered, RecordsSkipped, ScrapeError,
 		SnapshotsExpired, TableFreshness, TableState,
+		UpsertDeleteFiles, UpsertDeletedRows, UpsertRebuildSeconds, UpsertIndexRebuilds, UpsertKeys,
 	}
 }
 
@@ -198,6 +204,7 @@ type reportCollector struct {
 	raftState, isLeader, applied                          *prometheus.Desc
 	members, memberUp, info, scrapeErr                    *prometheus.Desc
 	memory                                                *prometheus.Desc
+	upKeys, upDelFiles, upDelRows, upRebuilds, upRebuildS *prometheus.Desc
 }
 
 func newReportCollector(src Source, version string, timeout time.Duration) *reportCollector {
@@ -227,6 +234,11 @@ func newReportCollector(src Source, version string, timeout time.Duration) *repo
 		orphans:         t(OrphanFilesDeleted, "Orphan files this node deleted from the table's location since it started."),
 		rewritten:       t(FilesRewritten, "Data files this node rewrote by compaction since it started."),
 		objectRequests:  d(ObjectRequests, "Object store requests this node made for the table's objects (s3:// warehouses), by S3 billing class: put, get, list, delete.", "table", "kind"),
+		upKeys:          t(UpsertKeys, "Live keys in the key index of the upsert table, on its committer."),
+		upDelFiles:      t(UpsertDeleteFiles, "Position-delete files this node committed to the upsert table since it started."),
+		upDelRows:       t(UpsertDeletedRows, "Rows those position-delete files delete."),
+		upRebuilds:      t(UpsertIndexRebuilds, "Rebuilds of the upsert table's key index from the table on this node since it started."),
+		upRebuildS:      t(UpsertRebuildSeconds, "Time those rebuilds took."),
 		bytesRewritten:  t(BytesRewritten, "Bytes of data files this node read and rewrote by compaction since it started (the compaction share of the cost)."),
 		catLag:          d(CatalogSyncLag, "How long the external catalog has been behind the table (0 when in sync).", "table", "catalog"),
 		catFailures:     d(CatalogSyncFailures, "Failed syncs of the table to the external catalog (known on the table's committer).", "table", "catalog"),
@@ -252,6 +264,7 @@ func (c *reportCollector) Describe(ch chan<- *prometheus.Desc) {
 		c.catLag, c.catFailures, c.catInSync,
 		c.raftState, c.isLeader, c.applied,
 		c.members, c.memberUp, c.info, c.scrapeErr, c.memory,
+		c.upKeys, c.upDelFiles, c.upDelRows, c.upRebuilds, c.upRebuildS,
 	} {
 		ch <- d
 	}
@@ -367,6 +380,13 @@ func (c *reportCollector) collectTable(ch chan<- prometheus.Metric, rep status.R
 	counter(c.bytesRewritten, t.BytesRewritten)
 	for kind, v := range map[string]int64{"put": t.ObjectRequests.Put, "get": t.ObjectRequests.Get, "list": t.ObjectRequests.List, "delete": t.ObjectRequests.Delete} {
 		ch <- constMetric(c.objectRequests, prometheus.CounterValue, float64(v), t.Table, kind)
+	}
+	if u := t.Upsert; u != nil {
+		gauge(c.upKeys, float64(u.Keys))
+		counter(c.upDelFiles, u.DeleteFiles)
+		counter(c.upDelRows, u.DeletedRows)
+		counter(c.upRebuilds, u.IndexRebuilds)
+		ch <- constMetric(c.upRebuildS, prometheus.CounterValue, u.RebuildSeconds, t.Table)
 	}
 	gauge(c.freshness, t.FreshnessSec)
 	gauge(c.pendingEntries, float64(t.PendingEntries))
