@@ -120,7 +120,6 @@ func (s *Sink) Close() error {
 type upsertPlan struct {
 	deletes []posDelete
 	changes []keyChange
-	rebuilt bool
 	x       *KeyIndex // the index planned against
 }
 
@@ -140,11 +139,11 @@ func (s *Sink) planUpsert(ctx context.Context, tbl *table.Table, key string, up 
 	if err != nil {
 		return plan, err
 	}
-	stray, rebuilt, err := s.syncIndex(ctx, x, tbl, key, up)
+	stray, err := s.syncIndex(ctx, x, tbl, key, up)
 	if err != nil {
 		return plan, err
 	}
-	plan.deletes, plan.rebuilt = stray, rebuilt
+	plan.deletes = stray
 	latest := map[string]*keyChange{} // tp + 0 + key: this commit's state
 	for _, e := range entries {
 		rows, err := entryRows(ctx, fs, e, up)

@@ -25,31 +25,31 @@ import (
 // keyed row, deletes applied. Two live rows of one key in a partition (a
 // table that was append before) keep the one of the higher offset; the
 // others come back as stray, for the next commit to delete.
-func (s *Sink) syncIndex(ctx context.Context, x *KeyIndex, tbl *table.Table, key string, up upsertSpec) (stray []posDelete, rebuilt bool, err error) {
+func (s *Sink) syncIndex(ctx context.Context, x *KeyIndex, tbl *table.Table, key string, up upsertSpec) (stray []posDelete, err error) {
 	var want int64
 	if snap := tbl.CurrentSnapshot(); snap != nil {
 		want = snap.SnapshotID
 	}
 	have, ok, err := x.Snapshot(key)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if ok && have == want {
-		return nil, false, nil
+		return nil, nil
 	}
 	start := time.Now()
 	name := ledger.DisplayName(key)
 	if err := x.drop(key); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	rows := int64(0)
 	if want != 0 {
 		if stray, rows, err = rebuildIndex(ctx, x, tbl, key, up); err != nil {
-			return nil, false, fmt.Errorf("rebuilding the key index of %s: %w", name, err)
+			return nil, fmt.Errorf("rebuilding the key index of %s: %w", name, err)
 		}
 	}
 	if err := x.apply(key, nil, want); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	took := time.Since(start)
 	s.log.Info("key index rebuilt", "table", name, "snapshot", want, "rows", rows, "stray", len(stray), "took", took)
@@ -58,7 +58,7 @@ func (s *Sink) syncIndex(ctx context.Context, x *KeyIndex, tbl *table.Table, key
 		st.RebuildTime += took
 		st.LastRebuildRow = rows
 	})
-	return stray, true, nil
+	return stray, nil
 }
 
 // rebuildIndex scans the live keyed rows of tbl into the (empty) index of key,
