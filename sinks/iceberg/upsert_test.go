@@ -325,3 +325,19 @@ func TestUpsertAfterAppend(t *testing.T) {
 		t.Fatalf("stats %+v: want the 12 older rows deleted and 7 keys", st)
 	}
 }
+
+// TestUpsertKeyInTwoPartitions: producers that do not partition by key
+// put one key in two partitions; each partition keeps its own latest row
+// (docs/upsert.md says so), and a tombstone in one leaves the other's.
+func TestUpsertKeyInTwoPartitions(t *testing.T) {
+	h := newUpsertHarness(t, 2)
+	h.flush([]*records.Record{{Partition: 0, Key: []byte("a"), Raw: []byte("p0")}, {Partition: 1, Key: []byte("a"), Raw: []byte("p1")}})
+	h.commit()
+	h.check("one row per partition")
+	if len(h.model) != 2 {
+		t.Fatalf("model %v: the case needs two live rows", h.model)
+	}
+	h.flush([]*records.Record{{Partition: 1, Key: []byte("a")}})
+	h.commit()
+	h.check("after a tombstone in partition 1")
+}
