@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/sink"
@@ -95,6 +97,16 @@ func (s *Sink) keyIndex() (*KeyIndex, error) {
 		return nil, ErrNoKeyIndex
 	}
 	x, err := OpenKeyIndex(s.keyPath)
+	if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) {
+		// A damaged index is only derived state: set it aside and start
+		// an empty one, which every table rebuilds at its next commit.
+		aside := s.keyPath + ".damaged"
+		s.log.Warn("key index damaged; setting it aside and rebuilding", "path", s.keyPath, "aside", aside, "err", err)
+		if rerr := os.Rename(s.keyPath, aside); rerr != nil {
+			return nil, fmt.Errorf("setting the damaged key index aside: %w", rerr)
+		}
+		x, err = OpenKeyIndex(s.keyPath)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package iceberg
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -340,4 +341,23 @@ func TestUpsertKeyInTwoPartitions(t *testing.T) {
 	h.flush([]*records.Record{{Partition: 1, Key: []byte("a")}})
 	h.commit()
 	h.check("after a tombstone in partition 1")
+}
+
+// TestUpsertDamagedIndex: an index file that is not a valid store is set
+// aside and rebuilt from the table; the table stays right.
+func TestUpsertDamagedIndex(t *testing.T) {
+	h := newUpsertHarness(t, 1)
+	h.flush([]*records.Record{{Key: []byte("a"), Raw: []byte("1")}, {Key: []byte("b"), Raw: []byte("1")}})
+	h.commit()
+	h.s.Close()
+	if err := os.WriteFile(h.idx, bytes.Repeat([]byte("not a bbolt file "), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.openIndex()
+	h.flush([]*records.Record{{Key: []byte("a"), Raw: []byte("2")}})
+	h.commit()
+	h.check("after the damaged index")
+	if _, err := os.Stat(h.idx + ".damaged"); err != nil {
+		t.Fatalf("the damaged index was not set aside: %v", err)
+	}
 }
