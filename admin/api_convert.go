@@ -103,6 +103,8 @@ func mappingFromProto(pm *adminv1.Mapping) (Mapping, error) {
 		MaxColumns:      int(pm.MaxColumns),
 		// Validated by the backend, naming mapping.formats.
 		Formats: slices.Clone(pm.Formats),
+		Mode:    pm.Mode,
+		Key:     slices.Clone(pm.Key),
 	}
 	t.StorageClass = pm.StorageClass // the backend's validation names mapping.storage_class
 	var err error
@@ -170,6 +172,8 @@ func mappingToProto(m Mapping) *adminv1.Mapping {
 		MaxNestingDepth:  int32(t.MaxNestingDepth),
 		MaxColumns:       int32(t.MaxColumns),
 		Formats:          slices.Clone(t.Formats),
+		Mode:             t.Mode,
+		Key:              slices.Clone(t.Key),
 	}
 	pm.StorageClass = t.StorageClass
 	for _, f := range t.PartitionBy {

@@ -23,3 +23,28 @@ func TestMappingFormatsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestMappingModeRoundTrip: the upsert mode and key cross the API (proto
+// fields 21 and 22) both ways; an append mapping leaves them empty.
+func TestMappingModeRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		key  []string
+	}{
+		{"", nil},
+		{"upsert", nil},
+		{"upsert", []string{"id", "region"}},
+	} {
+		m, err := mappingFromProto(&adminv1.Mapping{Name: "m", Topic: "t", Mode: tc.mode, Key: tc.key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Table.Mode != tc.mode || !slices.Equal(m.Table.Key, tc.key) {
+			t.Fatalf("from proto: mode %q key %v, want %q %v", m.Table.Mode, m.Table.Key, tc.mode, tc.key)
+		}
+		back := mappingToProto(m)
+		if back.GetMode() != tc.mode || !slices.Equal(back.GetKey(), tc.key) {
+			t.Fatalf("to proto: mode %q key %v, want %q %v", back.GetMode(), back.GetKey(), tc.mode, tc.key)
+		}
+	}
+}

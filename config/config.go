@@ -214,6 +214,13 @@ type Table struct {
 	// [iceberg, delta]. [delta] alone is refused: it needs the Iceberg
 	// metadata to be absent, which is not built yet (docs/formats.md).
 	Formats []string `yaml:"formats"`
+	// Mode is append (every record a row, the default) or upsert (one
+	// live row per key: a newer record replaces the row of its key, a
+	// tombstone deletes it; docs/upsert.md).
+	Mode string `yaml:"mode"`
+	// Key names the top-level payload fields whose values identify a row
+	// of an upsert table; empty: the Kafka record key.
+	Key []string `yaml:"key"`
 }
 
 // Table formats a mapping may name in Formats.
@@ -225,6 +232,12 @@ const (
 // WritesDelta reports whether the committer also writes the table's Delta
 // Lake log.
 func (t Table) WritesDelta() bool { return slices.Contains(t.Formats, FormatDelta) }
+
+// Table modes.
+const (
+	ModeAppend = "append"
+	ModeUpsert = "upsert"
+)
 
 // PartitionField partitions a table by a transform of one column.
 type PartitionField struct {

@@ -142,6 +142,7 @@ const (
 	maxTopicRegex   = 1024
 	maxSubject      = 1024
 	maxPartitionBy  = 32
+	maxUpsertKey    = 16 // key fields of an upsert table
 	maxColumnName   = names.MaxName
 	maxTemplateSize = 1024
 	maxWord         = 64
@@ -173,6 +174,7 @@ func (t *Table) checkBounds(f func(string) string, bad func(field, format string
 		{"error_mode", t.ErrorMode, maxWord},
 		{"tombstones", t.Tombstones, maxWord},
 		{"start_offset", t.StartOffset, maxWord},
+		{"mode", t.Mode, maxWord},
 		{"compaction.window", t.Compaction.Window, maxWord},
 		{"storage_class", t.StorageClass, maxWord},
 	} {
@@ -184,6 +186,16 @@ func (t *Table) checkBounds(f func(string) string, bad func(field, format string
 	if len(t.PartitionBy) > maxPartitionBy {
 		bad(f("partition_by"), "%d fields, more than %d", len(t.PartitionBy), maxPartitionBy)
 		return false
+	}
+	if len(t.Key) > maxUpsertKey {
+		bad(f("key"), "%d fields, more than %d", len(t.Key), maxUpsertKey)
+		return false
+	}
+	for j, k := range t.Key {
+		if r := names.TextReason(k, maxColumnName); r != "" {
+			bad(f(fmt.Sprintf("key[%d]", j)), "%s", r)
+			ok = false
+		}
 	}
 	for j, pf := range t.PartitionBy {
 		if r := names.TextReason(pf.Column, maxColumnName); r != "" {

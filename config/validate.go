@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -221,6 +222,7 @@ func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, 
 	validatePartitionBy(t.PartitionBy, f, bad)
 	checkStorageClass(t, f, bad)
 	validateFormats(t, f, bad)
+	validateMode(t, f, bad)
 	if t.SnapshotMaxCount < 1 {
 		bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
 	}
@@ -352,6 +354,47 @@ func validatePartitionBy(fields []PartitionField, f func(string) string, bad fun
 			bad(pfield("column"), "%s(%s) is listed twice", pf.Transform, pf.Column)
 		}
 		seen[key] = true
+	}
+}
+
+// validateMode checks a table's mode and upsert key. Upsert writes
+// position deletes, which need Iceberg format version 2: every table Floe
+// creates is version 2 (cluster/catalog), there is no setting to ask for 1.
+func validateMode(t *Table, f func(string) string, bad func(field, format string, args ...any)) {
+	switch t.Mode {
+	case "", ModeAppend:
+		if len(t.Key) > 0 {
+			bad(f("key"), "is for mode upsert; mode is %s", cmp.Or(t.Mode, ModeAppend))
+		}
+		return
+	case ModeUpsert:
+	default:
+		bad(f("mode"), "%q: use append or upsert", t.Mode)
+		return
+	}
+	if len(t.Key) > 0 && t.Format == "raw" {
+		bad(f("key"), "a raw table has no payload fields: leave key empty to key by the Kafka record key")
+	}
+	if len(t.PartitionBy) > 0 {
+		bad(f("partition_by"), "not supported with mode upsert yet (docs/upsert.md)")
+	}
+	if t.WritesDelta() {
+		// The committer deletes an upsert table's replaced rows with Iceberg
+		// position deletes; its Delta log would list the files without
+		// them, and Delta readers would see every version of a key.
+		bad(f("formats"), "[iceberg, delta] is not supported with mode upsert yet (its replaced rows would stay live in the Delta log): use [iceberg] (docs/upsert.md)")
+	}
+	seen := map[string]bool{}
+	for j, k := range t.Key {
+		switch {
+		case k == "" || strings.Contains(k, "."):
+			bad(f(fmt.Sprintf("key[%d]", j)), "%q: name a top-level payload field", k)
+		case strings.HasPrefix(k, "_kafka_"):
+			bad(f(fmt.Sprintf("key[%d]", j)), "%q is a metadata column: leave key empty to key by the Kafka record key", k)
+		case seen[k]:
+			bad(f(fmt.Sprintf("key[%d]", j)), "%q is listed twice", k)
+		}
+		seen[k] = true
 	}
 }
 

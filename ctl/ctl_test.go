@@ -334,6 +334,8 @@ func TestRequests(t *testing.T) {
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m3", Topic: "deep", MaxNestingDepth: 8, MaxColumns: 200}}},
 		{[]string{"mappings", "create", "m5", "--topic", "cold", "--storage-class", "INTELLIGENT_TIERING"},
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m5", Topic: "cold", StorageClass: "INTELLIGENT_TIERING"}}},
+		{[]string{"mappings", "create", "m5", "--topic", "users", "--mode", "upsert", "--key", "id, region"},
+			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m5", Topic: "users", Mode: "upsert", Key: []string{"id", "region"}}}},
 		{[]string{"mappings", "create", "m4", "--topic", "orders", "--name", "orders_v2"},
 			&adminv1.CreateMappingRequest{Mapping: &adminv1.Mapping{Name: "m4", Topic: "orders", Table: "orders_v2"}}},
 		{[]string{"mappings", "create", "m2", "--topic-regex", `ev\..*`, "--partition-by", "region"},

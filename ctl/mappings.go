@@ -103,6 +103,8 @@ func writeMapping(w io.Writer, m *adminv1.Mapping) error {
 		{"max_columns", limitString(m.GetMaxColumns())},
 		{"storage_class", storageClassString(m.GetStorageClass())},
 		{"formats", formatsString(m.GetFormats())},
+		{"mode", m.GetMode()},
+		{"key", strings.Join(m.GetKey(), ",")},
 	} {
 		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], dash(kv[1]))
 	}
@@ -143,6 +145,7 @@ type mappingFlags struct {
 	maxColumns       int32
 	partitionBy      []string
 	formats          []string
+	key              []string
 	// the other flags are plain strings, read by name in overlay
 }
 
@@ -167,6 +170,8 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.String("dead-letter-topic", "", "Kafka topic for bad records")
 	fs.String("tombstones", "", "null-value records: ignore or dlq")
 	fs.String("start-offset", "", "start of partitions never seen before: earliest or latest")
+	fs.String("mode", "", "append (every record a row) or upsert (one live row per key)")
+	fs.StringSliceVar(&f.key, "key", nil, "upsert key: top-level payload fields, comma-separated; empty: the Kafka record key")
 	fs.StringArrayVar(&f.partitionBy, "partition-by", nil, "partition field column:transform (identity, year, month, day, hour, bucket[N], truncate[W]); repeatable; replaces the whole list")
 	fs.String("snapshot-max-age", "", "expire snapshots older than this Go duration (168h)")
 	fs.Int32Var(&f.snapshotMaxCount, "snapshot-max-count", 0, "keep at most this many snapshots")
@@ -198,6 +203,7 @@ func (f *mappingFlags) overlay(cmd *cobra.Command, m *adminv1.Mapping) error {
 		"dead-letter-topic": &m.DeadLetterTopic,
 		"tombstones":        &m.Tombstones,
 		"start-offset":      &m.StartOffset,
+		"mode":              &m.Mode,
 		"snapshot-max-age":  &m.SnapshotMaxAge,
 		"orphan-min-age":    &m.OrphanMinAge,
 		"storage-class":     &m.StorageClass,
@@ -205,6 +211,14 @@ func (f *mappingFlags) overlay(cmd *cobra.Command, m *adminv1.Mapping) error {
 		if fs.Changed(name) {
 			v, _ := fs.GetString(name)
 			*dst = v
+		}
+	}
+	if fs.Changed("key") {
+		m.Key = nil
+		for _, k := range f.key {
+			if k = strings.TrimSpace(k); k != "" {
+				m.Key = append(m.Key, k)
+			}
 		}
 	}
 	if fs.Changed("snapshot-max-count") {

@@ -47,6 +47,13 @@ func (e Entry) Clone() Entry {
 	e.Files = cloneFiles(e.Files)
 	e.DLQFiles = cloneFiles(e.DLQFiles)
 	e.Ranges = slices.Clone(e.Ranges)
+	if e.Tombstones != nil {
+		t := make(map[string][]int64, len(e.Tombstones))
+		for k, v := range e.Tombstones {
+			t[k] = slices.Clone(v)
+		}
+		e.Tombstones = t
+	}
 	return e
 }
 

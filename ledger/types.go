@@ -75,7 +75,17 @@ type Entry struct {
 	// MaxTimestamp is the newest Kafka record timestamp in the entry (unix
 	// milliseconds), used to report freshness once committed.
 	MaxTimestamp int64 `json:"max_ts"`
+	// Tombstones, in an upsert table's entry, are the offsets (by
+	// topic/partition) of the rows of Files that delete their key rather
+	// than set it: the committer deletes them and the key's previous row
+	// in the same commit. At most MaxTombstones offsets in all.
+	Tombstones map[string][]int64 `json:"tombstones,omitempty"`
 }
+
+// MaxTombstones bounds the tombstone offsets of one entry (about 10 bytes
+// each in the Raft entry): a flush of an upsert table that reaches it is
+// written early.
+const MaxTombstones = 10000
 
 // TableKey is the key of a table in the replicated state and the ledger: the
 // identifier's parts joined by the unit separator, which no namespace or

@@ -63,6 +63,11 @@ const (
 	NodeInfo             = "floe_node_info"
 	MemoryBudgetBytes    = "floe_memory_budget_bytes"
 	ScrapeError          = "floe_scrape_error"
+	UpsertKeys           = "floe_upsert_keys"
+	UpsertDeleteFiles    = "floe_upsert_delete_files_total"
+	UpsertDeletedRows    = "floe_upsert_deleted_rows_total"
+	UpsertIndexRebuilds  = "floe_upsert_index_rebuilds_total"
+	UpsertRebuildSeconds = "floe_upsert_index_rebuild_seconds_total"
 )
 
 // Names returns every floe_* metric family name the package exposes, sorted.
@@ -77,6 +82,7 @@ func Names() []string {
 		RaftAppliedIndex, RaftApplyDuration, RaftIsLeader, RaftLeaderChanges, RaftState,
 		RecordsConsumed, RecordsDeadLettered, RecordsSkipped, ScrapeError,
 		SnapshotsExpired, TableFreshness, TableState,
+		UpsertDeleteFiles, UpsertDeletedRows, UpsertRebuildSeconds, UpsertIndexRebuilds, UpsertKeys,
 	}
 }
 
@@ -195,6 +201,8 @@ type reportCollector struct {
 	raftState, isLeader, applied                       *prometheus.Desc
 	members, memberUp, info, scrapeErr                 *prometheus.Desc
 	memory                                             *prometheus.Desc
+	// An upsert table's counters, reported only for upsert tables.
+	upKeys, upDelFiles, upDelRows, upRebuilds, upRebuildS *prometheus.Desc
 }
 
 // tableSeries are the metrics that carry only the table label, each one
@@ -245,6 +253,11 @@ func newReportCollector(src Source, version string, timeout time.Duration) *repo
 		info:           d(NodeInfo, "Always 1: the node's ID and Floe version.", "node", "version"),
 		scrapeErr:      d(ScrapeError, "1 if the node's status report could not be had for this scrape."),
 		memory:         d(MemoryBudgetBytes, "The node's memory budget: bytes of records held (fetched, not yet recorded in the ledger) and the limit they are held to.", "state"),
+		upKeys:         d(UpsertKeys, "Live keys in the key index of the upsert table, on its committer.", "table"),
+		upDelFiles:     d(UpsertDeleteFiles, "Position-delete files this node committed to the upsert table since it started.", "table"),
+		upDelRows:      d(UpsertDeletedRows, "Rows those position-delete files delete.", "table"),
+		upRebuilds:     d(UpsertIndexRebuilds, "Rebuilds of the upsert table's key index from the table on this node since it started.", "table"),
+		upRebuildS:     d(UpsertRebuildSeconds, "Time those rebuilds took.", "table"),
 	}
 	for _, m := range tableSeries {
 		c.perTable = append(c.perTable, d(m.name, m.help, table...))
@@ -258,9 +271,11 @@ func (c *reportCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	for _, d := range []*prometheus.Desc{
 		c.lagRecords, c.lagSeconds, c.tableState, c.objectRequests,
+		c.upKeys, c.upDelFiles, c.upDelRows, c.upRebuilds, c.upRebuildS,
 		c.catLag, c.catFailures, c.catInSync,
 		c.raftState, c.isLeader, c.applied,
 		c.members, c.memberUp, c.info, c.scrapeErr, c.memory,
+		c.upKeys, c.upDelFiles, c.upDelRows, c.upRebuilds, c.upRebuildS,
 	} {
 		ch <- d
 	}
@@ -360,6 +375,21 @@ func (c *reportCollector) collectTable(ch chan<- prometheus.Metric, rep status.R
 	}
 	for kind, v := range map[string]int64{"put": t.ObjectRequests.Put, "get": t.ObjectRequests.Get, "list": t.ObjectRequests.List, "delete": t.ObjectRequests.Delete} {
 		ch <- constMetric(c.objectRequests, prometheus.CounterValue, float64(v), t.Table, kind)
+	}
+	if u := t.Upsert; u != nil {
+		for _, m := range []struct {
+			d *prometheus.Desc
+			k prometheus.ValueType
+			v float64
+		}{
+			{c.upKeys, prometheus.GaugeValue, float64(u.Keys)},
+			{c.upDelFiles, prometheus.CounterValue, float64(u.DeleteFiles)},
+			{c.upDelRows, prometheus.CounterValue, float64(u.DeletedRows)},
+			{c.upRebuilds, prometheus.CounterValue, float64(u.IndexRebuilds)},
+			{c.upRebuildS, prometheus.CounterValue, u.RebuildSeconds},
+		} {
+			ch <- constMetric(m.d, m.k, m.v, t.Table)
+		}
 	}
 
 	known := false

@@ -48,7 +48,8 @@ func testReport() status.Report {
 				Table: "db.orders", State: "RUNNING",
 				Activity: status.Activity{Consumed: 1000, BytesConsumed: 64000, DeadLettered: 3, Skipped: 2,
 					FilesWritten: 12, BytesWritten: 512000, CommitFailures: 1,
-					Compactions: 2, SnapshotsExpired: 5, OrphansDeleted: 6, FilesRewritten: 9},
+					Compactions: 2, SnapshotsExpired: 5, OrphansDeleted: 6, FilesRewritten: 9,
+					Upsert: &status.UpsertStatus{Keys: 40, DeleteFiles: 3, DeletedRows: 17, IndexRebuilds: 1, RebuildSeconds: 0.25}},
 				NodeCommits: 7, FreshnessSec: 12.5, PendingEntries: 4, PendingBytes: 2048, MetadataBytesWritten: 70123,
 				Partitions: []status.PartitionReport{
 					{Topic: "orders", Partition: 0, Lag: 10, LagSec: 1.5, Node: "n1"},
@@ -166,8 +167,13 @@ func TestReportSeries(t *testing.T) {
 		TableFreshness: 12.5, LedgerPendingEntries: 4, LedgerPendingBytes: 2048,
 		Compactions: 2, SnapshotsExpired: 5, OrphanFilesDeleted: 6, FilesRewritten: 9,
 		MetadataBytesWritten: 70123,
+		UpsertKeys:           40, UpsertDeleteFiles: 3, UpsertDeletedRows: 17, UpsertIndexRebuilds: 1, UpsertRebuildSeconds: 0.25,
 	} {
 		expect(t, fams, name, o, want)
+	}
+	// An append table has no upsert series.
+	if find(fams, UpsertKeys, tbl("db.users")) != nil {
+		t.Errorf("%s for an append table", UpsertKeys)
 	}
 	expect(t, fams, RecordsConsumed, tbl("db.users"), 50)
 	expect(t, fams, TableFreshness, tbl("db.users"), 400)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,7 @@ type Node struct {
 	log     *slog.Logger
 	raft    *raftnode.Node
 	catalog *catalog.Catalog
+	sink    *icebergsink.Sink
 	worker  *worker.Worker
 	// running is the worker once built: Raft's load callback reads it
 	// from its own goroutine, before and while the worker is set.
@@ -214,6 +216,10 @@ func (n *Node) buildWorker() error {
 	}
 	sink := icebergsink.New(n.catalog, int64(cfg.TargetFileSize), n.log, nsLocations)
 	sink.SetFence(NewFence(n.raft)) // deletions are fenced (DESIGN.md, Maintenance)
+	// Upsert tables' key index (docs/upsert.md): derived state, rebuilt
+	// from the tables when missing, so it lives beside Raft's files.
+	sink.SetKeyIndexPath(filepath.Join(cfg.Node.DataDir, "upsert-keys.db"))
+	n.sink = sink
 	kc, err := source.NewKafkaClient(cfg.Kafka)
 	if err != nil {
 		return err
@@ -337,6 +343,11 @@ func (n *Node) Stop() error {
 		}
 		if n.dropClasses != nil {
 			n.dropClasses()
+		}
+		if n.sink != nil {
+			if err := n.sink.Close(); err != nil { // the commit loops stopped with done
+				n.log.Warn("closing the key index", "err", err)
+			}
 		}
 		n.stopErr = n.raft.Close()
 	})

@@ -32,6 +32,10 @@ type Record struct {
 	Err string
 	// Mem is the memory charged to the node's budget for this record.
 	Mem int64
+	// Tombstone: in an upsert table keyed by the Kafka key, the record
+	// (a null value) deletes its key; it is written as a row with a null
+	// value that its own commit deletes.
+	Tombstone bool
 }
 
 // Size estimates the memory the record holds, for budgeting.

@@ -30,4 +30,6 @@ type Activity struct {
 	// LastDeadLetters are the newest records this node dead-lettered, with
 	// their reasons, newest last (at most MaxLastDeadLetters; AddDeadLetter).
 	LastDeadLetters []SuspendedRecord `json:"last_dead_letters,omitempty"`
+	// Upsert: an upsert table's counters on its committer (nil otherwise).
+	Upsert *UpsertStatus `json:"upsert,omitempty"`
 }

@@ -216,9 +216,23 @@ func (t *TableStatus) snapshot() TableStatus {
 	}
 	c.problems = nil
 	c.LastDeadLetters = slices.Clone(t.LastDeadLetters)
+	if t.Upsert != nil {
+		u := *t.Upsert
+		c.Upsert = &u
+	}
 	if failing := t.now().Sub(c.degradedSince); c.State == StateDegraded && !c.degradedSince.IsZero() && failing > FailAfter {
 		c.State = StateFailed
 		c.Reason = fmt.Sprintf("failing for %s: %s", failing.Round(time.Second), c.Reason)
 	}
 	return c
+}
+
+// UpsertStatus counts what the committer of an upsert table did since it
+// started (docs/upsert.md), and the keys its index holds.
+type UpsertStatus struct {
+	Keys           int64   `json:"keys"`            // live keys in the index
+	DeleteFiles    int64   `json:"delete_files"`    // position-delete files committed
+	DeletedRows    int64   `json:"deleted_rows"`    // rows they delete
+	IndexRebuilds  int64   `json:"index_rebuilds"`  // index rebuilds from the table
+	RebuildSeconds float64 `json:"rebuild_seconds"` // their total duration
 }

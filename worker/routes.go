@@ -150,7 +150,7 @@ func (w *Worker) resolveTopic(topic string) (route, bool, error) {
 			return route{}, false, fmt.Errorf("topic %s: %w", topic, err)
 		}
 		ident := []string{ns, name}
-		return route{spec: sink.TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format, PartitionBy: t.PartitionBy}, mapping: t}, true, nil
+		return route{spec: sink.TableSpec{Key: ledger.TableKey(ident), Ident: ident, Format: t.Format, PartitionBy: t.PartitionBy, Mode: t.Mode, UpsertKey: t.Key}, mapping: t}, true, nil
 	}
 	return route{}, false, nil
 }

@@ -40,6 +40,7 @@ func goldenEntry() ledger.Entry {
 		ID: "e1", Node: "n1", Files: []ledger.FileDescriptor{goldenFile()}, DLQFiles: []ledger.FileDescriptor{dlq},
 		Ranges:  []ledger.Range{{TopicPartition: ledger.TopicPartition{Topic: "orders", Partition: 2}, From: 10, To: 110, Epoch: 7, MaxTS: 1767225600000}},
 		Records: 99, DLQ: 1, Bytes: 8192, WrittenAt: 1767225601000, MaxTimestamp: 1767225600000,
+		Tombstones: map[string][]int64{"orders/2": {12, 40}},
 	}
 }
 
@@ -55,6 +56,7 @@ func goldenConfigTable() config.Table {
 			Interval: config.Duration(60 * 1e9)},
 		PartitionBy:     []config.PartitionField{{Column: "_kafka_timestamp", Transform: "day"}, {Column: "region", Transform: "bucket[16]"}},
 		MaxNestingDepth: 32, MaxColumns: 500, StorageClass: "INTELLIGENT_TIERING", Formats: []string{"iceberg", "delta"},
+		Mode: config.ModeUpsert, Key: []string{"id", "region"},
 	}
 }
 
@@ -200,11 +202,12 @@ func mainReleaseState(t testing.TB) *fsm.State {
 }
 
 // mainReleaseSpec is a mapping's table as main had it: no record limits,
-// no storage class.
+// no storage class, formats or mode.
 func mainReleaseSpec(s fsm.TableSpec) fsm.TableSpec {
 	s.MaxNestingDepth, s.MaxColumns = 0, 0
 	s.StorageClass = ""
 	s.Formats = nil
+	s.Mode, s.Key = "", nil
 	return s
 }
 
@@ -218,5 +221,6 @@ func mainReleaseEntry(e ledger.Entry) ledger.Entry {
 		return out
 	}
 	e.Files, e.DLQFiles = strip(e.Files), strip(e.DLQFiles)
+	e.Tombstones = nil
 	return e
 }

@@ -50,6 +50,11 @@ type TableSpec struct {
 	// nil is the default, [iceberg], so that a mapping leaving it unset, or
 	// setting [iceberg], keeps the bytes an older node writes.
 	Formats []string `json:"Formats,omitempty"`
+	// Mode is "upsert" or empty (append: the default, written as nothing
+	// so that an append mapping keeps its bytes); Key the upsert key's
+	// payload fields (empty: the Kafka record key).
+	Mode string   `json:"Mode,omitempty"`
+	Key  []string `json:"Key,omitempty"`
 }
 
 // CompactionSpec is the replicated config.Compaction; keys frozen as in
@@ -93,6 +98,7 @@ func SpecOf(t config.Table) TableSpec {
 		PartitionBy: parts, MaxNestingDepth: t.MaxNestingDepth, MaxColumns: t.MaxColumns,
 		StorageClass: t.StorageClass,
 		Formats:      specFormats(t.Formats),
+		Mode:         specMode(t.Mode), Key: slices.Clone(t.Key),
 	}
 }
 
@@ -103,6 +109,15 @@ func specFormats(f []string) []string {
 		return nil
 	}
 	return slices.Clone(f)
+}
+
+// specMode is the replicated form of a mode: append, the default, is
+// written as nothing.
+func specMode(m string) string {
+	if m == config.ModeAppend {
+		return ""
+	}
+	return m
 }
 
 // Config converts the replicated form back to the configuration's type.
@@ -125,6 +140,7 @@ func (s TableSpec) Config() config.Table {
 		PartitionBy: parts, MaxNestingDepth: s.MaxNestingDepth, MaxColumns: s.MaxColumns,
 		StorageClass: s.StorageClass,
 		Formats:      slices.Clone(s.Formats),
+		Mode:         s.Mode, Key: slices.Clone(s.Key),
 	}
 }
 
@@ -143,6 +159,11 @@ func (s TableSpec) Level() int {
 	if specFormats(s.Formats) != nil {
 		return ProtocolTableSettings // an older committer would write no Delta log
 	}
+	if s.Mode != "" || len(s.Key) > 0 {
+		// An older build would write an upsert table as append: every
+		// version of a key a row.
+		return ProtocolTableSettings
+	}
 	return ProtocolBase
 }
 
@@ -150,6 +171,7 @@ func (s TableSpec) clone() TableSpec {
 	s.Compaction.Enabled = cloneBool(s.Compaction.Enabled)
 	s.PartitionBy = slices.Clone(s.PartitionBy)
 	s.Formats = slices.Clone(s.Formats)
+	s.Key = slices.Clone(s.Key)
 	return s
 }
 

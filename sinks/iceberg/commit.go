@@ -88,9 +88,16 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	}
 
 	tx := tbl.NewTransaction()
-	if len(g.files) > 0 {
+	up, upsert := upsertOf(tbl)
+	var plan upsertPlan
+	switch {
+	case upsert:
+		if plan, err = s.planUpsert(ctx, tbl, key, up, entries); err == nil { // upsert.go
+			err = commitUpsert(ctx, tx, tbl, g.files, plan, props)
+		}
+	case len(g.files) > 0:
 		err = tx.AddDataFiles(ctx, g.files, props, table.WithoutDuplicateCheck())
-	} else {
+	default:
 		// Nothing for the table itself (every record skipped or dead-
 		// lettered): an empty append still records the offsets, so the
 		// table says where it stands.
@@ -101,8 +108,13 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	}
 	// Applies the staged dead-letter swap with the table's, and the ledger
 	// commit, as one replicated entry.
-	if _, err := tx.Commit(ctx); err != nil {
+	committed, err := tx.Commit(ctx)
+	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
+	}
+	if upsert {
+		// Only now: the index follows what is durable.
+		s.recordUpsert(key, plan, committed)
 	}
 	return nil
 }

@@ -23,6 +23,10 @@ import (
 // files become orphans and the next run plans again.
 var ErrCompactionConflict = errors.New("compaction conflicts with the table's current files")
 
+// SkipUpsertCompaction is the status reason of an upsert table's
+// compaction.
+const SkipUpsertCompaction = "skipped: compaction of upsert tables is not supported yet (docs/upsert.md)"
+
 // Rewrite is a compaction computed in the background: new files written,
 // nothing committed. It implements sink.Rewrite.
 type Rewrite struct {
@@ -136,6 +140,15 @@ func (s *Sink) PlanRewrite(ctx context.Context, key string, p sink.CompactionPol
 		if t.File.FileSizeBytes() < p.TargetFileSize*3/4 {
 			rw.stats.SmallFiles++
 		}
+	}
+	if _, upsert := upsertOf(tbl); upsert {
+		// iceberg-go's rewrite would have to apply the position deletes
+		// and drop the delete files it covers, and the key index would
+		// have to follow the rows' new positions: until both are done,
+		// an upsert table is never rewritten (a rewrite that carried
+		// deleted rows over would bring them back).
+		rw.stats.Skipped = SkipUpsertCompaction
+		return rw, nil
 	}
 	plan, err := compactionConfig(p).PlanCompaction(eligible(tasks, p))
 	if err != nil {

@@ -62,6 +62,10 @@ type Sink struct {
 
 	fence Fence      // set once before use (SetFence); nil deletes nothing
 	delta *deltaSide // set once before use (SetDelta); nil writes no Delta log
+
+	keyPath string                      // the key index file (SetKeyIndexPath)
+	keys    *KeyIndex                   // under mu: opened at the first upsert commit
+	upserts map[string]sink.UpsertStats // under mu, by table key
 }
 
 // New returns a sink writing data files of about targetSize bytes.
@@ -172,6 +176,9 @@ func (s *Sink) prepare(ctx context.Context, t sink.TableSpec, shape *records.Sha
 		if tbl, err = tx.Commit(ctx); err != nil {
 			return fmt.Errorf("committing schema of %s: %w", ledger.DisplayName(t.Key), err)
 		}
+	}
+	if tbl, err = s.setMode(ctx, tbl, t); err != nil { // upsert.go
+		return err
 	}
 	return s.evolveSpec(ctx, tbl, t)
 }

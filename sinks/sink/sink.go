@@ -2,6 +2,7 @@ package sink
 
 import (
 	"errors"
+	"time"
 
 	"github.com/floe-io/floe/config"
 )
@@ -18,7 +19,14 @@ type TableSpec struct {
 	Ident       []string // namespace..., name
 	Format      string   // json or raw
 	PartitionBy []config.PartitionField
+	// Mode is config.ModeUpsert for an upsert table (empty or append:
+	// append); UpsertKey its key fields (empty: the Kafka record key).
+	Mode      string
+	UpsertKey []string
 }
+
+// Upsert reports whether the table keeps one live row per key.
+func (t TableSpec) Upsert() bool { return t.Mode == config.ModeUpsert }
 
 // CompactionPolicy says what one compaction run may do.
 type CompactionPolicy struct {
@@ -44,6 +52,9 @@ type RewriteStats struct {
 	SmallAfter              int // written files still below the small threshold
 	DataFiles, SmallFiles   int
 	Bytes                   int64
+	// Skipped says why nothing was planned although the table may need
+	// it (an upsert table: compaction does not apply its deletes yet).
+	Skipped string
 }
 
 // Rewrite is a compaction written but not committed. A sink returns it from
@@ -61,4 +72,15 @@ type SyncTable struct {
 	// PreviousMetadataLocation is what this catalog was last pointed at,
 	// or the table's previous pointer when it never was.
 	PreviousMetadataLocation string
+}
+
+// UpsertStats counts what a node's committer did for an upsert table since
+// the node started, and the keys its index holds.
+type UpsertStats struct {
+	Keys           int64         // live keys in the index
+	DeleteFiles    int64         // position-delete files committed
+	DeletedRows    int64         // rows they delete
+	Rebuilds       int64         // index rebuilds from the table
+	RebuildTime    time.Duration // their total duration
+	LastRebuildRow int64         // live keyed rows the last rebuild found
 }

@@ -38,6 +38,26 @@ type Proposer interface {
 	SchemaApplied(ctx context.Context, table string, ids []string, errMsg string, committer ledger.Assignment) error
 }
 
+// UpsertReporter is what a sink that writes upsert tables may also tell:
+// its counters of one table, false when it committed none of it as upsert.
+type UpsertReporter interface {
+	Upsert(table string) (sink.UpsertStats, bool)
+}
+
+// upsertStatus reads the upsert counters of table from s, if it has them.
+func upsertStatus(s Sink, table string) (*status.UpsertStatus, bool) {
+	r, ok := s.(UpsertReporter)
+	if !ok {
+		return nil, false
+	}
+	st, ok := r.Upsert(table)
+	if !ok {
+		return nil, false
+	}
+	return &status.UpsertStatus{Keys: st.Keys, DeleteFiles: st.DeleteFiles, DeletedRows: st.DeletedRows,
+		IndexRebuilds: st.Rebuilds, RebuildSeconds: st.RebuildTime.Seconds()}, true
+}
+
 // Sink is what a committer asks of the table format. Every call that
 // changes the table names the committer role the loop read, and the sink
 // fences its commits by it: a node that lost the role is refused with

@@ -255,9 +255,13 @@ func (l *tableLoop) commitPending(ctx context.Context, a ledger.Assignment, mine
 	if l.c.cfg.OnCommit != nil {
 		l.c.cfg.OnCommit(ledger.DisplayName(l.table), time.Since(start))
 	}
+	up, isUpsert := upsertStatus(l.c.sink, l.table)
 	l.c.update(l.table, func(t *status.TableStatus) {
 		t.Commits++
 		t.Problem("commit", "")
+		if isUpsert {
+			t.Upsert = up
+		}
 	})
 	return again // more may be pending
 }

@@ -92,7 +92,7 @@ func (c *Committer) commitRewrite(ctx context.Context, table string, a ledger.As
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	msg := ""
+	msg := st.Skipped
 	if err != nil {
 		log.Warn("compaction abandoned; planning again next run", "err", err)
 		msg = err.Error()

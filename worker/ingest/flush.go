@@ -22,9 +22,12 @@ type flushJob struct {
 	id       string
 	ranges   []ledger.Range
 	buf, dlq []*records.Record
-	bytes    int64
-	charged  int64 // budget charge, released once the entry is recorded
-	maxTS    int64
+	// tombstones: an upsert table's records in buf that delete their key,
+	// by topic/partition (ledger.Entry.Tombstones).
+	tombstones map[string][]int64
+	bytes      int64
+	charged    int64 // budget charge, released once the entry is recorded
+	maxTS      int64
 	// prepare is set when the table must be created, its columns grown or
 	// its partition spec checked; shape is then a copy of the live shape.
 	prepare bool
@@ -70,7 +73,8 @@ func (p *Pipeline) flush(ctx context.Context, wait bool) {
 		}
 		return int(a.Partition - b.Partition)
 	})
-	job := &flushJob{id: uuid.NewString(), ranges: ranges, buf: p.buf, dlq: p.dlq, bytes: p.bytes, charged: p.charged, maxTS: p.maxTS}
+	job := &flushJob{id: uuid.NewString(), ranges: ranges, dlq: p.dlq, bytes: p.bytes, charged: p.charged, maxTS: p.maxTS}
+	job.buf, job.tombstones = p.upsertFlush(p.buf) // upsert.go
 	if !p.prepared || p.shape.HasUncommitted() {
 		job.prepare, job.shape = true, p.shape.Clone()
 		wait = true // later records may depend on the new columns
@@ -80,7 +84,7 @@ func (p *Pipeline) flush(ctx context.Context, wait bool) {
 	for _, ps := range p.parts {
 		ps.from, ps.maxTS = ps.next, 0
 	}
-	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0
+	p.buf, p.dlq, p.bytes, p.maxTS, p.tombs = nil, nil, 0, 0, 0
 	p.addCharged(-p.charged) // still held, by the job now
 	done := make(chan flushResult, 1)
 	p.inflight = done
@@ -228,7 +232,7 @@ func (p *Pipeline) attempt(ctx context.Context, job *flushJob, w *jobWrites) *jo
 	entry := ledger.Entry{
 		ID: job.id, Node: p.n.Config.NodeID, Files: w.files, DLQFiles: w.dlqFiles, Ranges: job.ranges,
 		Records: int64(len(job.buf)), DLQ: int64(len(job.dlq)), Bytes: job.bytes,
-		WrittenAt: time.Now().UnixMilli(), MaxTimestamp: job.maxTS,
+		WrittenAt: time.Now().UnixMilli(), MaxTimestamp: job.maxTS, Tombstones: job.tombstones,
 	}
 	err := p.n.Proposer.RecordFiles(ctx, p.spec.Key, entry)
 	if err != nil {
@@ -329,6 +333,6 @@ func (p *Pipeline) resetAll(ctx context.Context) {
 	p.stopAll()
 	p.n.mem.release(p.charged)
 	p.addCharged(-p.charged)
-	p.buf, p.dlq, p.bytes, p.maxTS = nil, nil, 0, 0
+	p.buf, p.dlq, p.bytes, p.maxTS, p.tombs = nil, nil, 0, 0, 0
 	p.reconcile(ctx)
 }

@@ -57,7 +57,7 @@ func (p *Pipeline) handle(ctx context.Context, f fetched) {
 		p.n.mem.release(f.cost)
 	}
 	p.consumed(f, ps)
-	if p.bytes >= int64(p.n.Config.TargetFileSize) {
+	if p.bytes >= int64(p.n.Config.TargetFileSize) || p.tombs >= ledger.MaxTombstones {
 		p.flush(ctx, false)
 	}
 }
@@ -70,6 +70,8 @@ func (p *Pipeline) decode(ctx context.Context, f fetched, rec *records.Record) v
 		// A record an operator resumed the table past (replicated, so
 		// whichever node fetches it skips it until the table commits past).
 		return verdict{operatorSkip: true}
+	case p.spec.Format == "raw" && len(m.Value) == 0 && p.upsertByKafkaKey():
+		return verdict{tombstone: true}
 	case p.spec.Format == "raw":
 		rec.Raw = m.Value
 	case len(m.Value) == 0:
@@ -106,6 +108,13 @@ func (p *Pipeline) decode(ctx context.Context, f fetched, rec *records.Record) v
 func (p *Pipeline) route(ctx context.Context, f fetched, rec *records.Record, v verdict) (_ *records.Record, suspended bool) {
 	m := f.msg
 	switch {
+	case v.tombstone && p.upsertByKafkaKey():
+		// Deletes its key: buffered as a row that its commit deletes
+		// together with the key's previous row (upsert.go).
+		rec.Tombstone = true
+		p.buf = append(p.buf, rec)
+		p.tombs++
+		p.status(func(t *status.TableStatus) { t.Tombstones++ })
 	case v.tombstone && p.mapping.Tombstones == "dlq":
 		rec.Err = "tombstone: the record's value is null"
 		p.dlq = append(p.dlq, rec)

@@ -41,6 +41,9 @@ type Pipeline struct {
 	buf, dlq []*records.Record
 	bytes    int64 // the buffered records' size, towards the target file size
 	maxTS    int64
+	// tombs counts the buffered tombstones of an upsert table: a flush
+	// carries at most ledger.MaxTombstones offsets.
+	tombs int
 	// charged is the budget charge of the buffered records; buffered
 	// mirrors it for the budget's pressure, which runs on fetchers.
 	charged  int64

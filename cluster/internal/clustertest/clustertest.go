@@ -95,6 +95,10 @@ func OpenNode(t testing.TB, dir string) *raftnode.Node {
 	if err := n.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Until its own membership record is applied a node proposes as the
+	// oldest build would (raftnode.Node.encode), so commands of a later
+	// protocol level (RewindTable, PauseTable, ...) would be refused.
+	wait.For(t, 10*time.Second, "n1 to register", n.Registered)
 	return n
 }
 

@@ -623,7 +623,13 @@ type Mapping struct {
 	// formats: the table formats the committer writes over the same Parquet files:
 	// ["iceberg"] (default, also when empty) or ["iceberg", "delta"]. ["delta"] alone
 	// is refused (not supported yet). Needs every member at protocol level 4.
-	Formats       []string `protobuf:"bytes,20,rep,name=formats,proto3" json:"formats,omitempty"`
+	Formats []string `protobuf:"bytes,20,rep,name=formats,proto3" json:"formats,omitempty"`
+	// mode: append (every record a row, the default) or upsert (one live row per key;
+	// docs/upsert.md). Field numbers 19 and 20 are taken by other settings.
+	Mode string `protobuf:"bytes,21,opt,name=mode,proto3" json:"mode,omitempty"`
+	// key: the top-level payload fields that identify a row of an upsert table, at
+	// most 16; empty keys by the Kafka record key.
+	Key           []string `protobuf:"bytes,22,rep,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -794,6 +800,20 @@ func (x *Mapping) GetStorageClass() string {
 func (x *Mapping) GetFormats() []string {
 	if x != nil {
 		return x.Formats
+	}
+	return nil
+}
+
+func (x *Mapping) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *Mapping) GetKey() []string {
+	if x != nil {
+		return x.Key
 	}
 	return nil
 }
@@ -2663,7 +2683,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x10DrainNodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"#\n" +
 	"\x11RemoveNodeRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xac\x05\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xd2\x05\n" +
 	"\aMapping\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1f\n" +
@@ -2690,7 +2710,9 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\vmax_columns\x18\x12 \x01(\x05R\n" +
 	"maxColumns\x12#\n" +
 	"\rstorage_class\x18\x13 \x01(\tR\fstorageClass\x12\x18\n" +
-	"\aformats\x18\x14 \x03(\tR\aformats\"F\n" +
+	"\aformats\x18\x14 \x03(\tR\aformats\x12\x12\n" +
+	"\x04mode\x18\x15 \x01(\tR\x04mode\x12\x10\n" +
+	"\x03key\x18\x16 \x03(\tR\x03key\"F\n" +
 	"\x0ePartitionField\x12\x16\n" +
 	"\x06column\x18\x01 \x01(\tR\x06column\x12\x1c\n" +
 	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x15\n" +
