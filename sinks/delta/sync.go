@@ -16,13 +16,7 @@ import (
 // names the table, commit id, offsets and time; its Sequence, Add and
 // Remove are ignored: a sync moves no offsets, so it carries no txn.
 func (l *Log) Sync(ctx context.Context, c Commit, live []File) (Result, error) {
-	if c.Table.ID == "" || c.Table.Schema == nil {
-		return Result{}, fmt.Errorf("%w: table %s without id or schema", ErrInvalidCommit, c.Table.Name)
-	}
-	if c.At.IsZero() {
-		c.At = l.opts.Now()
-	}
-	if err := l.ensure(ctx); err != nil {
+	if err := l.prepare(ctx, &c); err != nil {
 		return Result{}, err
 	}
 	c.Sequence, c.Add, c.Remove, c.Rearrange = 0, nil, nil, false

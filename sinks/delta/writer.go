@@ -139,13 +139,7 @@ type Result struct {
 // against what that writer published. Any other write error leaves the
 // outcome unknown: the Log re-reads the tail before the next commit.
 func (l *Log) Publish(ctx context.Context, c Commit) (Result, error) {
-	if c.Table.ID == "" || c.Table.Schema == nil {
-		return Result{}, fmt.Errorf("%w: table %s without id or schema", ErrInvalidCommit, c.Table.Name)
-	}
-	if c.At.IsZero() {
-		c.At = l.opts.Now()
-	}
-	if err := l.ensure(ctx); err != nil {
+	if err := l.prepare(ctx, &c); err != nil {
 		return Result{}, err
 	}
 	if c.Sequence > 0 {
@@ -285,4 +279,17 @@ func (l *Log) Referenced() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// prepare checks that c names its table, stamps its time when unset and
+// makes sure the log's tail has been read: what Publish and Sync need
+// before they decide anything.
+func (l *Log) prepare(ctx context.Context, c *Commit) error {
+	if c.Table.ID == "" || c.Table.Schema == nil {
+		return fmt.Errorf("%w: table %s without id or schema", ErrInvalidCommit, c.Table.Name)
+	}
+	if c.At.IsZero() {
+		c.At = l.opts.Now()
+	}
+	return l.ensure(ctx)
 }
