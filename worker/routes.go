@@ -44,6 +44,16 @@ func (w *Worker) WritesDelta(table string) bool {
 	return ok && m.WritesDelta()
 }
 
+// DeltaSettings are the Delta log settings of the mapping that routes into
+// the table (zero values: the defaults).
+func (w *Worker) DeltaSettings(table string) config.DeltaSettings {
+	_, m, ok := w.lookup(table)
+	if !ok {
+		return config.DeltaSettings{}
+	}
+	return m.Delta
+}
+
 // Formats are the table formats of the mapping that routes into the table
 // ([iceberg] when it names none); nil when no mapping does.
 func (w *Worker) Formats(table string) []string {

@@ -55,6 +55,7 @@ func goldenConfigTable() config.Table {
 			Interval: config.Duration(60 * 1e9)},
 		PartitionBy:     []config.PartitionField{{Column: "_kafka_timestamp", Transform: "day"}, {Column: "region", Transform: "bucket[16]"}},
 		MaxNestingDepth: 32, MaxColumns: 500, StorageClass: "INTELLIGENT_TIERING", Formats: []string{"iceberg", "delta"},
+		Delta: config.DeltaSettings{CheckpointInterval: 20, LogRetention: config.Duration(48 * 3600 * 1e9)},
 	}
 }
 
@@ -205,6 +206,7 @@ func mainReleaseSpec(s fsm.TableSpec) fsm.TableSpec {
 	s.MaxNestingDepth, s.MaxColumns = 0, 0
 	s.StorageClass = ""
 	s.Formats = nil
+	s.DeltaCheckpointInterval, s.DeltaLogRetention = 0, 0
 	return s
 }
 

@@ -50,6 +50,11 @@ type TableSpec struct {
 	// nil is the default, [iceberg], so that a mapping leaving it unset, or
 	// setting [iceberg], keeps the bytes an older node writes.
 	Formats []string `json:"Formats,omitempty"`
+	// DeltaCheckpointInterval and DeltaLogRetention (ns) are
+	// config.DeltaSettings; zero is the default. Set, they need
+	// ProtocolTableSettings (see Level).
+	DeltaCheckpointInterval int   `json:"DeltaCheckpointInterval,omitempty"`
+	DeltaLogRetention       int64 `json:"DeltaLogRetention,omitempty"`
 }
 
 // CompactionSpec is the replicated config.Compaction; keys frozen as in
@@ -91,8 +96,9 @@ func SpecOf(t config.Table) TableSpec {
 			MaxBytesPerHour: int64(c.MaxBytesPerHour), Window: c.Window, Interval: int64(c.Interval),
 		},
 		PartitionBy: parts, MaxNestingDepth: t.MaxNestingDepth, MaxColumns: t.MaxColumns,
-		StorageClass: t.StorageClass,
-		Formats:      specFormats(t.Formats),
+		StorageClass:            t.StorageClass,
+		Formats:                 specFormats(t.Formats),
+		DeltaCheckpointInterval: t.Delta.CheckpointInterval, DeltaLogRetention: int64(t.Delta.LogRetention),
 	}
 }
 
@@ -125,6 +131,7 @@ func (s TableSpec) Config() config.Table {
 		PartitionBy: parts, MaxNestingDepth: s.MaxNestingDepth, MaxColumns: s.MaxColumns,
 		StorageClass: s.StorageClass,
 		Formats:      slices.Clone(s.Formats),
+		Delta:        config.DeltaSettings{CheckpointInterval: s.DeltaCheckpointInterval, LogRetention: config.Duration(s.DeltaLogRetention)},
 	}
 }
 
@@ -142,6 +149,11 @@ func (s TableSpec) Level() int {
 	}
 	if specFormats(s.Formats) != nil {
 		return ProtocolTableSettings // an older committer would write no Delta log
+	}
+	if s.DeltaCheckpointInterval != 0 || s.DeltaLogRetention != 0 {
+		// An older committer would checkpoint and clean the log at its
+		// fixed 10 versions and 30 days.
+		return ProtocolTableSettings
 	}
 	return ProtocolBase
 }

@@ -623,9 +623,16 @@ type Mapping struct {
 	// formats: the table formats the committer writes over the same Parquet files:
 	// ["iceberg"] (default, also when empty) or ["iceberg", "delta"]. ["delta"] alone
 	// is refused (not supported yet). Needs every member at protocol level 4.
-	Formats       []string `protobuf:"bytes,20,rep,name=formats,proto3" json:"formats,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Formats []string `protobuf:"bytes,20,rep,name=formats,proto3" json:"formats,omitempty"`
+	// delta_checkpoint_interval: versions between two Parquet checkpoints of the Delta
+	// log, 1 to 1000; 0 leaves the default (10). Needs every member at protocol level 4.
+	DeltaCheckpointInterval int32 `protobuf:"varint,23,opt,name=delta_checkpoint_interval,json=deltaCheckpointInterval,proto3" json:"delta_checkpoint_interval,omitempty"`
+	// delta_log_retention: how long Delta log entries are kept for time travel, a Go
+	// duration of at least 1h ("720h"); empty leaves the default (720h, 30 days). Needs
+	// every member at protocol level 4.
+	DeltaLogRetention string `protobuf:"bytes,24,opt,name=delta_log_retention,json=deltaLogRetention,proto3" json:"delta_log_retention,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Mapping) Reset() {
@@ -796,6 +803,20 @@ func (x *Mapping) GetFormats() []string {
 		return x.Formats
 	}
 	return nil
+}
+
+func (x *Mapping) GetDeltaCheckpointInterval() int32 {
+	if x != nil {
+		return x.DeltaCheckpointInterval
+	}
+	return 0
+}
+
+func (x *Mapping) GetDeltaLogRetention() string {
+	if x != nil {
+		return x.DeltaLogRetention
+	}
+	return ""
 }
 
 type PartitionField struct {
@@ -2663,7 +2684,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x10DrainNodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"#\n" +
 	"\x11RemoveNodeRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xac\x05\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x98\x06\n" +
 	"\aMapping\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1f\n" +
@@ -2690,7 +2711,9 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\vmax_columns\x18\x12 \x01(\x05R\n" +
 	"maxColumns\x12#\n" +
 	"\rstorage_class\x18\x13 \x01(\tR\fstorageClass\x12\x18\n" +
-	"\aformats\x18\x14 \x03(\tR\aformats\"F\n" +
+	"\aformats\x18\x14 \x03(\tR\aformats\x12:\n" +
+	"\x19delta_checkpoint_interval\x18\x17 \x01(\x05R\x17deltaCheckpointInterval\x12.\n" +
+	"\x13delta_log_retention\x18\x18 \x01(\tR\x11deltaLogRetention\"F\n" +
 	"\x0ePartitionField\x12\x16\n" +
 	"\x06column\x18\x01 \x01(\tR\x06column\x12\x1c\n" +
 	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x15\n" +
