@@ -52,7 +52,7 @@ func TestGlueSyncDelta(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Stop()
-	rows := 0
+	rows, dead := 0, 0
 	batch := func() {
 		var vals []string
 		for i := rows; i < rows+50; i++ {
@@ -61,8 +61,10 @@ func TestGlueSyncDelta(t *testing.T) {
 		rows += 50
 		produce(t, cl, "orders", vals, 1)
 		produce(t, cl, "plain", vals, 1)
-		waitRows(t, n, "shop.orders", int64(rows), time.Minute)
+		waitRows(t, n, "shop.orders", int64(rows+dead), time.Minute)
 	}
+	produce(t, cl, "orders", []string{"not json"}, 1) // a dead letter: orders_dlq, Iceberg only
+	dead++
 	batch()
 	wait.Until(t, time.Minute, "both entries in sync", func() error {
 		c := catalogRows(t, n, "shop.orders")
@@ -75,8 +77,14 @@ func TestGlueSyncDelta(t *testing.T) {
 		if p := catalogRows(t, n, "shop.plain"); len(p) != 1 || !p["glue"].InSync {
 			return fmt.Errorf("iceberg-only table's status %+v", p)
 		}
+		if _, ok := fake.Table("shop", "orders_dlq"); !ok {
+			return fmt.Errorf("no dead-letter entry")
+		}
 		return nil
 	})
+	if _, ok := fake.Table("shop", "orders_dlq_delta"); ok {
+		t.Fatal("the dead-letter table, which writes no Delta log, was registered as delta")
+	}
 	tb, _ := fake.Table("shop", "orders_delta")
 	if tb.Parameters["table_type"] != "DELTA" || tb.Parameters["spark.sql.sources.provider"] != "delta" || len(tb.Columns) == 0 {
 		t.Fatalf("delta entry %+v", tb)
