@@ -68,8 +68,8 @@ type deltaCase struct {
 	// the sink's Delta options, both read at restart and on each use.
 	settings atomic.Pointer[DeltaSettings]
 	opts     delta.Options
-	next   int64       // the next offset of partition 0
-	n      int         // entries recorded
+	next     int64 // the next offset of partition 0
+	n        int   // entries recorded
 }
 
 var errCrash = errors.New("injected crash between the delta version and its raft entry")
