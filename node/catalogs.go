@@ -49,7 +49,7 @@ func (n *Node) startCatalogs() error {
 	if len(syncers) == 0 {
 		return nil
 	}
-	st := catalogState{node: n.raft, formats: n.worker.Formats}
+	st := catalogState{node: n.raft, formats: n.worker.Formats, all: n.worker.TableFormats}
 	cs := catalogsync.New(catalogsync.Config{
 		NodeID: n.cfg.Node.ID, Interval: n.cfg.Catalogs.SyncInterval.D(), Timeout: n.cfg.Catalogs.SyncTimeout.D(),
 	}, st, st, syncers, n.log.With("component", "catalog-sync"))
@@ -197,9 +197,11 @@ func (n *Node) catalogReports(key string, now time.Time) []status.CatalogReport 
 // syncs (cluster command CatalogSynced, fenced by the committer epoch).
 type catalogState struct {
 	node *raftnode.Node
-	// formats are a table's formats (worker.Formats): the mappings say
-	// them, and a catalog of one format mirrors only its tables.
+	// formats are a table's formats (worker.Formats), all are every
+	// table's (worker.TableFormats): the mappings say them, and a catalog
+	// of one format mirrors only its tables.
 	formats func(key string) []string
+	all     func() map[string][]string
 }
 
 var (
@@ -216,8 +218,9 @@ func (c catalogState) Tables() []catalogsync.Table {
 			}
 		}
 	})
-	for i := range out { // outside the FSM's lock: the worker's routes have their own
-		out[i].Formats = c.formats(out[i].Key)
+	all := c.all() // outside the FSM's lock: the worker's routes have their own
+	for i := range out {
+		out[i].Formats = all[out[i].Key]
 	}
 	return out
 }
