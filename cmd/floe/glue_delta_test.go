@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,7 +44,8 @@ func TestGlueSyncDelta(t *testing.T) {
 	fake := gluetest.New(t)
 	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "orders", "plain")})
 	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{
-		{Topic: "orders", Namespace: "shop", Formats: []string{config.FormatIceberg, config.FormatDelta}},
+		{Topic: "orders", Namespace: "shop", Formats: []string{config.FormatIceberg, config.FormatDelta},
+			Delta: config.DeltaSettings{CheckpointInterval: 2}},
 		{Topic: "plain", Namespace: "shop"},
 	})
 	cfg.CommitInterval = config.Duration(200 * time.Millisecond)
@@ -115,4 +119,10 @@ func TestGlueSyncDelta(t *testing.T) {
 		}
 		return nil
 	})
+	// The table's delta.checkpoint_interval (2, not the default 10) reached
+	// its committer through the node's wiring.
+	cp := filepath.Join(strings.TrimPrefix(cfg.Warehouse.Location, "file://"), "shop", "orders", "_delta_log", "00000000000000000002.checkpoint.parquet")
+	if _, err := os.Stat(cp); err != nil {
+		t.Fatalf("no checkpoint at version 2 with checkpoint_interval 2: %v", err)
+	}
 }
