@@ -107,7 +107,12 @@ func mappingFromProto(pm *adminv1.Mapping) (Mapping, error) {
 		Key:     slices.Clone(pm.Key),
 	}
 	t.StorageClass = pm.StorageClass // the backend's validation names mapping.storage_class
+	// Bounded by the backend, naming mapping.delta.checkpoint_interval.
+	t.Delta.CheckpointInterval = int(pm.DeltaCheckpointInterval)
 	var err error
+	if t.Delta.LogRetention, err = durationField("mapping.delta_log_retention", pm.DeltaLogRetention); err != nil {
+		return Mapping{}, err
+	}
 	if t.SnapshotMaxAge, err = durationField("mapping.snapshot_max_age", pm.SnapshotMaxAge); err != nil {
 		return Mapping{}, err
 	}
@@ -176,6 +181,7 @@ func mappingToProto(m Mapping) *adminv1.Mapping {
 		Key:              slices.Clone(t.Key),
 	}
 	pm.StorageClass = t.StorageClass
+	pm.DeltaCheckpointInterval, pm.DeltaLogRetention = int32(t.Delta.CheckpointInterval), durationString(t.Delta.LogRetention)
 	for _, f := range t.PartitionBy {
 		pm.PartitionBy = append(pm.PartitionBy, &adminv1.PartitionField{Column: f.Column, Transform: f.Transform})
 	}

@@ -2,8 +2,11 @@ package admin
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/floe-io/floe/config"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )
 
@@ -46,5 +49,34 @@ func TestMappingModeRoundTrip(t *testing.T) {
 		if back.GetMode() != tc.mode || !slices.Equal(back.GetKey(), tc.key) {
 			t.Fatalf("to proto: mode %q key %v, want %q %v", back.GetMode(), back.GetKey(), tc.mode, tc.key)
 		}
+	}
+}
+
+// TestMappingDeltaSettingsRoundTrip: the Delta log settings (fields 23 and
+// 24) reach the mapping's table and come back; a retention that is not a
+// duration is refused naming the field.
+func TestMappingDeltaSettingsRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		interval  int32
+		retention string
+		want      config.DeltaSettings
+	}{
+		{0, "", config.DeltaSettings{}},
+		{25, "48h0m0s", config.DeltaSettings{CheckpointInterval: 25, LogRetention: config.Duration(48 * time.Hour)}},
+	} {
+		m, err := mappingFromProto(&adminv1.Mapping{Name: "m", Topic: "t", DeltaCheckpointInterval: tc.interval, DeltaLogRetention: tc.retention})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Table.Delta != tc.want {
+			t.Fatalf("from proto: %+v, want %+v", m.Table.Delta, tc.want)
+		}
+		back := mappingToProto(m)
+		if back.GetDeltaCheckpointInterval() != tc.interval || back.GetDeltaLogRetention() != tc.retention {
+			t.Fatalf("to proto: %d %q, want %d %q", back.GetDeltaCheckpointInterval(), back.GetDeltaLogRetention(), tc.interval, tc.retention)
+		}
+	}
+	if _, err := mappingFromProto(&adminv1.Mapping{Name: "m", Topic: "t", DeltaLogRetention: "30d"}); err == nil || !strings.Contains(err.Error(), "mapping.delta_log_retention") {
+		t.Fatalf("a retention that is not a Go duration: %v", err)
 	}
 }

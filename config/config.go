@@ -221,7 +221,36 @@ type Table struct {
 	// Key names the top-level payload fields whose values identify a row
 	// of an upsert table; empty: the Kafka record key.
 	Key []string `yaml:"key"`
+	// Delta tunes the table's Delta Lake log (formats [iceberg, delta]);
+	// zero values are the defaults. Ignored while the formats do not name
+	// delta, so turning delta off and on keeps them.
+	Delta DeltaSettings `yaml:"delta"`
 }
+
+// DeltaSettings tune a table's Delta Lake log.
+type DeltaSettings struct {
+	// CheckpointInterval is the number of versions between two Parquet
+	// checkpoints, 1 to MaxCheckpointInterval; 0: DefaultCheckpointInterval.
+	CheckpointInterval int `yaml:"checkpoint_interval"`
+	// LogRetention is how long log entries are kept for time travel
+	// before the log cleanup deletes them, at least 1h; 0:
+	// DefaultLogRetention.
+	LogRetention Duration `yaml:"log_retention"`
+}
+
+// Bounds and defaults of DeltaSettings (sinks/delta has the same defaults).
+const (
+	DefaultCheckpointInterval = 10
+	// MaxCheckpointInterval bounds the JSON commits a reader replays after
+	// the newest checkpoint when it opens the log.
+	MaxCheckpointInterval = 1000
+	DefaultLogRetention   = 30 * 24 * time.Hour
+	// MinLogRetention: a shorter retention would delete versions a reader
+	// that opened the log moments ago is still reading.
+	MinLogRetention = time.Hour
+	// MaxLogRetention bounds the log kept (ten years).
+	MaxLogRetention = 10 * 365 * 24 * time.Hour
+)
 
 // Table formats a mapping may name in Formats.
 const (

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 const validYAML = `
@@ -308,5 +310,51 @@ func TestValidateFormats(t *testing.T) {
 				t.Fatalf("WritesDelta %v for %v", m.WritesDelta(), m.Formats)
 			}
 		})
+	}
+}
+
+// TestValidateDeltaSettings: the Delta log settings are bounded, refused
+// naming the field; zero is the default.
+func TestValidateDeltaSettings(t *testing.T) {
+	cfg := Defaults()
+	for _, tc := range []struct {
+		name    string
+		d       DeltaSettings
+		wantErr string
+	}{
+		{"defaults", DeltaSettings{}, ""},
+		{"bounds", DeltaSettings{CheckpointInterval: 1, LogRetention: Duration(time.Hour)}, ""},
+		{"upper bounds", DeltaSettings{CheckpointInterval: MaxCheckpointInterval, LogRetention: Duration(MaxLogRetention)}, ""},
+		{"negative interval", DeltaSettings{CheckpointInterval: -1}, "mapping.delta.checkpoint_interval: -1: use 1 to 1000"},
+		{"interval too large", DeltaSettings{CheckpointInterval: 1001}, "mapping.delta.checkpoint_interval: 1001"},
+		{"retention too short", DeltaSettings{LogRetention: Duration(59 * time.Minute)}, "mapping.delta.log_retention: 59m0s: use 1h0m0s"},
+		{"negative retention", DeltaSettings{LogRetention: Duration(-time.Hour)}, "mapping.delta.log_retention"},
+		{"retention too long", DeltaSettings{LogRetention: Duration(MaxLogRetention + time.Hour)}, "mapping.delta.log_retention"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := Table{Topic: "a", Formats: []string{"iceberg", "delta"}, Delta: tc.d}
+			err := cfg.ValidateMapping(&m, "mapping")
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestDeltaSettingsYAML: the settings are read from a tables entry's
+// delta block.
+func TestDeltaSettingsYAML(t *testing.T) {
+	var tb Table
+	if err := yaml.Unmarshal([]byte("topic: a\nformats: [iceberg, delta]\ndelta:\n  checkpoint_interval: 5\n  log_retention: 48h\n"), &tb); err != nil {
+		t.Fatal(err)
+	}
+	if tb.Delta.CheckpointInterval != 5 || tb.Delta.LogRetention.D() != 48*time.Hour {
+		t.Fatalf("read %+v", tb.Delta)
 	}
 }

@@ -223,6 +223,7 @@ func (c *Config) validateTable(t *Table, f func(string) string, bad func(field, 
 	checkStorageClass(t, f, bad)
 	validateFormats(t, f, bad)
 	validateMode(t, f, bad)
+	validateDelta(t.Delta, f, bad)
 	if t.SnapshotMaxCount < 1 {
 		bad(f("snapshot_max_count"), "%d: keep at least 1 snapshot", t.SnapshotMaxCount)
 	}
@@ -279,6 +280,16 @@ func (c *Config) validateSource(t *Table, f func(string) string, bad func(field,
 	case "earliest", "latest":
 	default:
 		bad(f("start_offset"), "%q: use earliest or latest", t.StartOffset)
+	}
+}
+
+// validateDelta checks a table's Delta log settings; zero is the default.
+func validateDelta(d DeltaSettings, f func(string) string, bad func(field, format string, args ...any)) {
+	if n := d.CheckpointInterval; n < 0 || n > MaxCheckpointInterval {
+		bad(f("delta.checkpoint_interval"), "%d: use 1 to %d versions between checkpoints (0: the default, %d)", n, MaxCheckpointInterval, DefaultCheckpointInterval)
+	}
+	if r := d.LogRetention.D(); r != 0 && (r < MinLogRetention || r > MaxLogRetention) {
+		bad(f("delta.log_retention"), "%s: use %s to %s (0: the default, %s)", r, MinLogRetention, MaxLogRetention, DefaultLogRetention)
 	}
 }
 

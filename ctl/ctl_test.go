@@ -367,12 +367,14 @@ func TestMappingsUpdateOverlaysSetFlags(t *testing.T) {
 	}
 
 	mustRun(t, "--addr", addr, "mappings", "update", "orders", "--topic-regex", "orders-.*", "--snapshot-max-count", "0", "--partition-by", "",
-		"--max-columns", "300", "--storage-class", "STANDARD_IA", "--formats", "iceberg, delta")
+		"--max-columns", "300", "--storage-class", "STANDARD_IA", "--formats", "iceberg, delta",
+		"--delta-checkpoint-interval", "25", "--delta-log-retention", "48h")
 	want = proto.Clone(cur).(*adminv1.Mapping)
 	want.Source, want.Topic, want.TopicRegex, want.SnapshotMaxCount, want.PartitionBy = "", "", "orders-.*", 0, nil
 	want.MaxColumns = 300 // max_nesting_depth, not given, stays 12
 	want.StorageClass = "STANDARD_IA"
 	want.Formats = []string{"iceberg", "delta"}
+	want.DeltaCheckpointInterval, want.DeltaLogRetention = 25, "48h"
 	wantReq(t, r.last(t), &adminv1.UpdateMappingRequest{Mapping: want, Name: "orders"})
 
 	// Updating a mapping that does not exist: the GetMapping's NotFound.

@@ -105,6 +105,8 @@ func writeMapping(w io.Writer, m *adminv1.Mapping) error {
 		{"formats", formatsString(m.GetFormats())},
 		{"mode", m.GetMode()},
 		{"key", strings.Join(m.GetKey(), ",")},
+		{"delta_checkpoint_interval", defaultString(m.GetDeltaCheckpointInterval(), "10")},
+		{"delta_log_retention", defaultString(m.GetDeltaLogRetention(), "720h")},
 	} {
 		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], dash(kv[1]))
 	}
@@ -127,6 +129,15 @@ func formatsString(f []string) string {
 	return strings.Join(f, ", ")
 }
 
+// defaultString shows a setting whose zero value is the default def.
+func defaultString[T int32 | string](v T, def string) string {
+	var zero T
+	if v == zero {
+		return "default (" + def + ")"
+	}
+	return fmt.Sprint(v)
+}
+
 // limitString shows a record limit, 0 being the node's.
 func limitString(v int32) string {
 	if v == 0 {
@@ -146,6 +157,7 @@ type mappingFlags struct {
 	partitionBy      []string
 	formats          []string
 	key              []string
+	deltaCheckpoint  int32
 	// the other flags are plain strings, read by name in overlay
 }
 
@@ -179,6 +191,8 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.Int32Var(&f.maxNestingDepth, "max-nesting-depth", 0, "refuse records (and registry schemas) nesting deeper, 1 to 256; 0: the node's max_nesting_depth")
 	fs.StringSliceVar(&f.formats, "formats", nil, "table formats the committer writes over the same files: iceberg (default) or iceberg,delta")
 	fs.Int32Var(&f.maxColumns, "max-columns", 0, "refuse records that would take the table past this many columns, 1 to 10000; 0: the node's max_columns")
+	fs.Int32Var(&f.deltaCheckpoint, "delta-checkpoint-interval", 0, "Delta log: versions between two checkpoints, 1 to 1000; 0: the default (10)")
+	fs.String("delta-log-retention", "", "Delta log: keep entries this Go duration for time travel, at least 1h (720h); empty: the default (720h)")
 	fs.String("storage-class", "", "S3 storage class of the table's data files (e.g. INTELLIGENT_TIERING, STANDARD_IA); empty: the bucket's default")
 }
 
@@ -195,18 +209,19 @@ func (f *mappingFlags) overlay(cmd *cobra.Command, m *adminv1.Mapping) error {
 		m.TopicRegex, m.Topic = f.topicRegex, ""
 	}
 	for name, dst := range map[string]*string{
-		"namespace":         &m.Namespace,
-		"table":             &m.Table,
-		"format":            &m.Format,
-		"subject":           &m.Subject,
-		"error-mode":        &m.ErrorMode,
-		"dead-letter-topic": &m.DeadLetterTopic,
-		"tombstones":        &m.Tombstones,
-		"start-offset":      &m.StartOffset,
-		"mode":              &m.Mode,
-		"snapshot-max-age":  &m.SnapshotMaxAge,
-		"orphan-min-age":    &m.OrphanMinAge,
-		"storage-class":     &m.StorageClass,
+		"namespace":           &m.Namespace,
+		"table":               &m.Table,
+		"format":              &m.Format,
+		"subject":             &m.Subject,
+		"error-mode":          &m.ErrorMode,
+		"dead-letter-topic":   &m.DeadLetterTopic,
+		"tombstones":          &m.Tombstones,
+		"start-offset":        &m.StartOffset,
+		"mode":                &m.Mode,
+		"snapshot-max-age":    &m.SnapshotMaxAge,
+		"orphan-min-age":      &m.OrphanMinAge,
+		"storage-class":       &m.StorageClass,
+		"delta-log-retention": &m.DeltaLogRetention,
 	} {
 		if fs.Changed(name) {
 			v, _ := fs.GetString(name)
@@ -226,6 +241,9 @@ func (f *mappingFlags) overlay(cmd *cobra.Command, m *adminv1.Mapping) error {
 	}
 	if fs.Changed("max-nesting-depth") {
 		m.MaxNestingDepth = f.maxNestingDepth
+	}
+	if fs.Changed("delta-checkpoint-interval") {
+		m.DeltaCheckpointInterval = f.deltaCheckpoint
 	}
 	if fs.Changed("max-columns") {
 		m.MaxColumns = f.maxColumns

@@ -49,7 +49,7 @@ func (n *Node) startCatalogs() error {
 	if len(syncers) == 0 {
 		return nil
 	}
-	st := catalogState{node: n.raft}
+	st := catalogState{node: n.raft, formats: n.worker.Formats, all: n.worker.TableFormats}
 	cs := catalogsync.New(catalogsync.Config{
 		NodeID: n.cfg.Node.ID, Interval: n.cfg.Catalogs.SyncInterval.D(), Timeout: n.cfg.Catalogs.SyncTimeout.D(),
 	}, st, st, syncers, n.log.With("component", "catalog-sync"))
@@ -71,7 +71,7 @@ func (n *Node) catalogSyncers() ([]catalogsync.Catalog, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, s)
+		out = append(out, s, s.Delta()) // the Delta entry of a table whose formats name delta
 	}
 	for _, r := range n.cfg.Catalogs.REST {
 		out = append(out, restsync.New(restsync.Config{Name: r.Name, URI: r.URI, Warehouse: r.Warehouse, Prefix: r.Prefix, Token: r.Token,
@@ -170,7 +170,7 @@ func (n *Node) catalogReports(key string, now time.Time) []status.CatalogReport 
 	}
 	runtime := n.catalogs.sync.Status()[key]
 	var out []status.CatalogReport
-	for _, name := range n.catalogs.sync.Catalogs() {
+	for _, name := range n.catalogs.sync.Mirroring(n.worker.Formats(key)) {
 		rec := synced[name]
 		st, local := runtime[name]
 		cr := status.CatalogReport{Catalog: name, MetadataLocation: rec.MetadataLocation, InSync: rec.MetadataLocation == cur}
@@ -195,7 +195,14 @@ func (n *Node) catalogReports(key string, now time.Time) []status.CatalogReport 
 
 // catalogState shows the replicated state to catalog sync and records its
 // syncs (cluster command CatalogSynced, fenced by the committer epoch).
-type catalogState struct{ node *raftnode.Node }
+type catalogState struct {
+	node *raftnode.Node
+	// formats are a table's formats (worker.Formats), all are every
+	// table's (worker.TableFormats): the mappings say them, and a catalog
+	// of one format mirrors only its tables.
+	formats func(key string) []string
+	all     func() map[string][]string
+}
 
 var (
 	_ catalogsync.State    = catalogState{}
@@ -211,6 +218,10 @@ func (c catalogState) Tables() []catalogsync.Table {
 			}
 		}
 	})
+	all := c.all() // outside the FSM's lock: the worker's routes have their own
+	for i := range out {
+		out[i].Formats = all[out[i].Key]
+	}
 	return out
 }
 
@@ -220,6 +231,9 @@ func (c catalogState) Table(key string) (ct catalogsync.Table, ok bool) {
 			ct, ok = catalogTable(key, t), true
 		}
 	})
+	if ok {
+		ct.Formats = c.formats(key)
+	}
 	return
 }
 

@@ -72,6 +72,11 @@ type deltaTables struct {
 
 func (d deltaTables) WritesDelta(key string) bool { return d.w.WritesDelta(key) }
 
+func (d deltaTables) DeltaSettings(key string) icebergsink.DeltaSettings {
+	s := d.w.DeltaSettings(key)
+	return icebergsink.DeltaSettings{CheckpointInterval: int64(s.CheckpointInterval), LogRetention: s.LogRetention.D()}
+}
+
 func (d deltaTables) DeltaRecorded(key string) (c ledger.DeltaCommit, ok bool) {
 	d.n.FSM().Read(func(s *fsm.State) {
 		if t := s.Tables[key]; t != nil && t.Delta != nil {

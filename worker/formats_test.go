@@ -14,8 +14,10 @@ import (
 func TestFormatsOfRoutedTables(t *testing.T) {
 	w := &Worker{routes: map[string]route{
 		"a": {spec: sink.TableSpec{Key: "db.a"}, mapping: config.Table{}},
-		"b": {spec: sink.TableSpec{Key: "db.b"}, mapping: config.Table{Formats: []string{"iceberg", "delta"}}},
+		"b": {spec: sink.TableSpec{Key: "db.b"}, mapping: config.Table{Formats: []string{"iceberg", "delta"},
+			Delta: config.DeltaSettings{CheckpointInterval: 5}}},
 	}}
+	all := w.TableFormats()
 	for _, tc := range []struct {
 		table   string
 		formats []string
@@ -27,6 +29,12 @@ func TestFormatsOfRoutedTables(t *testing.T) {
 	} {
 		if got := w.Formats(tc.table); !slices.Equal(got, tc.formats) || w.WritesDelta(tc.table) != tc.delta {
 			t.Errorf("%s: formats %v, delta %v; want %v, %v", tc.table, got, w.WritesDelta(tc.table), tc.formats, tc.delta)
+		}
+		if got := all[tc.table]; !slices.Equal(got, tc.formats) {
+			t.Errorf("%s: TableFormats %v, want %v", tc.table, got, tc.formats)
+		}
+		if got := w.DeltaSettings(tc.table).CheckpointInterval; (got == 5) != (tc.table == "db.b") {
+			t.Errorf("%s: checkpoint interval %d", tc.table, got)
 		}
 	}
 }

@@ -57,6 +57,7 @@ func goldenConfigTable() config.Table {
 		PartitionBy:     []config.PartitionField{{Column: "_kafka_timestamp", Transform: "day"}, {Column: "region", Transform: "bucket[16]"}},
 		MaxNestingDepth: 32, MaxColumns: 500, StorageClass: "INTELLIGENT_TIERING", Formats: []string{"iceberg", "delta"},
 		Mode: config.ModeUpsert, Key: []string{"id", "region"},
+		Delta: config.DeltaSettings{CheckpointInterval: 20, LogRetention: config.Duration(48 * 3600 * 1e9)},
 	}
 }
 
@@ -208,6 +209,7 @@ func mainReleaseSpec(s fsm.TableSpec) fsm.TableSpec {
 	s.StorageClass = ""
 	s.Formats = nil
 	s.Mode, s.Key = "", nil
+	s.DeltaCheckpointInterval, s.DeltaLogRetention = 0, 0
 	return s
 }
 

@@ -55,6 +55,11 @@ type TableSpec struct {
 	// payload fields (empty: the Kafka record key).
 	Mode string   `json:"Mode,omitempty"`
 	Key  []string `json:"Key,omitempty"`
+	// DeltaCheckpointInterval and DeltaLogRetention (ns) are
+	// config.DeltaSettings; zero is the default. Set, they need
+	// ProtocolTableSettings (see Level).
+	DeltaCheckpointInterval int   `json:"DeltaCheckpointInterval,omitempty"`
+	DeltaLogRetention       int64 `json:"DeltaLogRetention,omitempty"`
 }
 
 // CompactionSpec is the replicated config.Compaction; keys frozen as in
@@ -99,6 +104,7 @@ func SpecOf(t config.Table) TableSpec {
 		StorageClass: t.StorageClass,
 		Formats:      specFormats(t.Formats),
 		Mode:         specMode(t.Mode), Key: slices.Clone(t.Key),
+		DeltaCheckpointInterval: t.Delta.CheckpointInterval, DeltaLogRetention: int64(t.Delta.LogRetention),
 	}
 }
 
@@ -141,6 +147,7 @@ func (s TableSpec) Config() config.Table {
 		StorageClass: s.StorageClass,
 		Formats:      slices.Clone(s.Formats),
 		Mode:         s.Mode, Key: slices.Clone(s.Key),
+		Delta: config.DeltaSettings{CheckpointInterval: s.DeltaCheckpointInterval, LogRetention: config.Duration(s.DeltaLogRetention)},
 	}
 }
 
@@ -162,6 +169,11 @@ func (s TableSpec) Level() int {
 	if s.Mode != "" || len(s.Key) > 0 {
 		// An older build would write an upsert table as append: every
 		// version of a key a row.
+		return ProtocolTableSettings
+	}
+	if s.DeltaCheckpointInterval != 0 || s.DeltaLogRetention != 0 {
+		// An older committer would checkpoint and clean the log at its
+		// fixed 10 versions and 30 days.
 		return ProtocolTableSettings
 	}
 	return ProtocolBase

@@ -38,6 +38,7 @@ func benchCmd() *cobra.Command {
 		memoryMode                     bool
 		memCounts, memBudget           string
 		kb                             *kafkaBench
+		deltaPasses                    int
 	)
 	cmd := &cobra.Command{
 		Use:    "bench",
@@ -78,7 +79,7 @@ func benchCmd() *cobra.Command {
 			if format == "avro" {
 				return runAvroBench(cmd.Context(), cmd.OutOrStdout(), n, partitions) // bench_avro.go
 			}
-			return runBench(cmd.Context(), cmd.OutOrStdout(), n, partitions)
+			return runBench(cmd.Context(), cmd.OutOrStdout(), n, partitions, deltaPasses)
 		},
 	}
 	kb = addKafkaBenchFlags(cmd)
@@ -95,6 +96,7 @@ func benchCmd() *cobra.Command {
 	cmd.Flags().StringVar(&memBudget, "memory-budget", "64MiB", "the node's memory_budget (with --memory)")
 	cmd.Flags().IntVar(&perPart, "per-partition", 300, "backlog records per partition (with --cluster; --partitions defaults to 1000)")
 	cmd.Flags().StringVar(&memprofile, "memprofile", "", "write a heap profile at the end here")
+	cmd.Flags().IntVar(&deltaPasses, "delta-passes", 1, "end-to-end passes per table format, [iceberg] and [iceberg, delta] alternating on the same records (0: [iceberg] only); the fastest of each is reported")
 	cmd.Flags().StringVar(&format, "format", "json", "record format: json, or avro (registry wire format, in-process registry)")
 	return cmd
 }
@@ -133,7 +135,7 @@ func benchRecord(i int) string {
 		i, i%999, i%99999, i%2 == 0, i%60, i%60, i%1000, strings.Repeat("x", 60+i%20))
 }
 
-func runBench(ctx context.Context, out io.Writer, n, partitions int) error {
+func runBench(ctx context.Context, out io.Writer, n, partitions, deltaPasses int) error {
 	dir, log, cleanup, err := benchScratch("floe-bench")
 	if err != nil {
 		return err
@@ -156,15 +158,19 @@ func runBench(ctx context.Context, out io.Writer, n, partitions int) error {
 
 	// 2. End to end: records already in Kafka, one node from start until
 	// every record is committed.
-	e2eDur, fetchDur, files, err := benchEndToEnd(ctx, dir, log, values, partitions)
+	e2e, fetchDur, files, err := benchEndToEnd(ctx, dir, log, values, partitions, deltaPasses)
 	if err != nil {
 		return fmt.Errorf("end to end: %w", err)
 	}
-	printBenchRows(out, n, bytes, files, []benchRow{
+	rows := []benchRow{
 		{"raw limit (decode + Parquet encode, 1 loop)", rawDur},
 		{"fetch only (franz-go from in-process kfake)", fetchDur},
-		{"end to end (kfake -> floe -> Iceberg)", e2eDur},
-	})
+	}
+	if e2e.delta > 0 {
+		rows = append(rows, benchRow{"end to end, formats [iceberg, delta]", e2e.delta})
+	}
+	printBenchRows(out, n, bytes, files, append(rows, benchRow{"end to end (kfake -> floe -> Iceberg)", e2e.iceberg}))
+	e2e.print(out)
 	return nil
 }
 
@@ -318,9 +324,15 @@ func produceBench(ctx context.Context, kafka *embeddedKafka, values [][]byte, pa
 // bench.e2e and waits until the table holds want rows: how long that took
 // from the node's start, and the data files.
 func consumeBench(ctx context.Context, dir string, log *slog.Logger, brokers []string, table config.Table, registryURL string, want int) (time.Duration, int64, error) {
+	return consumeBenchAs(ctx, dir, "e2e", log, brokers, table, registryURL, want)
+}
+
+// consumeBenchAs is consumeBench with a node (and warehouse) of its own
+// named id, so that passes over the same topic do not share a table.
+func consumeBenchAs(ctx context.Context, dir, id string, log *slog.Logger, brokers []string, table config.Table, registryURL string, want int) (time.Duration, int64, error) {
 	table.Topic, table.Namespace, table.Name, table.StartOffset = "bench", "bench", "e2e", "earliest"
 	start := time.Now()
-	n, err := startBenchNode(ctx, dir, "e2e", log, brokers, []config.Table{table}, registryURL)
+	n, err := startBenchNode(ctx, dir, id, log, brokers, []config.Table{table}, registryURL)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -328,21 +340,21 @@ func consumeBench(ctx context.Context, dir string, log *slog.Logger, brokers []s
 	return waitBenchRows(ctx, n, int64(want), start)
 }
 
-func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][]byte, partitions int) (time.Duration, time.Duration, int64, error) {
+func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][]byte, partitions, deltaPasses int) (formatRuns, time.Duration, int64, error) {
 	kafka, err := startEmbeddedKafka(partitions, "bench")
 	if err != nil {
-		return 0, 0, 0, err
+		return formatRuns{}, 0, 0, err
 	}
 	defer kafka.Close()
 	if err := produceBench(ctx, kafka, values, partitions, func(j int) []byte { return values[j][:12] }); err != nil {
-		return 0, 0, 0, err
+		return formatRuns{}, 0, 0, err
 	}
 	fetchDur, err := benchFetch(ctx, kafka.Addrs(), len(values), partitions)
 	if err != nil {
-		return 0, 0, 0, err
+		return formatRuns{}, 0, 0, err
 	}
-	e2eDur, files, err := consumeBench(ctx, dir, log, kafka.Addrs(), config.Table{Format: "json", ErrorMode: "dlq"}, "", len(values))
-	return e2eDur, fetchDur, files, err
+	runs, files, err := benchFormatPasses(ctx, dir, log, kafka.Addrs(), len(values), deltaPasses) // bench_delta.go
+	return runs, fetchDur, files, err
 }
 
 // benchFetch reads every record once with the same kafka-go readers Floe

@@ -2,6 +2,7 @@ package delta
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -37,7 +38,13 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	if cur.ID != t.ID {
 		return nil, nil, fmt.Errorf("%w: the delta log belongs to table id %s, not %s", ErrInvalidCommit, cur.ID, t.ID)
 	}
-	if cur.SchemaString == info.schemaString {
+	interval := strconv.FormatInt(l.opts.CheckpointInterval, 10)
+	// A log whose table property names another interval (the setting
+	// changed) gets a metaData action saying the new one. A log without
+	// the property (another writer's) is left as it is.
+	have, named := cur.Configuration["delta.checkpointInterval"]
+	reconfigure := named && have != interval
+	if cur.SchemaString == info.schemaString && !reconfigure {
 		return nil, proto, nil
 	}
 	col, err := changedColumn(cur.SchemaString, info.schemaString)
@@ -49,6 +56,10 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	}
 	next := *cur
 	next.SchemaString = info.schemaString
+	if reconfigure {
+		next.Configuration = maps.Clone(cur.Configuration)
+		next.Configuration["delta.checkpointInterval"] = interval
+	}
 	return &next, proto, nil
 }
 

@@ -66,6 +66,20 @@ func (l *Log) ensure(ctx context.Context) error {
 	return l.refresh(ctx)
 }
 
+// SetCheckpointInterval changes the number of versions between checkpoints
+// (the table's delta.checkpoint_interval; n <= 0: the default) of an open
+// log; the next published version's metaData carries it as the table
+// property delta.checkpointInterval.
+func (l *Log) SetCheckpointInterval(n int64) {
+	if n <= 0 {
+		n = DefaultCheckpointInterval
+	}
+	l.opts.CheckpointInterval = n
+}
+
+// CheckpointInterval is the number of versions between checkpoints.
+func (l *Log) CheckpointInterval() int64 { return l.opts.CheckpointInterval }
+
 // Version is the latest version known (-1 for a table without a log).
 func (l *Log) Version() int64 {
 	if l.snap == nil {

@@ -10,3 +10,12 @@ var (
 	// ErrMetadata: the table's metadata file could not be read.
 	ErrMetadata = errors.New("reading table metadata")
 )
+
+// Sentinel errors of the Delta entries.
+var (
+	// ErrNameTaken: the Glue name of a table's Delta entry is held by an
+	// entry that is not a Delta table; Floe does not overwrite it.
+	ErrNameTaken = errors.New("glue name taken by a table that is not a delta table")
+	// ErrNoDeltaType: a column has no Delta type (as sinks/delta refuses it).
+	ErrNoDeltaType = errors.New("column type has no delta equivalent")
+)

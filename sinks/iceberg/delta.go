@@ -22,6 +22,15 @@ import (
 type DeltaTables interface {
 	WritesDelta(key string) bool
 	DeltaRecorded(key string) (ledger.DeltaCommit, bool)
+	// DeltaSettings are the table's Delta log settings (its mapping's).
+	DeltaSettings(key string) DeltaSettings
+}
+
+// DeltaSettings tune one table's Delta log; zero values are the defaults
+// (delta.DefaultCheckpointInterval, the sink's log retention).
+type DeltaSettings struct {
+	CheckpointInterval int64
+	LogRetention       time.Duration
 }
 
 // ErrDeltaDiverged: the table's Delta log holds commits the replicated
@@ -80,14 +89,21 @@ func (s *Sink) openDelta(ctx context.Context, key string, tbl *table.Table, comm
 	d.mu.Lock()
 	l, ok := d.logs[key]
 	d.mu.Unlock()
+	interval := d.tables.DeltaSettings(key).CheckpointInterval
+	if interval <= 0 {
+		interval = d.opts.CheckpointInterval
+	}
 	if ok {
+		l.SetCheckpointInterval(interval) // the mapping may have changed it since
 		return l, nil
 	}
 	st, err := delta.OpenStore(ctx, tbl.Location(), d.props)
 	if err != nil {
 		return nil, err
 	}
-	if l, err = delta.Open(ctx, st, d.opts); err != nil {
+	opts := d.opts
+	opts.CheckpointInterval = interval
+	if l, err = delta.Open(ctx, st, opts); err != nil {
 		return nil, err
 	}
 	dt := delta.TableOf(tbl.Metadata(), ledger.DisplayName(key))
@@ -271,14 +287,19 @@ func (s *Sink) readDelta(ctx context.Context, key string, tbl *table.Table) (*de
 }
 
 // cleanDeltaLog deletes the table's Delta log entries past the retention
-// (delta.DefaultLogRetention, 30 days), keeping the checkpoint readers start
+// (the table's delta.log_retention, by default delta.DefaultLogRetention,
+// 30 days), keeping the checkpoint readers start
 // from; it runs behind orphan cleanup's fence.
 func (s *Sink) cleanDeltaLog(ctx context.Context, key string, tbl *table.Table) error {
 	l, err := s.readDelta(ctx, key, tbl)
 	if err != nil {
 		return err
 	}
-	n, err := l.Cleanup(ctx, s.delta.retention)
+	retention := s.delta.retention
+	if r := s.delta.tables.DeltaSettings(key).LogRetention; r > 0 {
+		retention = r
+	}
+	n, err := l.Cleanup(ctx, retention)
 	if n > 0 {
 		s.log.Info("deleted delta log entries past the retention", "table", ledger.DisplayName(key), "files", n)
 	}

@@ -28,11 +28,19 @@ import (
 // testDeltaTables is the node's DeltaTables over the test's Raft node:
 // writes says whether the table's formats name delta.
 type testDeltaTables struct {
-	n      *raftnode.Node
-	writes *atomic.Bool
+	n        *raftnode.Node
+	writes   *atomic.Bool
+	settings *atomic.Pointer[DeltaSettings] // nil: the defaults
 }
 
 func (d testDeltaTables) WritesDelta(string) bool { return d.writes.Load() }
+
+func (d testDeltaTables) DeltaSettings(string) DeltaSettings {
+	if d.settings == nil {
+		return DeltaSettings{}
+	}
+	return *d.settings.Load()
+}
 
 func (d testDeltaTables) DeltaRecorded(key string) (c ledger.DeltaCommit, ok bool) {
 	d.n.FSM().Read(func(s *fsm.State) {
@@ -56,8 +64,12 @@ type deltaCase struct {
 	a      ledger.Assignment
 	writes *atomic.Bool
 	crash  atomic.Bool // the next publish "crashes" before its entry is proposed
-	next   int64       // the next offset of partition 0
-	n      int         // entries recorded
+	// settings are the table's Delta settings (zero: the defaults); opts
+	// the sink's Delta options, both read at restart and on each use.
+	settings atomic.Pointer[DeltaSettings]
+	opts     delta.Options
+	next     int64 // the next offset of partition 0
+	n        int   // entries recorded
 }
 
 var errCrash = errors.New("injected crash between the delta version and its raft entry")
@@ -82,7 +94,10 @@ func newDeltaCase(t *testing.T, writes bool) *deltaCase {
 func (c *deltaCase) restart() {
 	c.s = New(c.cat, 64<<20, nil, nil)
 	c.s.SetFence(&testFence{n: c.rn})
-	c.s.SetDelta(testDeltaTables{n: c.rn, writes: c.writes}, nil, delta.Options{})
+	if c.settings.Load() == nil {
+		c.settings.Store(&DeltaSettings{})
+	}
+	c.s.SetDelta(testDeltaTables{n: c.rn, writes: c.writes, settings: &c.settings}, nil, c.opts)
 	c.s.delta.published = func(string, int64) error {
 		if c.crash.CompareAndSwap(true, false) {
 			return errCrash

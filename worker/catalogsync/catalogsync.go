@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,12 +27,29 @@ type Catalog interface {
 	Sync(ctx context.Context, t sink.SyncTable) error
 }
 
+// FormatCatalog is a Catalog that mirrors only the tables written in one
+// table format (Glue's Delta entries: format "delta"); a plain Catalog
+// mirrors every table.
+type FormatCatalog interface {
+	Catalog
+	Format() string
+}
+
+// mirrors reports whether c mirrors table t.
+func mirrors(c Catalog, t Table) bool {
+	fc, ok := c.(FormatCatalog)
+	return !ok || slices.Contains(t.Formats, fc.Format())
+}
+
 // Table is one table of the replicated state as catalog sync sees it.
 type Table struct {
 	Key                      string
 	Ident                    []string
 	MetadataLocation         string
 	PreviousMetadataLocation string
+	// Formats are the table formats its committer writes ("iceberg",
+	// "delta"); a FormatCatalog mirrors only the tables of its format.
+	Formats []string
 	// Synced is the replicated record of the last sync, per catalog name.
 	Synced map[string]SyncedAt
 }
@@ -143,7 +161,9 @@ func (s *Sync) Run(ctx context.Context) {
 		for _, t := range s.state.Tables() {
 			if a, ok := s.committerOf(t.Key); ok && a.Node == s.cfg.NodeID {
 				for _, c := range s.syncers {
-					want[loopKey{t.Key, c.Name()}] = true
+					if mirrors(c, t) {
+						want[loopKey{t.Key, c.Name()}] = true
+					}
 				}
 			}
 		}
@@ -212,7 +232,7 @@ func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
 		changed, baseChanged := s.watch(key)
 		a, mine := s.committerOf(key)
 		t, ok := s.state.Table(key)
-		if !ok || !mine || a.Node != s.cfg.NodeID {
+		if !ok || !mine || a.Node != s.cfg.NodeID || !mirrors(c, t) {
 			return
 		}
 		synced := t.Synced[c.Name()]
@@ -325,6 +345,18 @@ func (s *Sync) Status() map[string]map[string]Status {
 		out[t] = make(map[string]Status, len(m))
 		for c, st := range m {
 			out[t][c] = *st
+		}
+	}
+	return out
+}
+
+// Mirroring returns the names of the configured catalogs that mirror a
+// table written in formats (a FormatCatalog only its format's tables).
+func (s *Sync) Mirroring(formats []string) []string {
+	var out []string
+	for _, c := range s.syncers {
+		if mirrors(c, Table{Formats: formats}) {
+			out = append(out, c.Name())
 		}
 	}
 	return out

@@ -629,9 +629,16 @@ type Mapping struct {
 	Mode string `protobuf:"bytes,21,opt,name=mode,proto3" json:"mode,omitempty"`
 	// key: the top-level payload fields that identify a row of an upsert table, at
 	// most 16; empty keys by the Kafka record key.
-	Key           []string `protobuf:"bytes,22,rep,name=key,proto3" json:"key,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Key []string `protobuf:"bytes,22,rep,name=key,proto3" json:"key,omitempty"`
+	// delta_checkpoint_interval: versions between two Parquet checkpoints of the Delta
+	// log, 1 to 1000; 0 leaves the default (10). Needs every member at protocol level 4.
+	DeltaCheckpointInterval int32 `protobuf:"varint,23,opt,name=delta_checkpoint_interval,json=deltaCheckpointInterval,proto3" json:"delta_checkpoint_interval,omitempty"`
+	// delta_log_retention: how long Delta log entries are kept for time travel, a Go
+	// duration of at least 1h ("720h"); empty leaves the default (720h, 30 days). Needs
+	// every member at protocol level 4.
+	DeltaLogRetention string `protobuf:"bytes,24,opt,name=delta_log_retention,json=deltaLogRetention,proto3" json:"delta_log_retention,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Mapping) Reset() {
@@ -816,6 +823,20 @@ func (x *Mapping) GetKey() []string {
 		return x.Key
 	}
 	return nil
+}
+
+func (x *Mapping) GetDeltaCheckpointInterval() int32 {
+	if x != nil {
+		return x.DeltaCheckpointInterval
+	}
+	return 0
+}
+
+func (x *Mapping) GetDeltaLogRetention() string {
+	if x != nil {
+		return x.DeltaLogRetention
+	}
+	return ""
 }
 
 type PartitionField struct {
@@ -2683,7 +2704,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x10DrainNodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"#\n" +
 	"\x11RemoveNodeRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xd2\x05\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xbe\x06\n" +
 	"\aMapping\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x1f\n" +
@@ -2712,7 +2733,9 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\rstorage_class\x18\x13 \x01(\tR\fstorageClass\x12\x18\n" +
 	"\aformats\x18\x14 \x03(\tR\aformats\x12\x12\n" +
 	"\x04mode\x18\x15 \x01(\tR\x04mode\x12\x10\n" +
-	"\x03key\x18\x16 \x03(\tR\x03key\"F\n" +
+	"\x03key\x18\x16 \x03(\tR\x03key\x12:\n" +
+	"\x19delta_checkpoint_interval\x18\x17 \x01(\x05R\x17deltaCheckpointInterval\x12.\n" +
+	"\x13delta_log_retention\x18\x18 \x01(\tR\x11deltaLogRetention\"F\n" +
 	"\x0ePartitionField\x12\x16\n" +
 	"\x06column\x18\x01 \x01(\tR\x06column\x12\x1c\n" +
 	"\ttransform\x18\x02 \x01(\tR\ttransform\"\x15\n" +

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/wait"
+	"github.com/floe-io/floe/sinks/glue/gluetest"
+	"github.com/floe-io/floe/status"
+)
+
+// catalogRows returns a table's catalog status rows by catalog name.
+func catalogRows(t *testing.T, n *floeNode, table string) map[string]status.CatalogReport {
+	t.Helper()
+	rep, _ := n.Report(context.Background())
+	tr, _ := tableReport(rep, table)
+	out := map[string]status.CatalogReport{}
+	for _, c := range tr.Catalogs {
+		out[c.Catalog] = c
+	}
+	return out
+}
+
+// TestGlueSyncDelta: a table written as [iceberg, delta] is registered in
+// Glue twice (orders as Iceberg, orders_delta as a native Delta table), an
+// Iceberg-only table once; the status shows each entry's sync, and a
+// failing Delta entry shows its error and lag while the Iceberg entry
+// stays in sync, then catches up.
+func TestGlueSyncDelta(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	fake := gluetest.New(t)
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "orders", "plain")})
+	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{
+		{Topic: "orders", Namespace: "shop", Formats: []string{config.FormatIceberg, config.FormatDelta},
+			Delta: config.DeltaSettings{CheckpointInterval: 2}},
+		{Topic: "plain", Namespace: "shop"},
+	})
+	cfg.CommitInterval = config.Duration(200 * time.Millisecond)
+	cfg.Catalogs.Glue = config.Glue{Enabled: true, Region: "eu-west-1", Endpoint: fake.URL, SkipArchive: true}
+	cfg.Catalogs.SyncInterval = config.Duration(200 * time.Millisecond)
+	n, err := startNode(context.Background(), cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	rows, dead := 0, 0
+	batch := func() {
+		var vals []string
+		for i := rows; i < rows+50; i++ {
+			vals = append(vals, fmt.Sprintf(`{"id":%d}`, i))
+		}
+		rows += 50
+		produce(t, cl, "orders", vals, 1)
+		produce(t, cl, "plain", vals, 1)
+		waitRows(t, n, "shop.orders", int64(rows+dead), time.Minute)
+	}
+	produce(t, cl, "orders", []string{"not json"}, 1) // a dead letter: orders_dlq, Iceberg only
+	dead++
+	batch()
+	wait.Until(t, time.Minute, "both entries in sync", func() error {
+		c := catalogRows(t, n, "shop.orders")
+		if !c["glue"].InSync || !c["glue-delta"].InSync {
+			return fmt.Errorf("status %+v", c)
+		}
+		if _, ok := fake.Table("shop", "orders_delta"); !ok {
+			return fmt.Errorf("no delta entry")
+		}
+		if p := catalogRows(t, n, "shop.plain"); len(p) != 1 || !p["glue"].InSync {
+			return fmt.Errorf("iceberg-only table's status %+v", p)
+		}
+		if _, ok := fake.Table("shop", "orders_dlq"); !ok {
+			return fmt.Errorf("no dead-letter entry")
+		}
+		return nil
+	})
+	if _, ok := fake.Table("shop", "orders_dlq_delta"); ok {
+		t.Fatal("the dead-letter table, which writes no Delta log, was registered as delta")
+	}
+	tb, _ := fake.Table("shop", "orders_delta")
+	if tb.Parameters["table_type"] != "DELTA" || tb.Parameters["spark.sql.sources.provider"] != "delta" || len(tb.Columns) == 0 {
+		t.Fatalf("delta entry %+v", tb)
+	}
+	if ice, _ := fake.Table("shop", "orders"); ice.Parameters["table_type"] != "ICEBERG" || tb.Location == "" || ice.Location != tb.Location {
+		t.Fatalf("iceberg entry %+v beside delta entry at %s", ice, tb.Location)
+	}
+	if _, ok := fake.Table("shop", "plain_delta"); ok {
+		t.Fatal("an iceberg-only table was registered as delta")
+	}
+
+	// Someone takes the Delta entry's name for another table: Floe refuses
+	// to overwrite it, and the status says so for the Delta entry only.
+	fake.Alter("shop", "orders_delta", map[string]string{"table_type": "HIVE"})
+	batch()
+	var bad map[string]status.CatalogReport
+	waitReport(t, n, "the delta entry's failure in status", func(status.Report) bool {
+		bad = catalogRows(t, n, "shop.orders")
+		d := bad["glue-delta"]
+		return !d.InSync && d.LastError != "" && d.Failures > 0 && d.LagSec > 0 && bad["glue"].InSync
+	})
+	t.Logf("delta entry failing: %+v", bad["glue-delta"])
+	fake.Alter("shop", "orders_delta", map[string]string{"table_type": "DELTA"})
+	batch()
+	wait.Until(t, time.Minute, "the delta entry catches up", func() error {
+		if d := catalogRows(t, n, "shop.orders")["glue-delta"]; !d.InSync || d.LastError != "" {
+			return fmt.Errorf("status %+v", d)
+		}
+		return nil
+	})
+	// The table's delta.checkpoint_interval (2, not the default 10) reached
+	// its committer through the node's wiring.
+	cp := filepath.Join(strings.TrimPrefix(cfg.Warehouse.Location, "file://"), "shop", "orders", "_delta_log", "00000000000000000002.checkpoint.parquet")
+	if _, err := os.Stat(cp); err != nil {
+		t.Fatalf("no checkpoint at version 2 with checkpoint_interval 2: %v", err)
+	}
+}
