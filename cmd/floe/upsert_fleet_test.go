@@ -36,7 +36,10 @@ import (
 // read from its metadata location by iceberg-go's scan (position deletes
 // applied), must hold exactly the model's latest value per key (a map built
 // from the acknowledged records alone: tombstoned keys absent), and no
-// (partition, offset) may be in two data rows, deleted or not.
+// (partition, offset) may be in two data rows, deleted or not. Compaction
+// runs every 3 s throughout, so it applies the deletes under the same
+// faults; at least one must have committed, and the delete files left
+// must be few.
 //
 // FLOE_UPSERT_SEED replays the stream and the schedule (the cluster's own
 // timing still varies), FLOE_UPSERT_DURATION (default 40s) the faults'
@@ -66,7 +69,10 @@ func TestUpsertFleet(t *testing.T) {
 	topic := "keyed" + f.topics[0][len("orders"):] // "_<run>" on a real broker
 	f.createTopics(topic)
 	f.txnTopics = append(f.txnTopics, topic) // mapped, not written by the plain producer
-	f.tableOpts = map[string]map[string]any{topic: {"mode": "upsert"}}
+	// Compaction every few seconds: it applies the deletes under the same
+	// faults, racing 1-second commits.
+	f.tableOpts = map[string]map[string]any{topic: {"mode": "upsert",
+		"compaction": map[string]any{"interval": "3s", "min_input_files": 2, "hot_min_input_files": 4}}}
 	f.startNew(3, 3, "n", false)
 	f.settle(2 * time.Minute)
 	load := f.startKeyedLoad(topic, rand.New(rand.NewPCG(seed, seed+1)))
@@ -309,6 +315,21 @@ func (f *fleet) checkUpsertTable(topic string, produced map[int32]int64, model m
 	rows, err := dataFileOffsets(ctx, tbl)
 	if err != nil {
 		f.t.Fatal(err)
+	}
+	compactions := 0
+	for _, sn := range tbl.Metadata().Snapshots() {
+		if sn.Summary != nil && sn.Summary.Properties["floe.operation"] == "compaction" {
+			compactions++
+		}
+	}
+	dels := 0
+	if sum := tbl.CurrentSnapshot().Summary; sum != nil {
+		dels, _ = strconv.Atoi(sum.Properties["total-position-deletes"])
+		deleteFiles, _ := strconv.Atoi(sum.Properties["total-delete-files"])
+		if compactions == 0 || deleteFiles > 40 {
+			f.t.Errorf("%d compactions, %d delete files left: want compactions to keep them few", compactions, deleteFiles)
+		}
+		f.event("%d compactions in the snapshot log; %d delete files (%d deleted rows) left", compactions, deleteFiles, dels)
 	}
 	f.event("upsert table read back: %d live keys as the model, %d data rows (deleted included), none twice", len(got), rows)
 }
