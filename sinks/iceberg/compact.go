@@ -212,7 +212,7 @@ func (s *Sink) CommitRewrite(ctx context.Context, key string, w sink.Rewrite, co
 		}
 	}
 	if rw.upsert != nil {
-		fresh, err := s.refreshUpsertRewrite(ctx, tbl, tasks, rw) // upsertcompact.go
+		fresh, err := s.refreshUpsertRewrite(ctx, name, tbl, tasks, rw) // upsertcompact.go
 		if err != nil {
 			return fmt.Errorf("committing compaction of %s: %w", name, err)
 		}

@@ -207,12 +207,12 @@ func upsertRewriteStale(ctx context.Context, tbl *table.Table, rw *Rewrite) (boo
 // writer: nothing can commit between this plan and its commit. It costs
 // the appends the rewrite's time, once in a while; the alternative,
 // abandoning, would starve compaction of a table committed every second.
-func (s *Sink) refreshUpsertRewrite(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask, rw *Rewrite) (*Rewrite, error) {
+func (s *Sink) refreshUpsertRewrite(ctx context.Context, name string, tbl *table.Table, tasks []table.FileScanTask, rw *Rewrite) (*Rewrite, error) {
 	stale, err := upsertRewriteStale(ctx, tbl, rw)
 	if err != nil || !stale {
 		return rw, err
 	}
-	s.log.Info("compaction planned again: a commit since its plan deleted rows of the files it rewrites", "table", tbl.Identifier())
+	s.log.Info("compaction planned again: a commit since its plan deleted rows of the files it rewrites", "table", name)
 	fresh := &Rewrite{}
 	if err := planUpsertRewrite(ctx, tbl, tasks, rw.upsert.policy, fresh); err != nil {
 		return nil, fmt.Errorf("compacting again: %w", err)
