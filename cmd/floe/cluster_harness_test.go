@@ -89,6 +89,9 @@ type fleet struct {
 	// txnTopics are mapped like topics but written by the chaos test's
 	// transactional load (chaos_txn_test.go), not the plain producer.
 	txnTopics []string
+	// tableOpts holds more settings of a mapped topic's table (the
+	// upsert fleet test's mode).
+	tableOpts map[string]map[string]any
 	client    *kgo.Client
 	t0        time.Time
 	extra     map[string]any // added to the FLOE_CHAOS_REPORT file
@@ -223,7 +226,9 @@ func (f *fleet) newNode(prefix string, recover bool) *fleetNode {
 func (f *fleet) writeConfig(n *fleetNode, bootstrapExpect int, join []string) {
 	var tables []map[string]any
 	for _, tp := range append(slices.Clone(f.topics), f.txnTopics...) {
-		tables = append(tables, map[string]any{"topic": tp, "namespace": fleetNamespace, "name": tp, "format": "json", "start_offset": "earliest"})
+		tbl := map[string]any{"topic": tp, "namespace": fleetNamespace, "name": tp, "format": "json", "start_offset": "earliest"}
+		maps.Copy(tbl, f.tableOpts[tp])
+		tables = append(tables, tbl)
 	}
 	wh := map[string]any{"location": f.wh.Location}
 	if f.wh.S3.Endpoint != "" {

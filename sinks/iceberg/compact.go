@@ -23,15 +23,12 @@ import (
 // files become orphans and the next run plans again.
 var ErrCompactionConflict = errors.New("compaction conflicts with the table's current files")
 
-// SkipUpsertCompaction is the status reason of an upsert table's
-// compaction.
-const SkipUpsertCompaction = "skipped: compaction of upsert tables is not supported yet (docs/upsert.md)"
-
 // Rewrite is a compaction computed in the background: new files written,
 // nothing committed. It implements sink.Rewrite.
 type Rewrite struct {
 	Groups []table.CompactionGroupResult
 	stats  sink.RewriteStats
+	upsert *upsertRewrite // an upsert table's (upsertcompact.go)
 }
 
 // Stats implements sink.Rewrite.
@@ -142,12 +139,12 @@ func (s *Sink) PlanRewrite(ctx context.Context, key string, p sink.CompactionPol
 		}
 	}
 	if _, upsert := upsertOf(tbl); upsert {
-		// iceberg-go's rewrite would have to apply the position deletes
-		// and drop the delete files it covers, and the key index would
-		// have to follow the rows' new positions: until both are done,
-		// an upsert table is never rewritten (a rewrite that carried
-		// deleted rows over would bring them back).
-		rw.stats.Skipped = SkipUpsertCompaction
+		// The rewrite applies the position deletes and drops the delete
+		// files it covers; the key index, which then reflects an older
+		// snapshot, is rebuilt at the next commit.
+		if err := planUpsertRewrite(ctx, tbl, tasks, p, rw); err != nil {
+			return nil, fmt.Errorf("compacting %s: %w", name, err)
+		}
 		return rw, nil
 	}
 	plan, err := compactionConfig(p).PlanCompaction(eligible(tasks, p))
@@ -212,6 +209,16 @@ func (s *Sink) CommitRewrite(ctx context.Context, key string, w sink.Rewrite, co
 			if !live[df.FilePath()] {
 				return fmt.Errorf("committing compaction of %s: %s: %w", name, df.FilePath(), ErrCompactionConflict)
 			}
+		}
+	}
+	if rw.upsert != nil {
+		fresh, err := s.refreshUpsertRewrite(ctx, name, tbl, tasks, rw) // upsertcompact.go
+		if err != nil {
+			return fmt.Errorf("committing compaction of %s: %w", name, err)
+		}
+		*rw = *fresh // the caller reads the stats of what is committed
+		if len(rw.Groups) == 0 {
+			return nil
 		}
 	}
 	props := iceberg.Properties{PropCommitID: uuid.NewString(), "floe.operation": "compaction"}

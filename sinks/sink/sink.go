@@ -52,8 +52,11 @@ type RewriteStats struct {
 	SmallAfter              int // written files still below the small threshold
 	DataFiles, SmallFiles   int
 	Bytes                   int64
+	// DeleteFilesRemoved counts the delete files the rewrite removes
+	// (an upsert table's position deletes it applied).
+	DeleteFilesRemoved int
 	// Skipped says why nothing was planned although the table may need
-	// it (an upsert table: compaction does not apply its deletes yet).
+	// it.
 	Skipped string
 }
 

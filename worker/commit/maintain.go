@@ -88,6 +88,7 @@ func (c *Committer) commitRewrite(ctx context.Context, table string, a ledger.As
 	}
 	if err == nil && st.FilesBefore > 0 {
 		err = c.sink.CommitRewrite(ctx, table, out.rw, a, time.Now())
+		st = out.rw.Stats() // a sink may plan again at the commit (an upsert table's)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -98,7 +99,8 @@ func (c *Committer) commitRewrite(ctx context.Context, table string, a ledger.As
 		msg = err.Error()
 	} else if st.FilesBefore > 0 {
 		budget.used += st.BytesBefore
-		log.Info("compacted", "files_before", st.FilesBefore, "files_after", st.FilesAfter, "bytes_before", st.BytesBefore, "bytes_after", st.BytesAfter)
+		log.Info("compacted", "files_before", st.FilesBefore, "files_after", st.FilesAfter, "bytes_before", st.BytesBefore, "bytes_after", st.BytesAfter,
+			"delete_files_removed", st.DeleteFilesRemoved)
 	}
 	c.update(table, func(t *status.TableStatus) {
 		t.Problem("compaction", msg)
