@@ -241,7 +241,7 @@ def self_test(spark, t: Table, path: str, opts_local: dict) -> list[str]:
     add = {"path": quote(copy_rel), "partitionValues": {}, "size": os.path.getsize(os.path.join(broken, copy_rel)),
            "modificationTime": int(time.time() * 1000), "dataChange": True}
     dt = DeltaTable(broken)
-    for a in dt.get_add_actions(flatten=False).to_pylist():
+    for a in pa.table(dt.get_add_actions(flatten=False)).to_pylist():
         if unquote(a["path"]) == rel:
             add["partitionValues"] = {k: (None if v is None else str(v)) for k, v in (a.get("partition_values") or {}).items()}
     with open(os.path.join(broken, "_delta_log", f"{last + 1:020d}.json"), "w") as f:
