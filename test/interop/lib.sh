@@ -659,10 +659,12 @@ verify_delta() {
 		args+=(--table "$loc" "$RUN_DIR/expect/$t.json" "$seq")
 	done
 	mkdir -p "$RUN_DIR/$name/delta-copies"
+	local t0=$SECONDS
 	# shellcheck disable=SC2046
 	fg_run "$PY" "$INTEROP_DIR/delta_check.py" $(reader_s3_args) --spark-jars "$DELTA_JARS" \
 		--work "$RUN_DIR/$name/delta-copies" "${self[@]}" "${args[@]}" 2>"$RUN_DIR/logs/delta-check-$name.log" ||
 		{ tail -n 30 "$RUN_DIR/logs/delta-check-$name.log" >&2; die "floe $name: a Delta reader rejected a table (see above)"; }
+	log "Delta readers (delta-rs, Spark) on $*: $((SECONDS - t0))s"
 }
 
 # delta_sequence TABLE < status JSON: the commit sequence (txn version) Floe
