@@ -157,7 +157,7 @@ def check_time_travel(t: Table, history: list[dict]) -> None:
     t.travel = (v, sum(got.values()))
 
 
-def local_copy(t: Table, s3, bucket_root: str, dest: str) -> None:
+def local_copy(t: Table, s3, dest: str) -> None:
     """The table's _delta_log and live data files, byte for byte, under dest."""
     u = urlparse(t.root)
     bucket, prefix = u.netloc, u.path.lstrip("/") + "/"
@@ -228,7 +228,7 @@ def check_spark(spark, t: Table, path: str) -> None:
     t.spark = (sum(got.values()), dict(ops), txn)
 
 
-def self_test(spark, t: Table, path: str, opts_local: dict) -> list[str]:
+def self_test(spark, t: Table, path: str) -> list[str]:
     """A commit re-adding a copy of a live file: both readers must see duplicates."""
     broken = path + "-duplicated-add"
     shutil.copytree(path, broken)
@@ -307,14 +307,14 @@ def main() -> int:
             t0 = time.time()
             path = t.root if not opts else os.path.join(args.work, t.name)
             if opts:
-                local_copy(t, s3, t.root, path)
+                local_copy(t, s3, path)
             check_spark(spark, t, path)
             if not t.problems:
                 rows, ops, txn = t.spark
                 print(f"OK Spark {t.name}: {rows} rows, history {ops}, transactions[appId] = {txn} ({time.time() - t0:.1f}s)")
         if args.self_test and not any(t.problems for t in tables):
             t = tables[0]
-            t.problems += self_test(spark, t, t.root if not opts else os.path.join(args.work, t.name), {})
+            t.problems += self_test(spark, t, t.root if not opts else os.path.join(args.work, t.name))
     rc = 0
     for t in tables:
         if t.problems:
