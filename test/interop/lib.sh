@@ -609,3 +609,7 @@ selftest_readers() {
 	((bad == 0)) || die "reader self-test: a reader accepted a broken table or rejected a good one"
 	log "reader self-test: both readers accept the good tables and reject $(grep -c $'\tfail\t' <<<"$cases") broken cases"
 }
+
+# Delta Lake readers: install_delta_spark, verify_delta (delta.sh).
+# shellcheck source=delta.sh
+source "$INTEROP_DIR/delta.sh"

@@ -77,6 +77,7 @@ install_python
 install_kafka
 install_registry
 install_java_check
+install_delta_spark
 build_floe
 wait_minio_install
 

@@ -73,12 +73,15 @@ scenario_1() {
 	# REDUCED_REDUNDANCY and STANDARD); its metadata files and the other
 	# tables' files keep the default.
 	table_setting $n s1_clicks "storage_class: REDUCED_REDUNDANCY"
+	# s1_orders is also a Delta table over the same files (delta_check.py).
+	table_setting $n s1_orders "formats: [iceberg, delta]"
 	start_floe $n
 	produce 100000 0 0 "${topics[@]}"
 	idle_pending $n interop.s1_idle
 	expect_tables "${topics[@]}"
 	wait_caught_up $n 600 "${topics[@]}"
 	verify_tables $n "${topics[@]}"
+	verify_delta $n --self-test s1_orders
 	idle_pending $n interop.s1_idle
 	# Cost counters on a real S3 API: each table's requests were counted.
 	"$FLOE_BIN" status --addr "$(floe_admin $n)" -o json | "$PY" -c '
@@ -233,6 +236,7 @@ scenario_6() {
     namespace: interop
     name: $t
     format: json
+    formats: [iceberg, delta]
     partition_by:
       - {column: _kafka_timestamp, transform: day}
       - {column: _kafka_key, transform: "bucket[$S6_BUCKETS]"}
@@ -274,6 +278,7 @@ EOF
 	run_java_check --mode metadata-dir --metadata-location "$loc" --expect "$exp" || failed=1
 	run_pyiceberg_check --mode metadata-dir --metadata-location "$loc" --expect "$exp" || failed=1
 	((failed == 0)) || die "floe $n: a reader rejected the table's history, time travel or pruning (see above)"
+	verify_delta $n $t
 	stop_floe $n
 }
 
