@@ -74,22 +74,13 @@ func (d *DeltaSyncer) Sync(ctx context.Context, t sink.SyncTable) error {
 // put creates the entry or updates it when it differs from in.
 func (d *DeltaSyncer) put(ctx context.Context, db string, in *gluetypes.TableInput) error {
 	s := d.s
-	got, err := s.client.GetTable(ctx, &glue.GetTableInput{CatalogId: s.catalogID(), DatabaseName: aws.String(db), Name: in.Name})
-	var nf *gluetypes.EntityNotFoundException
-	switch {
-	case errors.As(err, &nf):
-		_, err = s.client.CreateTable(ctx, &glue.CreateTableInput{CatalogId: s.catalogID(), DatabaseName: aws.String(db), TableInput: in})
-		var exists *gluetypes.AlreadyExistsException
-		if errors.As(err, &exists) {
-			return fmt.Errorf("created meanwhile by someone else: %w", ErrConflict)
-		}
-		if err != nil {
-			return fmt.Errorf("creating %s.%s: %w", db, *in.Name, err)
-		}
+	got, err := s.getOrCreate(ctx, db, in)
+	if err != nil {
+		return err
+	}
+	if got == nil {
 		s.log.Info("created glue delta table", "glue", db+"."+*in.Name, "location", *in.StorageDescriptor.Location)
 		return nil
-	case err != nil:
-		return fmt.Errorf("reading %s.%s: %w", db, *in.Name, err)
 	}
 	if tt := got.Table.Parameters["table_type"]; !strings.EqualFold(tt, "DELTA") {
 		return fmt.Errorf("%s.%s is a %q table: %w", db, *in.Name, tt, ErrNameTaken)

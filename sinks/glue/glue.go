@@ -84,22 +84,13 @@ func (s *Syncer) Sync(ctx context.Context, t sink.SyncTable) error {
 		return fmt.Errorf("syncing %s to glue: %w", name, err)
 	}
 	in := s.tableInput(strings.ToLower(t.Ident[len(t.Ident)-1]), tbl, t)
-	got, err := s.client.GetTable(ctx, &glue.GetTableInput{CatalogId: s.catalogID(), DatabaseName: aws.String(db), Name: in.Name})
-	var nf *gluetypes.EntityNotFoundException
-	switch {
-	case errors.As(err, &nf):
-		_, err = s.client.CreateTable(ctx, &glue.CreateTableInput{CatalogId: s.catalogID(), DatabaseName: aws.String(db), TableInput: in})
-		var exists *gluetypes.AlreadyExistsException
-		if errors.As(err, &exists) {
-			return fmt.Errorf("syncing %s to glue: created meanwhile by someone else: %w", name, ErrConflict)
-		}
-		if err != nil {
-			return fmt.Errorf("syncing %s to glue: creating %s.%s: %w", name, db, *in.Name, err)
-		}
+	got, err := s.getOrCreate(ctx, db, in)
+	if err != nil {
+		return fmt.Errorf("syncing %s to glue: %w", name, err)
+	}
+	if got == nil {
 		s.log.Info("created glue table", "table", name, "glue", db+"."+*in.Name, "metadata", t.MetadataLocation)
 		return nil
-	case err != nil:
-		return fmt.Errorf("syncing %s to glue: reading %s.%s: %w", name, db, *in.Name, err)
 	}
 	if cur := got.Table.Parameters["metadata_location"]; metaloc.NewerThan(cur, t.MetadataLocation) {
 		// A later committer already moved the entry past this pointer;
@@ -172,4 +163,28 @@ func (s *Syncer) tableInput(name string, tbl *table.Table, t sink.SyncTable) *gl
 			Columns:  columns(tbl.Schema()),
 		},
 	}
+}
+
+// getOrCreate reads the entry in.Name of database db, or creates it from in
+// when there is none, answering nil then: the Iceberg and the Delta entry
+// are found or made the same way. An entry created by someone else between
+// the read and the create is ErrConflict (retried by the sync loop).
+func (s *Syncer) getOrCreate(ctx context.Context, db string, in *gluetypes.TableInput) (*glue.GetTableOutput, error) {
+	got, err := s.client.GetTable(ctx, &glue.GetTableInput{CatalogId: s.catalogID(), DatabaseName: aws.String(db), Name: in.Name})
+	var nf *gluetypes.EntityNotFoundException
+	switch {
+	case errors.As(err, &nf):
+		_, err = s.client.CreateTable(ctx, &glue.CreateTableInput{CatalogId: s.catalogID(), DatabaseName: aws.String(db), TableInput: in})
+		var exists *gluetypes.AlreadyExistsException
+		if errors.As(err, &exists) {
+			return nil, fmt.Errorf("created meanwhile by someone else: %w", ErrConflict)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("creating %s.%s: %w", db, *in.Name, err)
+		}
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s.%s: %w", db, *in.Name, err)
+	}
+	return got, nil
 }
