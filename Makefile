@@ -32,13 +32,17 @@ test-long:
 	$(GO) vet -tags long ./cmd/floe
 	$(GO) test -tags long -count=1 -timeout 40m -run '^($(LONG_TESTS))$$' ./cmd/floe
 
-## fuzz: every fuzz target for FUZZTIME each (default 30s; CI uses 10s), one at a time
+## fuzz: every fuzz target for FUZZTIME each (default 30s; CI uses 10s), one at a time.
+## Minimizing a newly interesting input is bounded to FUZZMINIMIZE runs: unbounded (Go's
+## default, 60s) it can outlast a short FUZZTIME, and the run then fails with "context
+## deadline exceeded" having found nothing (seen on FuzzLoad, 2026-12-02).
 FUZZTIME ?= 30s
+FUZZMINIMIZE ?= 200x
 fuzz:
 	@for pkg in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 	  for fz in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$pkg/*_test.go | sed 's/^func //'); do \
 	    echo "== $$pkg $$fz"; \
-	    $(GO) test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    $(GO) test -run '^$$' -fuzz "^$$fz\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg || exit 1; \
 	  done; \
 	done
 
