@@ -214,7 +214,17 @@ func decodeProto(plan *pmsg, body []byte) (map[string]any, error) {
 
 // protoUnmarshal fills a dynamic message (for Struct, Value and ListValue,
 // rendered as JSON).
-func protoUnmarshal(b []byte, m *dynamicpb.Message) error {
+//
+// protobuf-go (v1.36.12) panics on some malformed map entries in its
+// reflective decoder: a key given twice, the second time with the wrong
+// wire type, leaves the key unset and MapKey panics. A record is user input,
+// so the panic becomes a poison-record error instead of killing the node.
+func protoUnmarshal(b []byte, m *dynamicpb.Message) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("invalid Protobuf payload: malformed %s: %v", m.Descriptor().FullName(), r)
+		}
+	}()
 	if err := (proto.UnmarshalOptions{DiscardUnknown: true, AllowPartial: true}).Unmarshal(b, m); err != nil {
 		return fmt.Errorf("invalid Protobuf payload: %w", err)
 	}
