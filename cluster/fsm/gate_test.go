@@ -1,14 +1,11 @@
 package fsm_test
 
 import (
-	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 
 	. "github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
 )
 
@@ -112,51 +109,6 @@ func TestFramingFollowsTheGroupLevel(t *testing.T) {
 	data, _ := EncodeFor(ProtocolGating, "", RecordFiles{Table: "t"})
 	if data[0] != byte(CmdRecordFiles) {
 		t.Errorf("RecordFiles framed with type byte %d", data[0])
-	}
-}
-
-// TestGateRefusesFormatsBelowTableSettings: a mapping that sets formats to
-// anything but the default changes what the committer writes (a Delta log
-// beside Iceberg), so it needs protocol level 4; a level-3 member makes the
-// gate refuse it, while the same mapping without formats, or with the
-// default [iceberg], passes and keeps its bytes.
-func TestGateRefusesFormatsBelowTableSettings(t *testing.T) {
-	f := New()
-	register := func(idx uint64, m Member) {
-		if err := apply(t, f, idx, RegisterNode{Node: m}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	register(1, Member{ID: "a", ProposalIDs: true, Protocol: ProtocolTableSettings})
-	register(2, Member{ID: "b", ProposalIDs: true, Protocol: ProtocolGating})
-	for _, tc := range []struct {
-		name    string
-		formats []string
-		refused bool
-	}{
-		{"unset", nil, false},
-		{"iceberg", []string{"iceberg"}, false},
-		{"iceberg and delta", []string{"iceberg", "delta"}, true},
-	} {
-		spec := SpecOf(config.Table{Topic: "t", Namespace: "n", Name: "t", Formats: tc.formats})
-		_, err := f.GateCommand(PutMapping{Mapping: Mapping{Name: "m", Table: spec}}, ProtocolLevel)
-		if refused := errors.Is(err, ErrProtocolTooLow); refused != tc.refused {
-			t.Fatalf("%s: gate %v, want refused %v", tc.name, err, tc.refused)
-		}
-		if tc.refused && !strings.Contains(err.Error(), "b at level 3") {
-			t.Fatalf("%s: refusal %q does not name the lagging member", tc.name, err)
-		}
-		if b, _ := json.Marshal(spec); !tc.refused && strings.Contains(string(b), "Formats") {
-			t.Fatalf("%s: default formats change the bytes: %s", tc.name, b)
-		}
-	}
-	register(3, Member{ID: "b", ProposalIDs: true, Protocol: ProtocolTableSettings})
-	spec := SpecOf(config.Table{Topic: "t", Namespace: "n", Name: "t", Formats: []string{"iceberg", "delta"}})
-	if _, err := f.GateCommand(PutMapping{Mapping: Mapping{Name: "m", Table: spec}}, ProtocolLevel); err != nil {
-		t.Fatalf("every member at level 4: %v", err)
-	}
-	if got := spec.Config().Formats; !slices.Equal(got, []string{"iceberg", "delta"}) {
-		t.Fatalf("round trip: %v", got)
 	}
 }
 

@@ -1,0 +1,89 @@
+package fsm_test
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/floe-io/floe/config"
+
+	. "github.com/floe-io/floe/cluster/fsm"
+)
+
+// TestTableSettingsAreGated: every table setting that an older build would
+// silently drop needs every member at ProtocolTableSettings, so the gate
+// refuses a PutMapping that sets it while a level-3 member is registered,
+// naming that member, and passes once the member is at level 4:
+//   - storage_class: an older build writes data files in the bucket's default class;
+//   - formats [iceberg, delta]: an older committer writes no Delta log;
+//   - mode upsert / key: an older build writes the table as append, every version of a key a row;
+//   - delta.checkpoint_interval / log_retention: an older committer uses its fixed 10 versions and 30 days.
+//
+// A mapping that sets none of them (or sets the default explicitly) is not
+// gated and keeps the bytes an older node writes; a gated one round-trips
+// through its replicated JSON.
+func TestTableSettingsAreGated(t *testing.T) {
+	base := config.Table{Topic: "t", Namespace: "n", Name: "t"}
+	with := func(edit func(*config.Table)) config.Table {
+		tbl := base
+		edit(&tbl)
+		return tbl
+	}
+	for _, tc := range []struct {
+		name  string
+		table config.Table
+		gated bool
+	}{
+		{"no new setting", base, false},
+		{"formats [iceberg]", with(func(t *config.Table) { t.Formats = []string{"iceberg"} }), false},
+		{"mode append", with(func(t *config.Table) { t.Mode = config.ModeAppend }), false},
+		{"storage_class", with(func(t *config.Table) { t.StorageClass = "INTELLIGENT_TIERING" }), true},
+		{"formats [iceberg, delta]", with(func(t *config.Table) { t.Formats = []string{"iceberg", "delta"} }), true},
+		{"mode upsert by the Kafka key", with(func(t *config.Table) { t.Mode = config.ModeUpsert }), true},
+		{"mode upsert by fields", with(func(t *config.Table) { t.Mode, t.Key = config.ModeUpsert, []string{"id", "region"} }), true},
+		{"delta.checkpoint_interval", with(func(t *config.Table) { t.Delta.CheckpointInterval = 5 }), true},
+		{"delta.log_retention", with(func(t *config.Table) { t.Delta.LogRetention = config.Duration(48 * time.Hour) }), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := New()
+			for i, m := range []Member{
+				{ID: "a", ProposalIDs: true, Protocol: ProtocolTableSettings},
+				{ID: "b", ProposalIDs: true, Protocol: ProtocolGating},
+			} {
+				if err := apply(t, f, uint64(i+1), RegisterNode{Node: m}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			spec := SpecOf(tc.table)
+			put := PutMapping{Mapping: Mapping{Name: "m", Table: spec}, Create: true}
+			_, err := f.GateCommand(put, ProtocolLevel)
+			if refused := errors.Is(err, ErrProtocolTooLow); refused != tc.gated {
+				t.Fatalf("gate with a level-3 member: %v, want refused %v", err, tc.gated)
+			}
+			if tc.gated && !strings.Contains(err.Error(), "b at level 3") {
+				t.Fatalf("refusal %q does not name the lagging member b", err)
+			}
+			raw, _ := json.Marshal(spec)
+			if !tc.gated {
+				if old, _ := json.Marshal(SpecOf(base)); string(raw) != string(old) {
+					t.Fatalf("bytes %s, want the older node's %s", raw, old)
+				}
+				return
+			}
+			var back TableSpec
+			if err := json.Unmarshal(raw, &back); err != nil || back.Level() != ProtocolTableSettings ||
+				!reflect.DeepEqual(back.Config(), spec.Config()) {
+				t.Fatalf("round trip of %s: %+v (level %d), %v", raw, back.Config(), back.Level(), err)
+			}
+			if err := apply(t, f, 3, RegisterNode{Node: Member{ID: "b", ProposalIDs: true, Protocol: ProtocolTableSettings}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.GateCommand(put, ProtocolLevel); err != nil {
+				t.Fatalf("every member at level 4: %v", err)
+			}
+		})
+	}
+}
