@@ -2,8 +2,10 @@ package objstore
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -14,6 +16,8 @@ import (
 // TestCountsPerTable: requests through an s3:// FileIO are counted by
 // class and attributed to the table whose location holds the object, as an
 // in-process S3 server sees them.
+var countsRuns atomic.Int32
+
 func TestCountsPerTable(t *testing.T) {
 	backend := s3mem.New()
 	if err := backend.CreateBucket("lake"); err != nil {
@@ -27,7 +31,11 @@ func TestCountsPerTable(t *testing.T) {
 		icebergio.S3AccessKeyID: "k", icebergio.S3SecretAccessKey: "s",
 	}
 	ctx := context.Background()
-	table := "s3://lake/wh/sales/orders"
+	// The counters are process-wide, so each run (go test -count=N) uses
+	// tables of its own.
+	ns := fmt.Sprintf("s3://lake/wh/run%d", countsRuns.Add(1))
+	table, other := ns+"/orders", ns+"/other"
+	before := Total()
 	fsys, err := icebergio.LoadFS(ctx, props, table)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +46,7 @@ func TestCountsPerTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := wfs.WriteFile("s3://lake/wh/sales/other/data/c.parquet", []byte("y")); err != nil {
+	if err := wfs.WriteFile(other+"/data/c.parquet", []byte("y")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fsys.(icebergio.ReadFileIO).ReadFile(table + "/metadata/00001.metadata.json"); err != nil {
@@ -55,11 +63,11 @@ func TestCountsPerTable(t *testing.T) {
 	if got.Put != 3 || got.Get < 1 || got.List < 1 || got.Delete < 1 || walked == 0 {
 		t.Fatalf("counts for %s: %+v (walked %d)", table, got, walked)
 	}
-	if o := For("s3://lake/wh/sales/other"); o.Put != 1 || o.Get != 0 {
+	if o := For(other); o.Put != 1 || o.Get != 0 {
 		t.Fatalf("counts for the other table: %+v", o)
 	}
-	if tot := Total(); tot.Put < 4 {
-		t.Fatalf("total %+v", tot)
+	if tot := Total(); tot.Put-before.Put < 4 {
+		t.Fatalf("total %+v, before this run %+v", tot, before)
 	}
 	if For("file:///tmp/x").Put != 0 {
 		t.Fatal("file:// counted")
