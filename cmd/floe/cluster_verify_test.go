@@ -79,9 +79,14 @@ func (f *fleet) verify(produced map[string]int64, timeout time.Duration) {
 		if tr.DeadLetterRows != 0 {
 			f.t.Errorf("%s: %d dead letters, want none", tr.Table, tr.DeadLetterRows)
 		}
-		report = append(report, map[string]any{"table": tr.Table, "topic": topic, "metadata_location": tr.MetadataLocation,
+		f.checkDelta(tr, tbl, per) // cluster_delta_test.go
+		entry := map[string]any{"table": tr.Table, "topic": topic, "metadata_location": tr.MetadataLocation,
 			"expect": map[string]any{"table": tr.Table, "ranges": ranges, "key_field": "k", "header_key": "k", "append_delta_equals_records": true,
-				"columns": []string{"_kafka_topic", "_kafka_partition", "_kafka_offset", "_kafka_timestamp", "_kafka_key", "_kafka_headers", "k", "n", "pad"}}})
+				"columns": []string{"_kafka_topic", "_kafka_partition", "_kafka_offset", "_kafka_timestamp", "_kafka_key", "_kafka_headers", "k", "n", "pad"}}}
+		if tr.Delta != nil {
+			entry["delta_sequence"] = tr.Delta.Sequence // the interop suite hands it to delta_check.py
+		}
+		report = append(report, entry)
 	}
 	f.event("exactly once: %d records over %d tables read back from their metadata locations", total, len(f.topics))
 	if path := os.Getenv("FLOE_CHAOS_REPORT"); path != "" && !f.t.Failed() {

@@ -51,13 +51,22 @@ verify_delta() {
 		seq=$(delta_sequence "interop.$t" <<<"$status") || die "floe $name: no Delta commit sequence for $t"
 		args+=(--table "$loc" "$RUN_DIR/expect/$t.json" "$seq")
 	done
+	run_delta_check "$name" "${self[@]}" "${args[@]}"
+	log "Delta readers (delta-rs, Spark) on $*"
+}
+
+# run_delta_check NAME [--self-test] --table METADATA EXPECT SEQUENCE...:
+# delta_check.py (delta-rs, then one Spark session) on the given tables; its
+# log goes to logs/delta-check-NAME.log; dies when a reader rejects one.
+run_delta_check() {
+	local name=$1 t0=$SECONDS
+	shift
 	mkdir -p "$RUN_DIR/$name/delta-copies"
-	local t0=$SECONDS
 	# shellcheck disable=SC2046
 	fg_run "$PY" "$INTEROP_DIR/delta_check.py" $(reader_s3_args) --spark-jars "$DELTA_JARS" \
-		--work "$RUN_DIR/$name/delta-copies" "${self[@]}" "${args[@]}" 2>"$RUN_DIR/logs/delta-check-$name.log" ||
+		--work "$RUN_DIR/$name/delta-copies" "$@" 2>"$RUN_DIR/logs/delta-check-$name.log" ||
 		{ tail -n 30 "$RUN_DIR/logs/delta-check-$name.log" >&2; die "floe $name: a Delta reader rejected a table (see above)"; }
-	log "Delta readers (delta-rs, Spark) on $*: $((SECONDS - t0))s"
+	log "delta_check.py for $name: $((SECONDS - t0))s"
 }
 
 # delta_sequence TABLE < status JSON: the commit sequence (txn version) Floe

@@ -14,7 +14,7 @@ declare -A SCENARIO_TITLES=(
 	[4]="MinIO stopped for 20s mid-stream: DEGRADED, then catch up"
 	[5]="every metadata.json parses with Iceberg Java; summaries carry floe.offsets"
 	[6]="table health: ${FLOE_S6_MINUTES:-10} min of 1-second commits on 4 partitions, compaction alongside"
-	[7]="cluster chaos on real Kafka: ${FLOE_S7_DURATION:-3m} of kills, pauses, drains and joins over 5+ floe processes"
+	[7]="cluster chaos on real Kafka: ${FLOE_S7_DURATION:-3m} of kills, pauses, drains and joins over 5+ floe processes (one table also as Delta)"
 	[8]="schema registry: Avro and Protobuf through 6 compatible versions, an incompatible one, poison records, registry stopped ${FLOE_S8_OUTAGE:-30s}"
 )
 SCENARIO_ORDER=(1 2 3 4 5 6 7 8)
@@ -295,7 +295,7 @@ EOF
 S7_DURATION=${FLOE_S7_DURATION:-3m}
 
 scenario_7() {
-	local dir="$RUN_DIR/s7" report testlog="$RUN_DIR/logs/s7-chaos-test.log" rc=0 lines tbl loc exp failed=0
+	local dir="$RUN_DIR/s7" report testlog="$RUN_DIR/logs/s7-chaos-test.log" rc=0 lines tbl loc exp seq failed=0 delta=()
 	mkdir -p "$dir"
 	report="$dir/chaos-report.json"
 	log "TestChaos for $S7_DURATION on Kafka $KAFKA_BOOTSTRAP, warehouse on MinIO (test log $testlog, node logs $dir/fleet)"
@@ -318,17 +318,22 @@ for t in rep["tables"]:
     path = f"{sys.argv[2]}/{t['table']}.expect.json"
     with open(path, "w") as f:
         json.dump(t["expect"], f, indent=1)
-    print(f"{t['table']}\t{t['metadata_location']}\t{path}")
+    print(f"{t['table']}\t{t['metadata_location']}\t{path}\t{t.get('delta_sequence', '-')}")
 EOF
 	) || die "reading the chaos report $report"
-	while IFS=$'\t' read -r tbl loc exp; do
+	while IFS=$'\t' read -r tbl loc exp seq; do
 		log "checking $tbl at $loc"
 		printf 's7\t%s\t%s\n' "$loc" "$exp" >>"$RUN_DIR/tables.tsv"
 		run_pyiceberg_check --metadata-location "$loc" --expect "$exp" || failed=1
 		run_java_check --metadata-location "$loc" --expect "$exp" || failed=1
 		run_pyiceberg_check --mode metadata-dir --metadata-location "$loc" --expect "$exp" || failed=1
+		[[ $seq == - ]] || delta+=(--table "$loc" "$exp" "$seq")
 	done <<<"$lines"
 	((failed == 0)) || die "a reader rejected a table the chaos test wrote (see above)"
+	# TestChaos writes one table as [iceberg, delta]: delta-rs and Spark must
+	# find every offset once in its Delta log too, at the status's sequence.
+	((${#delta[@]} > 0)) || die "the chaos report names no table with a Delta log"
+	run_delta_check s7 "${delta[@]}"
 }
 
 # Scenario 8: the Go test TestInteropRegistry (cmd/floe/interop_registry_test.go)
