@@ -76,7 +76,7 @@ func TestChaos(t *testing.T) {
 	f := newFleet(t)
 	c.f, f.extra["seed"] = f, seed
 	f.writeBothFormats(f.topics[0]) // a Delta log beside Iceberg under the same faults (cluster_delta_test.go)
-	txnTopic := f.addTxnTopic() // chaos_txn_test.go
+	txnTopic := f.addTxnTopic()     // chaos_txn_test.go
 	f.startNew(5, 5, "n", false)
 	f.settle(2 * time.Minute)
 	p := f.startProducer(3) // 720 records/s over 24 partitions
