@@ -117,7 +117,7 @@ func TestFramingFollowsTheGroupLevel(t *testing.T) {
 
 // TestGateRefusesFormatsBelowTableSettings: a mapping that sets formats to
 // anything but the default changes what the committer writes (a Delta log
-// beside Iceberg), so it needs protocol level 4; a level-3 member makes the
+// beside Iceberg, or Delta only), so it needs protocol level 4; a level-3 member makes the
 // gate refuse it, while the same mapping without formats, or with the
 // default [iceberg], passes and keeps its bytes.
 func TestGateRefusesFormatsBelowTableSettings(t *testing.T) {
@@ -137,6 +137,9 @@ func TestGateRefusesFormatsBelowTableSettings(t *testing.T) {
 		{"unset", nil, false},
 		{"iceberg", []string{"iceberg"}, false},
 		{"iceberg and delta", []string{"iceberg", "delta"}, true},
+		// Published as Delta only: an older committer would publish the
+		// table as Iceberg and write no Delta log.
+		{"delta alone", []string{"delta"}, true},
 	} {
 		spec := SpecOf(config.Table{Topic: "t", Namespace: "n", Name: "t", Formats: tc.formats})
 		_, err := f.GateCommand(PutMapping{Mapping: Mapping{Name: "m", Table: spec}}, ProtocolLevel)
