@@ -207,6 +207,9 @@ type catalogState struct {
 var (
 	_ catalogsync.State    = catalogState{}
 	_ catalogsync.Recorder = catalogState{}
+	// The Iceberg mirrors drop the entry of a table turned [delta].
+	_ catalogsync.Dropper = (*glue.Syncer)(nil)
+	_ catalogsync.Dropper = (*restsync.Syncer)(nil)
 )
 
 func (c catalogState) Tables() []catalogsync.Table {
