@@ -18,7 +18,9 @@ type dropSyncer struct {
 	dropped []sink.SyncTable
 }
 
-func (d *dropSyncer) Sync(ctx context.Context, t sink.SyncTable) error { return d.fakeSyncer.Sync(ctx, t) }
+func (d *dropSyncer) Sync(ctx context.Context, t sink.SyncTable) error {
+	return d.fakeSyncer.Sync(ctx, t)
+}
 
 func (d *dropSyncer) Drop(_ context.Context, t sink.SyncTable) error {
 	d.mu.Lock()
