@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/auth"
 	"github.com/floe-io/floe/cluster/fsm"
@@ -93,6 +94,9 @@ func (n *Node) serveCatalog() error {
 	h := restcatalog.New(n.catalog, restcatalog.Options{
 		Tokens: tokens, Sync: n.raft, Strong: cfg.Server.Consistency == "strong",
 		TableConfig: tableConfig(n.cfg.Warehouse, cfg.Server.VendCredentials), Log: n.log.With("component", "rest-catalog"),
+		// A [delta] table's Iceberg metadata is its committer's ledger,
+		// not a table to read: it is not served.
+		Hide: func(id table.Identifier) bool { return !n.worker.PublishedAsIceberg(ledger.TableKey(id)) },
 	})
 	if cfg.Server.Addr == "" {
 		n.admin.Handle(restcatalog.MountPath+"/", h.Mount())

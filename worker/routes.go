@@ -54,6 +54,15 @@ func (w *Worker) DeltaSettings(table string) config.DeltaSettings {
 	return m.Delta
 }
 
+// PublishedAsIceberg reports whether the table is served as an Iceberg
+// table (the REST catalog endpoint): every table but one whose mapping
+// says [delta], published only as Delta. A table no mapping routes into
+// keeps being served, as it keeps its catalog entries.
+func (w *Worker) PublishedAsIceberg(table string) bool {
+	_, m, ok := w.lookup(table)
+	return !ok || m.PublishesIceberg()
+}
+
 // Formats are the table formats of the mapping that routes into the table
 // ([iceberg] when it names none); nil when no mapping does.
 func (w *Worker) Formats(table string) []string {
