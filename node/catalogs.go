@@ -50,7 +50,7 @@ func (n *Node) startCatalogs() error {
 	if len(syncers) == 0 {
 		return nil
 	}
-	st := catalogState{node: n.raft, formats: n.worker.Formats, all: n.worker.TableFormats}
+	st := catalogState{node: n.raft, formats: n.worker.Formats, all: n.worker.TableFormats, watchFormats: n.worker.WatchFormats}
 	cs := catalogsync.New(catalogsync.Config{
 		NodeID: n.cfg.Node.ID, Interval: n.cfg.Catalogs.SyncInterval.D(), Timeout: n.cfg.Catalogs.SyncTimeout.D(),
 	}, st, st, syncers, n.log.With("component", "catalog-sync"))
@@ -204,8 +204,9 @@ type catalogState struct {
 	// formats are a table's formats (worker.Formats), all are every
 	// table's (worker.TableFormats): the mappings say them, and a catalog
 	// of one format mirrors only its tables.
-	formats func(key string) []string
-	all     func() map[string][]string
+	formats      func(key string) []string
+	all          func() map[string][]string
+	watchFormats func() <-chan struct{}
 }
 
 var (
@@ -260,6 +261,11 @@ func (c catalogState) Committer(table string) (a ledger.Assignment, ok bool) {
 }
 
 func (c catalogState) Watch() <-chan struct{} { return c.node.FSM().Watch() }
+
+// WatchFormats is closed when the worker's discovery changes a table's
+// formats (worker.WatchFormats): a mapping change reaches the routes after
+// the FSM entry that made it.
+func (c catalogState) WatchFormats() <-chan struct{} { return c.watchFormats() }
 
 // WatchTable returns a channel closed at the next entry that may change
 // table key (fsm.FSM.WatchTable): each table's sync loop waits on it.

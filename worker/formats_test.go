@@ -38,3 +38,32 @@ func TestFormatsOfRoutedTables(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishedAsIcebergAndWatchFormats: a [delta] table is not served as
+// Iceberg, every other one is (also a table no mapping routes into); new
+// routes wake WatchFormats only when they change a table's formats.
+func TestPublishedAsIcebergAndWatchFormats(t *testing.T) {
+	routes := func(formats ...string) map[string]route {
+		return map[string]route{"a": {spec: sink.TableSpec{Key: "db.a"}, mapping: config.Table{Formats: formats}}}
+	}
+	w := &Worker{routes: routes("iceberg", "delta")}
+	ch := w.WatchFormats()
+	w.setRoutes(routes("iceberg", "delta"), nil)
+	select {
+	case <-ch:
+		t.Fatal("routes with the same formats woke the watchers")
+	default:
+	}
+	if !w.PublishedAsIceberg("db.a") || !w.PublishedAsIceberg("db.none") {
+		t.Fatal("an [iceberg, delta] table, or one without a mapping, is not served as iceberg")
+	}
+	w.setRoutes(routes("delta"), nil)
+	select {
+	case <-ch:
+	default:
+		t.Fatal("[iceberg, delta] turned [delta] did not wake the watchers")
+	}
+	if w.PublishedAsIceberg("db.a") {
+		t.Fatal("a [delta] table is served as iceberg")
+	}
+}

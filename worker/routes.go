@@ -82,8 +82,38 @@ func (w *Worker) Formats(table string) []string {
 func (w *Worker) TableFormats() map[string][]string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string][]string, len(w.routes))
-	for _, r := range w.routes {
+	return formatsOf(w.routes)
+}
+
+// WatchFormats returns a channel closed the next time discovery changes
+// what TableFormats says (a mapping's formats changed, a route came or
+// went): catalog sync follows the mappings, which change without any
+// change to the tables it watches.
+func (w *Worker) WatchFormats() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.formatsCh == nil {
+		w.formatsCh = make(chan struct{})
+	}
+	return w.formatsCh
+}
+
+// setRoutes installs discovery's routes and wakes the WatchFormats
+// watchers when the formats changed.
+func (w *Worker) setRoutes(routes map[string]route, mapped map[string]bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.formatsCh != nil && !maps.EqualFunc(formatsOf(w.routes), formatsOf(routes), slices.Equal[[]string]) {
+		close(w.formatsCh)
+		w.formatsCh = nil
+	}
+	w.routes, w.mapped = routes, mapped
+}
+
+// formatsOf is TableFormats over routes.
+func formatsOf(routes map[string]route) map[string][]string {
+	out := make(map[string][]string, len(routes))
+	for _, r := range routes {
 		if _, ok := out[r.spec.Key]; ok {
 			continue // the first route into a table decides, as lookup does
 		}

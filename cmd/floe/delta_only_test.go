@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/config"
@@ -28,105 +29,163 @@ import (
 // the independent reader; it has a Glue Delta entry and no Glue Iceberg
 // entry, is neither listed nor loaded by the node's Iceberg REST endpoint,
 // and its status shows formats [delta] and only the glue-delta catalog.
-// A mapping turned from [iceberg, delta] to [delta] loses its Iceberg
-// entries (Glue and the endpoint) and keeps its Delta log, with no offset
-// lost or repeated across the switch.
+// Switching formats rewrites no data and loses or repeats no offset:
+// [iceberg, delta] turned [delta] loses its Iceberg entries (Glue and the
+// endpoint) and keeps its Delta log; [iceberg] turned [delta] gets a Delta
+// log from its current snapshot; [delta] turned [iceberg, delta] is an
+// Iceberg table again.
 func TestDeltaOnlyTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
+	f := startDeltaOnly(t)
+	f.batch("only", 300)
+	f.batch("both", 200)
+	f.batch("ice", 100)
+	f.waitGlue(true, "only_delta", "both", "both_delta", "ice")
+	if _, ok := f.glue.Table("shop", "only"); ok {
+		t.Fatal("the [delta] table has a glue iceberg entry")
+	}
+	f.checkServed([]string{"shop.both", "shop.ice"})
+
+	f.setFormats("both", config.FormatDelta)
+	f.setFormats("ice", config.FormatDelta)
+	f.waitGlue(false, "both", "ice")
+	f.waitGlue(true, "ice_delta")
+	f.batch("both", 200)
+	f.batch("only", 100)
+	f.batch("ice", 100)
+	f.checkServed(nil)
+	if _, ok := f.glue.Table("shop", "both_delta"); !ok {
+		t.Fatal("the delta entry went with the iceberg one")
+	}
+	for _, topic := range []string{"only", "both", "ice"} {
+		f.checkDeltaOnly(topic)
+	}
+
+	// Iceberg again: served and in Glue as before the switch.
+	f.setFormats("both", config.FormatIceberg, config.FormatDelta)
+	f.batch("both", 100)
+	f.waitGlue(true, "both")
+	f.checkServed([]string{"shop.both"})
+	f.waitDeltaLog("both")
+}
+
+// deltaOnly is TestDeltaOnlyTable's node: topic only is a [delta] table of
+// the configuration file, both ([iceberg, delta]) and ice ([iceberg]) are
+// API mappings whose formats the test changes.
+type deltaOnly struct {
+	t        *testing.T
+	n        *floeNode
+	cl       *kgo.Client
+	glue     *gluetest.Server
+	cat      *rest.Catalog
+	dir      string
+	mappings map[string]admin.Mapping
+	created  map[string]bool
+	produced map[string]int64
+}
+
+func startDeltaOnly(t *testing.T) *deltaOnly {
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	fake := gluetest.New(t)
-	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "only", "both")})
-	dir := t.TempDir()
-	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "only", Namespace: "shop", Formats: []string{config.FormatDelta}}})
+	f := &deltaOnly{t: t, glue: gluetest.New(t), dir: t.TempDir(), mappings: map[string]admin.Mapping{}, created: map[string]bool{}, produced: map[string]int64{}}
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "only", "both", "ice")})
+	f.cl = cl
+	cfg := testConfig(t, f.dir, kc.ListenAddrs(), []config.Table{{Topic: "only", Namespace: "shop", Formats: []string{config.FormatDelta}}})
 	cfg.CommitInterval = config.Duration(200 * time.Millisecond)
-	cfg.Catalogs.Glue = config.Glue{Enabled: true, Region: "eu-west-1", Endpoint: fake.URL, SkipArchive: true}
+	cfg.Catalogs.Glue = config.Glue{Enabled: true, Region: "eu-west-1", Endpoint: f.glue.URL, SkipArchive: true}
 	cfg.Catalogs.SyncInterval = config.Duration(200 * time.Millisecond)
 	cfg.Auth.Tokens = restTestToken
 	n, err := startNode(context.Background(), cfg, testLogger(t), true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Stop()
-	ctx := context.Background()
-	both := admin.Mapping{Name: "both", Table: config.Table{Topic: "both", Namespace: "shop", Format: "json", ErrorMode: "dlq",
-		StartOffset: "earliest", Formats: []string{config.FormatIceberg, config.FormatDelta}}}
-	if _, err := n.PutMapping(ctx, both, true); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { _ = n.Stop() })
+	f.n = n
+	for topic, formats := range map[string][]string{"both": {config.FormatIceberg, config.FormatDelta}, "ice": nil} {
+		f.mappings[topic] = admin.Mapping{Name: topic, Table: config.Table{Topic: topic, Namespace: "shop", Format: "json", ErrorMode: "dlq", StartOffset: "earliest"}}
+		f.setFormats(topic, formats...)
 	}
-	produced := map[string]int64{}
-	batch := func(topic string, k int) {
-		var vals []string
-		for i := range k {
-			vals = append(vals, fmt.Sprintf(`{"id":%d}`, produced[topic]+int64(i)))
-		}
-		produce(t, cl, topic, vals, 2)
-		produced[topic] += int64(k)
-		waitRows(t, n, "shop."+topic, produced[topic], time.Minute)
-	}
-	batch("only", 300)
-	batch("both", 200)
-	wait.Until(t, time.Minute, "glue entries", func() error {
-		for _, name := range []string{"only_delta", "both", "both_delta"} {
-			if _, ok := fake.Table("shop", name); !ok {
-				return fmt.Errorf("no glue entry %s", name)
-			}
-		}
-		return nil
-	})
-	if _, ok := fake.Table("shop", "only"); ok {
-		t.Fatal("the [delta] table has a glue iceberg entry")
-	}
-	cat, err := rest.NewCatalog(ctx, "floe", "http://"+n.AdminAddr()+restcatalog.MountPath, rest.WithOAuthToken(restTestToken),
+	f.cat, err = rest.NewCatalog(context.Background(), "floe", "http://"+n.AdminAddr()+restcatalog.MountPath, rest.WithOAuthToken(restTestToken),
 		rest.WithAdditionalProps(map[string]string{"header." + restcatalog.ConsistencyHeader: "strong"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkServed(t, cat, []string{"shop.both"})
+	return f
+}
 
-	// [iceberg, delta] turned [delta]: the Iceberg publication goes.
-	both.Table.Formats = []string{config.FormatDelta}
-	if _, err := n.PutMapping(ctx, both, false); err != nil {
-		t.Fatal(err)
+// setFormats creates or updates topic's API mapping with formats.
+func (f *deltaOnly) setFormats(topic string, formats ...string) {
+	f.t.Helper()
+	m := f.mappings[topic]
+	m.Table.Formats = formats
+	if _, err := f.n.PutMapping(context.Background(), m, !f.created[topic]); err != nil {
+		f.t.Fatalf("mapping %s to formats %v: %v", topic, formats, err)
 	}
-	wait.Until(t, time.Minute, "both's glue iceberg entry dropped", func() error {
-		if _, ok := fake.Table("shop", "both"); ok {
-			return errors.New("still there")
+	f.created[topic] = true
+}
+
+// batch produces k records to topic over two partitions and waits for them.
+func (f *deltaOnly) batch(topic string, k int) {
+	f.t.Helper()
+	var vals []string
+	for i := range k {
+		vals = append(vals, fmt.Sprintf(`{"id":%d}`, f.produced[topic]+int64(i)))
+	}
+	produce(f.t, f.cl, topic, vals, 2)
+	f.produced[topic] += int64(k)
+	waitRows(f.t, f.n, "shop."+topic, f.produced[topic], time.Minute)
+}
+
+// waitGlue waits until each named Glue entry of database shop exists
+// (present) or is gone.
+func (f *deltaOnly) waitGlue(present bool, names ...string) {
+	f.t.Helper()
+	wait.Until(f.t, time.Minute, fmt.Sprintf("glue entries %v present %v", names, present), func() error {
+		for _, name := range names {
+			if _, ok := f.glue.Table("shop", name); ok != present {
+				return fmt.Errorf("glue entry %s present: %v", name, ok)
+			}
 		}
 		return nil
 	})
-	batch("both", 200)
-	batch("only", 100)
-	checkServed(t, cat, nil)
-	if _, ok := fake.Table("shop", "both_delta"); !ok {
-		t.Fatal("the delta entry went with the iceberg one")
+}
+
+// waitDeltaLog waits until topic's Delta log holds every produced offset,
+// then checks it holds each exactly once.
+func (f *deltaOnly) waitDeltaLog(topic string) {
+	f.t.Helper()
+	root := filepath.Join(f.dir, "warehouse", "shop", topic)
+	wait.Until(f.t, time.Minute, topic+"'s delta log complete", func() error {
+		if got := len(deltaview.Read(f.t, root).Rows(f.t, root)); int64(got) != f.produced[topic] {
+			return fmt.Errorf("%d offsets in the delta log, want %d", got, f.produced[topic])
+		}
+		return nil
+	})
+	checkDeltaOffsets(f.t, root, f.produced[topic], 2)
+}
+
+// checkDeltaOnly checks a [delta] table: its Delta log complete, its
+// status formats [delta] with a Delta version and glue-delta its only
+// catalog.
+func (f *deltaOnly) checkDeltaOnly(topic string) {
+	f.t.Helper()
+	f.waitDeltaLog(topic)
+	if c := catalogRows(f.t, f.n, "shop."+topic); len(c) != 1 || c["glue-delta"].Catalog == "" {
+		f.t.Fatalf("%s's catalog status %+v: want glue-delta only", topic, c)
 	}
-	for _, topic := range []string{"only", "both"} {
-		root := filepath.Join(dir, "warehouse", "shop", topic)
-		wait.Until(t, time.Minute, topic+"'s delta log complete", func() error {
-			if got := len(deltaview.Read(t, root).Rows(t, root)); int64(got) != produced[topic] {
-				return fmt.Errorf("%d offsets in the delta log, want %d", got, produced[topic])
-			}
-			return nil
-		})
-		checkDeltaOffsets(t, root, produced[topic], 2)
-		c := catalogRows(t, n, "shop."+topic)
-		if _, ok := c["glue"]; ok || len(c) != 1 {
-			t.Fatalf("%s's catalog status %+v: want glue-delta only", topic, c)
-		}
-		rep, _ := n.Report(ctx)
-		if tr, _ := tableReport(rep, "shop."+topic); !slices.Equal(tr.Formats, []string{"delta"}) || tr.Delta == nil {
-			t.Fatalf("%s's status formats %v, delta %+v", topic, tr.Formats, tr.Delta)
-		}
+	rep, _ := f.n.Report(context.Background())
+	if tr, _ := tableReport(rep, "shop."+topic); !slices.Equal(tr.Formats, []string{"delta"}) || tr.Delta == nil {
+		f.t.Fatalf("%s's status formats %v, delta %+v", topic, tr.Formats, tr.Delta)
 	}
 }
 
 // checkServed fails unless the REST endpoint lists exactly want in
-// namespace shop and loads none of the [delta] tables.
-func checkServed(t *testing.T, cat *rest.Catalog, want []string) {
+// namespace shop and loads none of the other tables.
+func (f *deltaOnly) checkServed(want []string) {
+	t, cat := f.t, f.cat
 	t.Helper()
 	var names []string
 	for id, err := range cat.ListTables(context.Background(), table.Identifier{"shop"}) {
@@ -138,7 +197,7 @@ func checkServed(t *testing.T, cat *rest.Catalog, want []string) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("the REST endpoint lists %v, want %v", names, want)
 	}
-	for _, name := range []string{"only", "both"} {
+	for _, name := range []string{"only", "both", "ice"} {
 		if slices.Contains(want, "shop."+name) {
 			continue
 		}

@@ -112,6 +112,10 @@ type State interface {
 	// Watch returns a channel closed at the next state change: Run follows
 	// the committer roles of every table.
 	Watch() <-chan struct{}
+	// WatchFormats returns a channel closed when the tables' Formats may
+	// have changed (they come from the mappings, not from the tables):
+	// Run then starts, ends or switches the loops of the tables concerned.
+	WatchFormats() <-chan struct{}
 	// WatchTable returns a channel closed at the next state change that
 	// may concern table key (its pointer, sync records, committer): a
 	// table's loop sleeps through changes to other tables.
@@ -187,51 +191,69 @@ func (s *Sync) Run(ctx context.Context) {
 	if len(s.syncers) == 0 {
 		return
 	}
+	// A table's loop for one catalog either mirrors it or drops its entry
+	// (the table no longer published in the catalog's format). A change of
+	// mode, which a mapping change makes without touching the table, ends
+	// the old loop and starts the other once the old one has returned, so
+	// a sync in flight never re-creates an entry after its drop.
 	type loopKey struct{ table, catalog string }
-	running := map[loopKey]context.CancelFunc{}
+	type running struct {
+		cancel context.CancelFunc
+		drop   bool
+		done   chan struct{}
+	}
+	loops := map[loopKey]running{}
 	var wg sync.WaitGroup
 	defer func() {
-		for _, cancel := range running {
-			cancel()
+		for _, l := range loops {
+			l.cancel()
 		}
 		wg.Wait()
 	}()
 	for {
-		changed := s.state.Watch()
-		want := map[loopKey]bool{}
+		changed, formats := s.state.Watch(), s.state.WatchFormats()
+		want := map[loopKey]bool{} // the mode wanted: drop or mirror
 		for _, t := range s.state.Tables() {
 			if a, ok := s.committerOf(t.Key); ok && a.Node == s.cfg.NodeID {
 				for _, c := range s.syncers {
-					if mirrors(c, t) || drops(c, t) {
-						want[loopKey{t.Key, c.Name()}] = true
+					if m, d := mirrors(c, t), drops(c, t); m || d {
+						want[loopKey{t.Key, c.Name()}] = d
 					}
 				}
 			}
 		}
-		for k, cancel := range running {
-			if !want[k] {
-				cancel() // the role moved or the table went: its loop ends
-				delete(running, k)
+		prev := map[loopKey]chan struct{}{}
+		for k, l := range loops {
+			if drop, ok := want[k]; !ok || drop != l.drop {
+				l.cancel() // the role moved, the table went or its mode changed
+				prev[k] = l.done
+				delete(loops, k)
 			}
 		}
 		for _, c := range s.syncers {
-			for k := range want {
-				if _, ok := running[k]; ok || k.catalog != c.Name() {
+			for k, drop := range want {
+				if _, ok := loops[k]; ok || k.catalog != c.Name() {
 					continue
 				}
 				lctx, cancel := context.WithCancel(ctx)
-				running[k] = cancel
+				l := running{cancel: cancel, drop: drop, done: make(chan struct{})}
+				loops[k] = l
 				wg.Add(1)
-				go func(table string, c Catalog) {
+				go func(table string, c Catalog, after <-chan struct{}) {
 					defer wg.Done()
-					s.loop(lctx, table, c)
-				}(k.table, c)
+					defer close(l.done)
+					if after != nil {
+						<-after
+					}
+					s.loop(lctx, table, c, drop)
+				}(k.table, c, prev[k])
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		case <-formats:
 		}
 	}
 }
@@ -260,7 +282,7 @@ func (s *Sync) watch(key string) (own, base <-chan struct{}) {
 }
 
 // loop keeps one table mirrored to one catalog while this node commits it.
-func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
+func (s *Sync) loop(ctx context.Context, key string, c Catalog, drop bool) {
 	log := s.log.With("table", ledger.DisplayName(key), "catalog", c.Name())
 	b := retry.New()
 	var (
@@ -273,7 +295,7 @@ func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
 		changed, baseChanged := s.watch(key)
 		a, mine := s.committerOf(key)
 		t, ok := s.state.Table(key)
-		if !ok || !mine || a.Node != s.cfg.NodeID || (!mirrors(c, t) && !drops(c, t)) {
+		if !ok || !mine || a.Node != s.cfg.NodeID || drop != drops(c, t) || (!drop && !mirrors(c, t)) {
 			return
 		}
 		synced := t.Synced[c.Name()]

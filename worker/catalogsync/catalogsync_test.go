@@ -104,6 +104,9 @@ func (s *syncState) Committer(key string) (ledger.Assignment, bool) {
 	return a, ok
 }
 
+// WatchFormats: setFormats is a state change here, which Watch reports.
+func (s *syncState) WatchFormats() <-chan struct{} { return nil }
+
 func (s *syncState) Watch() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
