@@ -56,12 +56,20 @@ const Iceberg = "iceberg"
 const Dropped = "(dropped)"
 
 // mirrors reports whether c mirrors table t. A table whose formats are not
-// known (no mapping routes into it) keeps being mirrored as Iceberg.
+// known (no mapping routes into it now, or not yet: a node before its
+// first topic discovery) is mirrored by a plain catalog as it was last:
+// kept in sync if the record says it was synced, else left alone. So a
+// mapping deleted keeps its table's entry, and a [delta] table is not
+// published as Iceberg by a node that does not know its formats yet.
 func mirrors(c Catalog, t Table) bool {
 	if fc, ok := c.(FormatCatalog); ok {
 		return slices.Contains(t.Formats, fc.Format())
 	}
-	return t.Formats == nil || slices.Contains(t.Formats, Iceberg)
+	if t.Formats == nil {
+		loc := t.Synced[c.Name()].MetadataLocation
+		return loc != "" && loc != Dropped
+	}
+	return slices.Contains(t.Formats, Iceberg)
 }
 
 // drops reports whether c should drop the entry it made for t: the table

@@ -79,3 +79,34 @@ func TestCatalogSyncDeltaOnly(t *testing.T) {
 		t.Fatalf("%d drops, want the one", len(d))
 	}
 }
+
+// TestCatalogSyncUnknownFormats: a table whose formats the node does not
+// know (nil: no mapping routes into it, or not yet) is mirrored by an
+// Iceberg catalog as it was last: kept in sync when the record says it was
+// synced, left alone when it never was or was dropped, so a restarted node
+// neither re-creates a dropped entry nor publishes a [delta] table.
+func TestCatalogSyncUnknownFormats(t *testing.T) {
+	st := newSyncState()
+	synced, never, dropped := "db\x1fsynced", "db\x1fnever", "db\x1fdropped"
+	for _, k := range []string{synced, never, dropped} {
+		st.assign(k, ledger.Assignment{Node: "n1", Epoch: 1})
+		st.commit(k, k+"/00001.metadata.json")
+		st.setFormats(k)
+	}
+	st.tables[synced].Synced["glue"] = SyncedAt{MetadataLocation: synced + "/00000.metadata.json"}
+	st.tables[dropped].Synced["glue"] = SyncedAt{MetadataLocation: Dropped}
+	glue := &dropSyncer{fakeSyncer: &fakeSyncer{name: "glue"}}
+	startSync(t, st, "n1", 10*time.Millisecond, glue)
+	syncEventually(t, "the table synced before kept in sync", func() bool { return st.synced(synced, "glue") == synced+"/00001.metadata.json" })
+	for _, c := range glue.calls() {
+		if c.Key != synced {
+			t.Fatalf("a table of unknown formats that was not synced before was mirrored: %+v", c)
+		}
+	}
+	if d := glue.drops(); len(d) != 0 {
+		t.Fatalf("drops %+v of tables of unknown formats", d)
+	}
+	if got := st.synced(dropped, "glue"); got != Dropped {
+		t.Fatalf("dropped table's record %q", got)
+	}
+}
