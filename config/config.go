@@ -210,9 +210,10 @@ type Table struct {
 	// file:// warehouse ignores it.
 	StorageClass string `yaml:"storage_class"`
 	// Formats are the table formats whose logs the committer writes over
-	// the same Parquet files: [iceberg] (default, also when empty) or
-	// [iceberg, delta]. [delta] alone is refused: it needs the Iceberg
-	// metadata to be absent, which is not built yet (docs/formats.md).
+	// the same Parquet files: [iceberg] (default, also when empty),
+	// [iceberg, delta] or [delta]. A [delta] table is published only as
+	// Delta (no Iceberg catalog entry anywhere); its committer still keeps
+	// the Iceberg metadata as its own ledger (docs/formats.md).
 	Formats []string `yaml:"formats"`
 	// Mode is append (every record a row, the default) or upsert (one
 	// live row per key: a newer record replaces the row of its key, a
@@ -261,6 +262,13 @@ const (
 // WritesDelta reports whether the committer also writes the table's Delta
 // Lake log.
 func (t Table) WritesDelta() bool { return slices.Contains(t.Formats, FormatDelta) }
+
+// PublishesIceberg reports whether the table is published as an Iceberg
+// table (catalog entries, the REST catalog endpoint): every table but a
+// [delta] one, whose Iceberg metadata is only the committer's ledger.
+func (t Table) PublishesIceberg() bool {
+	return len(t.Formats) == 0 || slices.Contains(t.Formats, FormatIceberg)
+}
 
 // Table modes.
 const (

@@ -275,8 +275,8 @@ func TestValidateMappingNamesFields(t *testing.T) {
 }
 
 // TestValidateFormats: formats names the table formats; anything but
-// [iceberg] or [iceberg, delta] is refused naming the field and the values
-// allowed ([delta] alone is not built yet), and the order is canonical.
+// [iceberg], [delta] or [iceberg, delta] is refused naming the field and
+// the values allowed, and the order is canonical.
 func TestValidateFormats(t *testing.T) {
 	cfg := Defaults()
 	for _, tc := range []struct {
@@ -289,8 +289,8 @@ func TestValidateFormats(t *testing.T) {
 		{"iceberg", []string{"iceberg"}, []string{"iceberg"}, ""},
 		{"both", []string{"iceberg", "delta"}, []string{"iceberg", "delta"}, ""},
 		{"both reversed", []string{"delta", "iceberg"}, []string{"iceberg", "delta"}, ""},
-		{"delta alone", []string{"delta"}, nil, "mapping.formats: [delta] alone is not supported yet"},
-		{"unknown", []string{"hudi"}, nil, `mapping.formats: "hudi": use [iceberg] or [iceberg, delta]`},
+		{"delta alone", []string{"delta"}, []string{"delta"}, ""},
+		{"unknown", []string{"hudi"}, nil, `mapping.formats: "hudi": use [iceberg], [delta] or [iceberg, delta]`},
 		{"twice", []string{"iceberg", "iceberg"}, nil, "mapping.formats: iceberg is named twice"},
 		{"too many", []string{"iceberg", "delta", "iceberg"}, nil, "mapping.formats: 3 formats"},
 	} {
@@ -308,6 +308,9 @@ func TestValidateFormats(t *testing.T) {
 			}
 			if m.WritesDelta() != slices.Contains(tc.want, "delta") {
 				t.Fatalf("WritesDelta %v for %v", m.WritesDelta(), m.Formats)
+			}
+			if m.PublishesIceberg() != !slices.Equal(tc.want, []string{"delta"}) {
+				t.Fatalf("PublishesIceberg %v for %v", m.PublishesIceberg(), m.Formats)
 			}
 		})
 	}

@@ -298,17 +298,20 @@ const maxFormats = 2
 
 // validateFormats checks the table formats and puts them in their one
 // order (iceberg first), so that [delta, iceberg] and [iceberg, delta]
-// replicate as the same mapping.
+// replicate as the same mapping. [delta] alone is a table published only
+// as Delta; its committer still keeps Iceberg metadata as its own ledger
+// (docs/formats.md).
 func validateFormats(t *Table, f func(string) string, bad func(field, format string, args ...any)) {
+	const allowed = "use [iceberg], [delta] or [iceberg, delta]"
 	if len(t.Formats) > maxFormats {
-		bad(f("formats"), "%d formats: use [iceberg] or [iceberg, delta]", len(t.Formats))
+		bad(f("formats"), "%d formats: %s", len(t.Formats), allowed)
 		return
 	}
 	seen := map[string]bool{}
 	for _, v := range t.Formats {
 		switch {
 		case v != FormatIceberg && v != FormatDelta:
-			bad(f("formats"), "%s: use [iceberg] or [iceberg, delta]", names.Preview(v))
+			bad(f("formats"), "%s: %s", names.Preview(v), allowed)
 			return
 		case seen[v]:
 			bad(f("formats"), "%s is named twice", v)
@@ -316,11 +319,7 @@ func validateFormats(t *Table, f func(string) string, bad func(field, format str
 		}
 		seen[v] = true
 	}
-	if seen[FormatDelta] && !seen[FormatIceberg] {
-		bad(f("formats"), "[delta] alone is not supported yet (the table would still be an Iceberg table): use [iceberg, delta]")
-		return
-	}
-	if seen[FormatDelta] {
+	if seen[FormatDelta] && seen[FormatIceberg] {
 		t.Formats = []string{FormatIceberg, FormatDelta}
 	}
 }
@@ -393,7 +392,7 @@ func validateMode(t *Table, f func(string) string, bad func(field, format string
 		// The committer deletes an upsert table's replaced rows with Iceberg
 		// position deletes; its Delta log would list the files without
 		// them, and Delta readers would see every version of a key.
-		bad(f("formats"), "[iceberg, delta] is not supported with mode upsert yet (its replaced rows would stay live in the Delta log): use [iceberg] (docs/upsert.md)")
+		bad(f("formats"), "a Delta log is not supported with mode upsert yet (its replaced rows would stay live in the Delta log): use [iceberg] (docs/upsert.md)")
 	}
 	seen := map[string]bool{}
 	for j, k := range t.Key {

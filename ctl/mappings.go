@@ -189,7 +189,7 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.Int32Var(&f.snapshotMaxCount, "snapshot-max-count", 0, "keep at most this many snapshots")
 	fs.String("orphan-min-age", "", "delete unreferenced files older than this Go duration")
 	fs.Int32Var(&f.maxNestingDepth, "max-nesting-depth", 0, "refuse records (and registry schemas) nesting deeper, 1 to 256; 0: the node's max_nesting_depth")
-	fs.StringSliceVar(&f.formats, "formats", nil, "table formats the committer writes over the same files: iceberg (default) or iceberg,delta")
+	fs.StringSliceVar(&f.formats, "formats", nil, "table formats the committer writes over the same files: iceberg (default), iceberg,delta, or delta (published as Delta only)")
 	fs.Int32Var(&f.maxColumns, "max-columns", 0, "refuse records that would take the table past this many columns, 1 to 10000; 0: the node's max_columns")
 	fs.Int32Var(&f.deltaCheckpoint, "delta-checkpoint-interval", 0, "Delta log: versions between two checkpoints, 1 to 1000; 0: the default (10)")
 	fs.String("delta-log-retention", "", "Delta log: keep entries this Go duration for time travel, at least 1h (720h); empty: the default (720h)")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/auth"
 	"github.com/floe-io/floe/cluster/fsm"
@@ -49,7 +50,7 @@ func (n *Node) startCatalogs() error {
 	if len(syncers) == 0 {
 		return nil
 	}
-	st := catalogState{node: n.raft, formats: n.worker.Formats, all: n.worker.TableFormats}
+	st := catalogState{node: n.raft, formats: n.worker.Formats, all: n.worker.TableFormats, watchFormats: n.worker.WatchFormats}
 	cs := catalogsync.New(catalogsync.Config{
 		NodeID: n.cfg.Node.ID, Interval: n.cfg.Catalogs.SyncInterval.D(), Timeout: n.cfg.Catalogs.SyncTimeout.D(),
 	}, st, st, syncers, n.log.With("component", "catalog-sync"))
@@ -93,6 +94,9 @@ func (n *Node) serveCatalog() error {
 	h := restcatalog.New(n.catalog, restcatalog.Options{
 		Tokens: tokens, Sync: n.raft, Strong: cfg.Server.Consistency == "strong",
 		TableConfig: tableConfig(n.cfg.Warehouse, cfg.Server.VendCredentials), Log: n.log.With("component", "rest-catalog"),
+		// A [delta] table's Iceberg metadata is its committer's ledger,
+		// not a table to read: it is not served.
+		Hide: func(id table.Identifier) bool { return !n.worker.PublishedAsIceberg(ledger.TableKey(id)) },
 	})
 	if cfg.Server.Addr == "" {
 		n.admin.Handle(restcatalog.MountPath+"/", h.Mount())
@@ -200,13 +204,17 @@ type catalogState struct {
 	// formats are a table's formats (worker.Formats), all are every
 	// table's (worker.TableFormats): the mappings say them, and a catalog
 	// of one format mirrors only its tables.
-	formats func(key string) []string
-	all     func() map[string][]string
+	formats      func(key string) []string
+	all          func() map[string][]string
+	watchFormats func() <-chan struct{}
 }
 
 var (
 	_ catalogsync.State    = catalogState{}
 	_ catalogsync.Recorder = catalogState{}
+	// The Iceberg mirrors drop the entry of a table turned [delta].
+	_ catalogsync.Dropper = (*glue.Syncer)(nil)
+	_ catalogsync.Dropper = (*restsync.Syncer)(nil)
 )
 
 func (c catalogState) Tables() []catalogsync.Table {
@@ -253,6 +261,11 @@ func (c catalogState) Committer(table string) (a ledger.Assignment, ok bool) {
 }
 
 func (c catalogState) Watch() <-chan struct{} { return c.node.FSM().Watch() }
+
+// WatchFormats is closed when the worker's discovery changes a table's
+// formats (worker.WatchFormats): a mapping change reaches the routes after
+// the FSM entry that made it.
+func (c catalogState) WatchFormats() <-chan struct{} { return c.watchFormats() }
 
 // WatchTable returns a channel closed at the next entry that may change
 // table key (fsm.FSM.WatchTable): each table's sync loop waits on it.

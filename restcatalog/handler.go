@@ -59,7 +59,10 @@ type Options struct {
 	TableConfig iceberg.Properties
 	// SyncTimeout bounds a strong read's wait (default 5s).
 	SyncTimeout time.Duration
-	Log         *slog.Logger
+	// Hide, when set, names the tables not published as Iceberg ([delta]
+	// tables): they are neither listed nor loaded.
+	Hide func(table.Identifier) bool
+	Log  *slog.Logger
 }
 
 // Handler serves the Iceberg REST catalog API below MountPath-stripped
@@ -77,6 +80,9 @@ func New(cat Catalog, opts Options) *Handler {
 	}
 	if opts.SyncTimeout <= 0 {
 		opts.SyncTimeout = 5 * time.Second
+	}
+	if opts.Hide != nil {
+		cat = published{Catalog: cat, hide: opts.Hide}
 	}
 	h := &Handler{cat: cat, opts: opts}
 	h.h = opts.Tokens.Require(auth.ScopeRead, refuseAuth, http.HandlerFunc(h.route))

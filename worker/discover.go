@@ -90,9 +90,7 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 			w.status.Update(r.spec.Key, ledger.DisplayName(r.spec.Key), func(ts *status.TableStatus) { ts.Problem("kafka", "") })
 		}
 	}
-	w.mu.Lock()
-	w.routes, w.mapped = routes, mapped
-	w.mu.Unlock()
+	w.setRoutes(routes, mapped)
 	if !slices.Equal(sources, *registered) {
 		if err := w.prop.RegisterSources(ctx, sources); err != nil {
 			return fmt.Errorf("registering sources: %w", err)

@@ -54,39 +54,6 @@ func (w *Worker) DeltaSettings(table string) config.DeltaSettings {
 	return m.Delta
 }
 
-// Formats are the table formats of the mapping that routes into the table
-// ([iceberg] when it names none); nil when no mapping does.
-func (w *Worker) Formats(table string) []string {
-	_, m, ok := w.lookup(table)
-	switch {
-	case !ok:
-		return nil
-	case len(m.Formats) == 0:
-		return []string{config.FormatIceberg}
-	}
-	return slices.Clone(m.Formats)
-}
-
-// TableFormats are Formats for every table a mapping routes into, in one
-// pass over the routes: catalog sync reads them at every state change, and
-// a lookup per table would cost tables x routes each time.
-func (w *Worker) TableFormats() map[string][]string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make(map[string][]string, len(w.routes))
-	for _, r := range w.routes {
-		if _, ok := out[r.spec.Key]; ok {
-			continue // the first route into a table decides, as lookup does
-		}
-		if len(r.mapping.Formats) == 0 {
-			out[r.spec.Key] = []string{config.FormatIceberg}
-		} else {
-			out[r.spec.Key] = slices.Clone(r.mapping.Formats)
-		}
-	}
-	return out
-}
-
 // Mapped reports whether a mapping routes into the table now. A table whose
 // mapping was deleted keeps its data, its catalog entry and its registered
 // sources, but nothing feeds it; the status says so instead of PENDING.

@@ -61,8 +61,11 @@ type Worker struct {
 	// mapped: the tables some mapping routes into now (routes' tables and
 	// those of mappings whose topic does not exist yet); nil before the
 	// first discovery.
-	mapped  map[string]bool
-	regexes []*regexp.Regexp // per cfg.Tables index; nil for exact topics
+	mapped map[string]bool
+	// formatsCh is closed when the routes' formats change (WatchFormats);
+	// nil until someone watches.
+	formatsCh chan struct{}
+	regexes   []*regexp.Regexp // per cfg.Tables index; nil for exact topics
 	// rediscover wakes discovery when the API mappings change (cap 1);
 	// lastMappings is the list last seen by Run.
 	rediscover   chan struct{}

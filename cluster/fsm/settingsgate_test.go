@@ -18,7 +18,7 @@ import (
 // refuses a PutMapping that sets it while a level-3 member is registered,
 // naming that member, and passes once the member is at level 4:
 //   - storage_class: an older build writes data files in the bucket's default class;
-//   - formats [iceberg, delta]: an older committer writes no Delta log;
+//   - formats [iceberg, delta] or [delta]: an older committer writes no Delta log (and publishes Iceberg);
 //   - mode upsert / key: an older build writes the table as append, every version of a key a row;
 //   - delta.checkpoint_interval / log_retention: an older committer uses its fixed 10 versions and 30 days.
 //
@@ -42,6 +42,9 @@ func TestTableSettingsAreGated(t *testing.T) {
 		{"mode append", with(func(t *config.Table) { t.Mode = config.ModeAppend }), false},
 		{"storage_class", with(func(t *config.Table) { t.StorageClass = "INTELLIGENT_TIERING" }), true},
 		{"formats [iceberg, delta]", with(func(t *config.Table) { t.Formats = []string{"iceberg", "delta"} }), true},
+		// Published as Delta only: an older committer would publish the
+		// table as Iceberg and write no Delta log.
+		{"formats [delta]", with(func(t *config.Table) { t.Formats = []string{"delta"} }), true},
 		{"mode upsert by the Kafka key", with(func(t *config.Table) { t.Mode = config.ModeUpsert }), true},
 		{"mode upsert by fields", with(func(t *config.Table) { t.Mode, t.Key = config.ModeUpsert, []string{"id", "region"} }), true},
 		{"delta.checkpoint_interval", with(func(t *config.Table) { t.Delta.CheckpointInterval = 5 }), true},

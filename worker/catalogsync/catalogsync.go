@@ -29,16 +29,65 @@ type Catalog interface {
 
 // FormatCatalog is a Catalog that mirrors only the tables written in one
 // table format (Glue's Delta entries: format "delta"); a plain Catalog
-// mirrors every table.
+// mirrors the Iceberg tables: every table but a [delta] one, which is
+// published only as Delta.
 type FormatCatalog interface {
 	Catalog
 	Format() string
 }
 
-// mirrors reports whether c mirrors table t.
+// Dropper is a Catalog that can forget a table it mirrored, leaving its
+// files alone: when a table stops being published in the catalog's format
+// ([iceberg, delta] turned [delta]), its loop drops the entry it made.
+type Dropper interface {
+	Catalog
+	// Drop removes the table's entry if it is the one Sync made for t
+	// (pointing into t's metadata), and nothing else; a missing entry is
+	// no error.
+	Drop(ctx context.Context, t sink.SyncTable) error
+}
+
+// Iceberg is the table format a plain Catalog mirrors.
+const Iceberg = "iceberg"
+
+// Dropped is the location recorded (CatalogSynced) once a table's entry
+// was dropped from a catalog: no metadata location is this string, so a
+// table published again is synced again, and a drop done is not redone.
+const Dropped = "(dropped)"
+
+// mirrors reports whether c mirrors table t. A table whose formats are not
+// known (no mapping routes into it now, or not yet: a node before its
+// first topic discovery) is mirrored by a plain catalog as it was last:
+// kept in sync if the record says it was synced, else left alone. So a
+// mapping deleted keeps its table's entry, and a [delta] table is not
+// published as Iceberg by a node that does not know its formats yet.
 func mirrors(c Catalog, t Table) bool {
-	fc, ok := c.(FormatCatalog)
-	return !ok || slices.Contains(t.Formats, fc.Format())
+	if fc, ok := c.(FormatCatalog); ok {
+		return slices.Contains(t.Formats, fc.Format())
+	}
+	if t.Formats == nil {
+		loc := t.Synced[c.Name()].MetadataLocation
+		return loc != "" && loc != Dropped
+	}
+	return slices.Contains(t.Formats, Iceberg)
+}
+
+// drops reports whether c should drop the entry it made for t: the table
+// is no longer published in c's format, and the replicated record says c
+// holds an entry for it.
+func drops(c Catalog, t Table) bool {
+	_, ok := c.(Dropper)
+	loc := t.Synced[c.Name()].MetadataLocation
+	return ok && !mirrors(c, t) && loc != "" && loc != Dropped
+}
+
+// target is what the loop brings c to for t: its metadata location, or
+// Dropped when the table is no longer published in c's format.
+func target(c Catalog, t Table) string {
+	if mirrors(c, t) {
+		return t.MetadataLocation
+	}
+	return Dropped
 }
 
 // Table is one table of the replicated state as catalog sync sees it.
@@ -71,6 +120,10 @@ type State interface {
 	// Watch returns a channel closed at the next state change: Run follows
 	// the committer roles of every table.
 	Watch() <-chan struct{}
+	// WatchFormats returns a channel closed when the tables' Formats may
+	// have changed (they come from the mappings, not from the tables):
+	// Run then starts, ends or switches the loops of the tables concerned.
+	WatchFormats() <-chan struct{}
 	// WatchTable returns a channel closed at the next state change that
 	// may concern table key (its pointer, sync records, committer): a
 	// table's loop sleeps through changes to other tables.
@@ -146,51 +199,69 @@ func (s *Sync) Run(ctx context.Context) {
 	if len(s.syncers) == 0 {
 		return
 	}
+	// A table's loop for one catalog either mirrors it or drops its entry
+	// (the table no longer published in the catalog's format). A change of
+	// mode, which a mapping change makes without touching the table, ends
+	// the old loop and starts the other once the old one has returned, so
+	// a sync in flight never re-creates an entry after its drop.
 	type loopKey struct{ table, catalog string }
-	running := map[loopKey]context.CancelFunc{}
+	type running struct {
+		cancel context.CancelFunc
+		drop   bool
+		done   chan struct{}
+	}
+	loops := map[loopKey]running{}
 	var wg sync.WaitGroup
 	defer func() {
-		for _, cancel := range running {
-			cancel()
+		for _, l := range loops {
+			l.cancel()
 		}
 		wg.Wait()
 	}()
 	for {
-		changed := s.state.Watch()
-		want := map[loopKey]bool{}
+		changed, formats := s.state.Watch(), s.state.WatchFormats()
+		want := map[loopKey]bool{} // the mode wanted: drop or mirror
 		for _, t := range s.state.Tables() {
 			if a, ok := s.committerOf(t.Key); ok && a.Node == s.cfg.NodeID {
 				for _, c := range s.syncers {
-					if mirrors(c, t) {
-						want[loopKey{t.Key, c.Name()}] = true
+					if m, d := mirrors(c, t), drops(c, t); m || d {
+						want[loopKey{t.Key, c.Name()}] = d
 					}
 				}
 			}
 		}
-		for k, cancel := range running {
-			if !want[k] {
-				cancel() // the role moved or the table went: its loop ends
-				delete(running, k)
+		prev := map[loopKey]chan struct{}{}
+		for k, l := range loops {
+			if drop, ok := want[k]; !ok || drop != l.drop {
+				l.cancel() // the role moved, the table went or its mode changed
+				prev[k] = l.done
+				delete(loops, k)
 			}
 		}
 		for _, c := range s.syncers {
-			for k := range want {
-				if _, ok := running[k]; ok || k.catalog != c.Name() {
+			for k, drop := range want {
+				if _, ok := loops[k]; ok || k.catalog != c.Name() {
 					continue
 				}
 				lctx, cancel := context.WithCancel(ctx)
-				running[k] = cancel
+				l := running{cancel: cancel, drop: drop, done: make(chan struct{})}
+				loops[k] = l
 				wg.Add(1)
-				go func(table string, c Catalog) {
+				go func(table string, c Catalog, after <-chan struct{}) {
 					defer wg.Done()
-					s.loop(lctx, table, c)
-				}(k.table, c)
+					defer close(l.done)
+					if after != nil {
+						<-after
+					}
+					s.loop(lctx, table, c, drop)
+				}(k.table, c, prev[k])
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		case <-formats:
 		}
 	}
 }
@@ -219,7 +290,7 @@ func (s *Sync) watch(key string) (own, base <-chan struct{}) {
 }
 
 // loop keeps one table mirrored to one catalog while this node commits it.
-func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
+func (s *Sync) loop(ctx context.Context, key string, c Catalog, drop bool) {
 	log := s.log.With("table", ledger.DisplayName(key), "catalog", c.Name())
 	b := retry.New()
 	var (
@@ -232,12 +303,12 @@ func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
 		changed, baseChanged := s.watch(key)
 		a, mine := s.committerOf(key)
 		t, ok := s.state.Table(key)
-		if !ok || !mine || a.Node != s.cfg.NodeID || !mirrors(c, t) {
+		if !ok || !mine || a.Node != s.cfg.NodeID || drop != drops(c, t) || (!drop && !mirrors(c, t)) {
 			return
 		}
 		synced := t.Synced[c.Name()]
 		wait := time.Duration(-1)
-		if t.MetadataLocation == synced.MetadataLocation {
+		if target(c, t) == synced.MetadataLocation {
 			s.update(key, c.Name(), func(st *Status) { st.BehindSince = time.Time{} })
 		} else {
 			s.update(key, c.Name(), func(st *Status) {
@@ -292,28 +363,38 @@ func (s *Sync) loop(ctx context.Context, key string, c Catalog) {
 	}
 }
 
-// syncOnce mirrors the table's current pointer and records it.
+// syncOnce mirrors the table's current pointer, or drops the entry of a
+// table no longer published in c's format, and records it.
 func (s *Sync) syncOnce(ctx context.Context, t Table, synced SyncedAt, c Catalog, a ledger.Assignment) error {
 	prev := synced.MetadataLocation
-	if prev == "" {
+	if prev == "" || prev == Dropped {
 		prev = t.PreviousMetadataLocation
 	}
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	err := c.Sync(sctx, sink.SyncTable{Key: t.Key, Ident: t.Ident, MetadataLocation: t.MetadataLocation, PreviousMetadataLocation: prev})
+	st := sink.SyncTable{Key: t.Key, Ident: t.Ident, MetadataLocation: t.MetadataLocation, PreviousMetadataLocation: prev}
+	loc, err := target(c, t), error(nil)
+	if d, ok := c.(Dropper); ok && loc == Dropped {
+		// The entry points at the location last synced: Drop checks it
+		// is the one this sync made.
+		st.MetadataLocation = synced.MetadataLocation
+		err = d.Drop(sctx, st)
+	} else {
+		err = c.Sync(sctx, st)
+	}
 	cancel()
 	if err != nil {
 		return err
 	}
 	// The catalog is current now; recording it lets the next committer
 	// skip this location. If recording fails the location is synced
-	// again, which Sync tolerates.
-	if err := s.rec.CatalogSynced(ctx, t.Key, c.Name(), t.MetadataLocation, a, time.Now()); err != nil {
+	// (or dropped) again, which Sync and Drop tolerate.
+	if err := s.rec.CatalogSynced(ctx, t.Key, c.Name(), loc, a, time.Now()); err != nil {
 		return errors.Join(errors.New("recording the sync"), err)
 	}
-	s.log.Debug("synced table to catalog", "table", ledger.DisplayName(t.Key), "catalog", c.Name(), "metadata", t.MetadataLocation, "took", time.Since(start))
+	s.log.Debug("synced table to catalog", "table", ledger.DisplayName(t.Key), "catalog", c.Name(), "metadata", loc, "took", time.Since(start))
 	s.update(t.Key, c.Name(), func(st *Status) {
-		st.MetadataLocation, st.LastSync = t.MetadataLocation, time.Now()
+		st.MetadataLocation, st.LastSync = loc, time.Now()
 		st.LastError, st.LastErrorAt = "", time.Time{}
 		st.Syncs++
 	})

@@ -56,7 +56,8 @@ func (s *syncState) commit(key, loc string) {
 	defer s.mu.Unlock()
 	t := s.tables[key]
 	if t == nil {
-		t = &Table{Key: key, Ident: ledger.TableIdent(key), Synced: map[string]SyncedAt{}}
+		// Formats as a routed table's: the node's worker knows them.
+		t = &Table{Key: key, Ident: ledger.TableIdent(key), Synced: map[string]SyncedAt{}, Formats: []string{Iceberg}}
 		s.tables[key] = t
 	}
 	t.PreviousMetadataLocation, t.MetadataLocation = t.MetadataLocation, loc
@@ -103,6 +104,9 @@ func (s *syncState) Committer(key string) (ledger.Assignment, bool) {
 	a, ok := s.commits[key]
 	return a, ok
 }
+
+// WatchFormats: setFormats is a state change here, which Watch reports.
+func (s *syncState) WatchFormats() <-chan struct{} { return nil }
 
 func (s *syncState) Watch() <-chan struct{} {
 	s.mu.Lock()

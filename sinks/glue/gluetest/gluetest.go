@@ -1,6 +1,7 @@
 // Package gluetest is an in-process fake of the AWS Glue API (the JSON 1.1
 // protocol, X-Amz-Target AWSGlue.*) covering what Floe's Glue mirror calls:
-// GetDatabase, CreateDatabase, GetTable, CreateTable and UpdateTable. It
+// GetDatabase, CreateDatabase, GetTable, CreateTable, UpdateTable and
+// DeleteTable. It
 // checks each call the way Glue does (VersionId of updates, names, required
 // fields) and lets tests alter entries by hand, take it down and inspect
 // what it holds. For tests only.
@@ -150,6 +151,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		out, gerr = s.putTable(body, true)
 	case "AWSGlue.UpdateTable":
 		out, gerr = s.putTable(body, false)
+	case "AWSGlue.DeleteTable":
+		out, gerr = s.deleteTable(body)
 	default:
 		gerr = &glueErr{http.StatusBadRequest, "UnknownOperationException", "gluetest does not serve " + target}
 	}
@@ -279,5 +282,19 @@ func (s *Server) putTable(body []byte, create bool) (any, *glueErr) {
 		t.Parameters = map[string]string{}
 	}
 	t.Version++
+	return map[string]any{}, nil
+}
+
+func (s *Server) deleteTable(body []byte) (any, *glueErr) {
+	var in struct{ DatabaseName, Name string }
+	if err := json.Unmarshal(body, &in); err != nil || in.DatabaseName == "" || in.Name == "" {
+		return nil, bad("DeleteTable needs DatabaseName and Name")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tables[in.DatabaseName+"."+in.Name]; !ok {
+		return nil, &glueErr{http.StatusBadRequest, "EntityNotFoundException", "Table " + in.Name + " not found."}
+	}
+	delete(s.tables, in.DatabaseName+"."+in.Name)
 	return map[string]any{}, nil
 }

@@ -621,8 +621,8 @@ type Mapping struct {
 	// keep the default. Setting it needs every member at protocol level 4.
 	StorageClass string `protobuf:"bytes,19,opt,name=storage_class,json=storageClass,proto3" json:"storage_class,omitempty"`
 	// formats: the table formats the committer writes over the same Parquet files:
-	// ["iceberg"] (default, also when empty) or ["iceberg", "delta"]. ["delta"] alone
-	// is refused (not supported yet). Needs every member at protocol level 4.
+	// ["iceberg"] (default, also when empty), ["iceberg", "delta"], or ["delta"]
+	// (published as Delta only). Needs every member at protocol level 4.
 	Formats []string `protobuf:"bytes,20,rep,name=formats,proto3" json:"formats,omitempty"`
 	// mode: append (every record a row, the default) or upsert (one live row per key;
 	// docs/upsert.md). Field numbers 19 and 20 are taken by other settings.
