@@ -10,8 +10,9 @@ import (
 // The protocol Floe needs: reader 1 / writer 1, the lowest, because Floe
 // uses no feature of a higher version (no column mapping, no generated
 // columns, no invariants or constraints, no change data feed); a column of
-// timestamp without time zone needs the timestampNtz table feature, which
-// exists only at reader 3 / writer 7. The protocol never goes down.
+// timestamp without time zone needs the timestampNtz table feature and a
+// widened column the typeWidening one, which exist only at reader 3 /
+// writer 7. The protocol never goes down.
 
 // metadata returns the metaData action (nil when the log's is current) and
 // the protocol action (nil when the log's suffices) for the table.
@@ -20,8 +21,8 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	proto := neededProtocol(l.snap.protocol, info.features)
 	if l.snap.metadata == nil {
+		proto := neededProtocol(l.snap.protocol, info.features)
 		spec, err := t.spec(t.SpecID)
 		if err != nil {
 			return nil, nil, err
@@ -44,21 +45,31 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	// the property (another writer's) is left as it is.
 	have, named := cur.Configuration["delta.checkpointInterval"]
 	reconfigure := named && have != interval
-	if cur.SchemaString == info.schemaString && !reconfigure {
-		return nil, proto, nil
-	}
-	col, err := changedColumn(cur.SchemaString, info.schemaString)
+	w, err := info.evolve(cur.SchemaString)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	if col != "" {
-		return nil, nil, fmt.Errorf("%w: column %s of %s changed type (Delta needs the typeWidening feature, docs/formats.md)", ErrUnsupported, col, t.Name)
+	proto := neededProtocol(l.snap.protocol, info.features)
+	allow := w.changed && cur.Configuration[enableTypeWideningKey] != "true"
+	if cur.SchemaString == info.schemaString && !reconfigure && !allow {
+		return nil, proto, nil
 	}
 	next := *cur
 	next.SchemaString = info.schemaString
-	if reconfigure {
+	if reconfigure || allow {
 		next.Configuration = maps.Clone(cur.Configuration)
+		if next.Configuration == nil {
+			next.Configuration = StringMap{}
+		}
+	}
+	if reconfigure {
 		next.Configuration["delta.checkpointInterval"] = interval
+	}
+	// Writers must not widen a type unless the table property allows it;
+	// Floe widens only what Iceberg already did, so it sets the property
+	// in the version that records the change.
+	if allow {
+		next.Configuration[enableTypeWideningKey] = "true"
 	}
 	return &next, proto, nil
 }

@@ -125,7 +125,7 @@ func partitionValues(cols []partCol, d ledger.FileDescriptor) (NullableMap, erro
 				out[c.name] = nil
 				continue
 			}
-			lit, err := iceberg.LiteralFromBytes(c.typ, b)
+			lit, err := promotedLiteral(c.typ, b)
 			if err != nil {
 				return nil, fmt.Errorf("%w: partition value of %s in %s: %v", ErrInvalidCommit, c.name, d.Path, err)
 			}
