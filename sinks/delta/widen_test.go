@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/floe-io/floe/ledger"
 )
 
 func col(id int, name string, typ iceberg.Type) iceberg.NestedField {
@@ -222,5 +224,15 @@ func TestPromotedBounds(t *testing.T) {
 		if err != nil || got.Any() != c.want {
 			t.Errorf("%s from %v: %v, %v; want %v", c.typ, c.old, got, err, c.want)
 		}
+	}
+}
+
+// TestPromotedPartitionValue: a file partitioned by an int column before
+// it was promoted to long keeps its partition value.
+func TestPromotedPartitionValue(t *testing.T) {
+	cols := []partCol{{name: "n", fieldID: 1000, typ: i64}}
+	pv, err := partitionValues(cols, ledger.FileDescriptor{PartValues: map[int][]byte{1000: lit(t, iceberg.NewLiteral(int32(42)))}})
+	if err != nil || pv["n"] == nil || *pv["n"] != "42" {
+		t.Fatalf("partition value %v, %v; want 42", pv, err)
 	}
 }
