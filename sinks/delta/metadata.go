@@ -45,9 +45,14 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	// the property (another writer's) is left as it is.
 	have, named := cur.Configuration["delta.checkpointInterval"]
 	reconfigure := named && have != interval
-	w, err := info.evolve(cur.SchemaString)
-	if err != nil {
-		return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
+	// The same string is an unchanged schema without type changes (a
+	// mapped schema has none): the common commit decodes nothing. A log
+	// with type changes never matches, and is evolved to keep them.
+	var w widening
+	if cur.SchemaString != info.schemaString {
+		if w, err = info.evolve(cur.SchemaString); err != nil {
+			return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
+		}
 	}
 	proto := neededProtocol(l.snap.protocol, info.features)
 	allow := w.changed && cur.Configuration[enableTypeWideningKey] != "true"
