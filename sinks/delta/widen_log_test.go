@@ -86,7 +86,8 @@ func TestTypeWidening(t *testing.T) {
 	grown := wide
 	grown.Schema = widenedSchema(iceberg.NestedField{ID: 20, Name: "note", Type: str})
 	v4 := publish(reopened, grown, 5, dataFile(t, tbl.Location, 0, "x", 5, 5))
-	if v4[1].Protocol != nil || v4[1].MetaData == nil || !strings.Contains(v4[1].MetaData.SchemaString, `"note"`) {
+	if v4[1].Protocol != nil || v4[1].MetaData == nil || !strings.Contains(v4[1].MetaData.SchemaString, `"note"`) ||
+		v4[1].MetaData.Configuration[enableTypeWideningKey] != "true" {
 		t.Fatalf("a column added after the widening: %+v", v4[:2])
 	}
 	checkHistory(v4[1].MetaData.SchemaString)
