@@ -22,6 +22,10 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 		return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
 	if l.snap.metadata == nil {
+		widened, err := info.historyFrom(t.Schema, t.Schemas)
+		if err != nil {
+			return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
+		}
 		proto := neededProtocol(l.snap.protocol, info.features)
 		spec, err := t.spec(t.SpecID)
 		if err != nil {
@@ -31,9 +35,12 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 		for _, c := range partitionColumns(t.Schema, spec) {
 			cols = append(cols, c.name)
 		}
+		conf := StringMap{"delta.checkpointInterval": strconv.FormatInt(l.opts.CheckpointInterval, 10)}
+		if widened {
+			conf[enableTypeWideningKey] = "true"
+		}
 		return &Metadata{ID: t.ID, Name: t.Name, Format: Format{Provider: "parquet", Options: StringMap{}},
-			SchemaString: info.schemaString, PartitionColumns: cols, CreatedTime: &at,
-			Configuration: StringMap{"delta.checkpointInterval": strconv.FormatInt(l.opts.CheckpointInterval, 10)}}, proto, nil
+			SchemaString: info.schemaString, PartitionColumns: cols, CreatedTime: &at, Configuration: conf}, proto, nil
 	}
 	cur := l.snap.metadata
 	if cur.ID != t.ID {

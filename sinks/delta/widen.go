@@ -61,13 +61,21 @@ func (info *schemaInfo) evolve(oldSchema string) (widening, error) {
 	if !w.history {
 		return w, nil
 	}
-	b, err := json.Marshal(info.root)
-	if err != nil {
-		return widening{}, fmt.Errorf("encoding the delta schema: %w", err)
+	if err := info.encode(); err != nil {
+		return widening{}, err
 	}
-	info.schemaString = string(b)
 	info.features = append(info.features, FeatureTypeWidening)
 	return w, nil
+}
+
+// encode renders info.root again as the schema string.
+func (info *schemaInfo) encode() error {
+	b, err := json.Marshal(info.root)
+	if err != nil {
+		return fmt.Errorf("encoding the delta schema: %w", err)
+	}
+	info.schemaString = string(b)
+	return nil
 }
 
 // fields matches the new struct's fields with the old struct's by name (a
