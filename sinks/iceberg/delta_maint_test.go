@@ -114,39 +114,53 @@ func TestDeltaSchemaGrowth(t *testing.T) {
 // TestDeltaTypeWidening: a column the committer promotes from int to long
 // (a registry's compatible evolution) reaches the Delta log as a version
 // with the typeWidening feature and the change in the column's
-// delta.typeChanges, and rows of both types are read once, as longs.
+// delta.typeChanges, and rows of both types are read once, as longs. A log
+// started after the promotion (delta turned on later) records the change
+// in its version 0, from the Iceberg table's schemas.
 func TestDeltaTypeWidening(t *testing.T) {
-	c := newDeltaCase(t, true)
-	c.spec = sink.TableSpec{Key: ledger.TableKey([]string{"db", "widened"}), Ident: []string{"db", "widened"}, Format: "json"}
-	committer(t, c.rn, c.spec.Key)
-	one := &records.Shape{Kind: records.Struct, Fields: []*records.Field{{Name: "a", Shape: &records.Shape{Kind: records.Int}}}}
-	if err := c.s.Prepare(c.ctx, c.spec, one); err != nil {
-		t.Fatal(err)
+	for _, fromStart := range []bool{true, false} {
+		t.Run(fmt.Sprintf("delta from the start %v", fromStart), func(t *testing.T) {
+			c := newDeltaCase(t, fromStart)
+			c.spec = sink.TableSpec{Key: ledger.TableKey([]string{"db", "widened"}), Ident: []string{"db", "widened"}, Format: "json"}
+			committer(t, c.rn, c.spec.Key)
+			one := &records.Shape{Kind: records.Struct, Fields: []*records.Field{{Name: "a", Shape: &records.Shape{Kind: records.Int}}}}
+			if err := c.s.Prepare(c.ctx, c.spec, one); err != nil {
+				t.Fatal(err)
+			}
+			c.record(3)
+			if err := c.commit(); err != nil {
+				t.Fatal(err)
+			}
+			if before := deltaview.Read(t, c.root()); fromStart && (len(before.Schemas) != 1 ||
+				!strings.Contains(before.Schemas[0], `"name":"a","type":"integer"`) || len(before.Features) != 0) {
+				t.Fatalf("first schema %v, features %v", before.Schemas, before.Features)
+			}
+			two := one.Clone()
+			two.MarkCommitted()
+			two.Fields[0].Shape, two.Fields[0].Committed = &records.Shape{Kind: records.Long}, false
+			if err := c.s.EvolveSchema(c.ctx, c.spec, two, c.a, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			c.writes.Store(true)
+			c.record(2)
+			if err := c.commit(); err != nil {
+				t.Fatal(err)
+			}
+			checkWidened(t, c)
+		})
 	}
-	c.record(3)
-	if err := c.commit(); err != nil {
-		t.Fatal(err)
-	}
-	before := deltaview.Read(t, c.root())
-	if len(before.Schemas) != 1 || !strings.Contains(before.Schemas[0], `"name":"a","type":"integer"`) || len(before.Features) != 0 {
-		t.Fatalf("first schema %v, features %v", before.Schemas, before.Features)
-	}
-	two := one.Clone()
-	two.MarkCommitted()
-	two.Fields[0].Shape, two.Fields[0].Committed = &records.Shape{Kind: records.Long}, false
-	if err := c.s.EvolveSchema(c.ctx, c.spec, two, c.a, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	c.record(2)
-	if err := c.commit(); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// checkWidened reads the table of TestDeltaTypeWidening: two versions,
+// the newest schema with a as a long widened from integer, typeWidening
+// in the protocol, and every row's a, with the Go replay and delta-rs.
+func checkWidened(t *testing.T, c *deltaCase) {
 	// delta-rs reads the widened table below, by the column's values.
 	py := os.Getenv("FLOE_DELTA_PYTHON")
 	t.Setenv("FLOE_DELTA_PYTHON", "")
 	v := c.check()
 	t.Setenv("FLOE_DELTA_PYTHON", py)
-	if len(v.Versions) != 2 || len(v.Schemas) != 2 || !strings.Contains(v.Schemas[1],
+	if len(v.Versions) != 2 || !strings.Contains(v.Schemas[len(v.Schemas)-1],
 		`{"name":"a","type":"long","nullable":true,"metadata":{"delta.typeChanges":[{"fromType":"integer","toType":"long"}]}}`) {
 		t.Fatalf("versions %v, schemas after the widening: %v", v.Versions, v.Schemas)
 	}
