@@ -10,8 +10,9 @@ import (
 // The protocol Floe needs: reader 1 / writer 1, the lowest, because Floe
 // uses no feature of a higher version (no column mapping, no generated
 // columns, no invariants or constraints, no change data feed); a column of
-// timestamp without time zone needs the timestampNtz table feature, which
-// exists only at reader 3 / writer 7. The protocol never goes down.
+// timestamp without time zone needs the timestampNtz table feature and a
+// widened column the typeWidening one, which exist only at reader 3 /
+// writer 7. The protocol never goes down.
 
 // metadata returns the metaData action (nil when the log's is current) and
 // the protocol action (nil when the log's suffices) for the table.
@@ -20,8 +21,12 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	proto := neededProtocol(l.snap.protocol, info.features)
 	if l.snap.metadata == nil {
+		widened, err := info.historyFrom(t.Schema, t.Schemas)
+		if err != nil {
+			return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
+		}
+		proto := neededProtocol(l.snap.protocol, info.features)
 		spec, err := t.spec(t.SpecID)
 		if err != nil {
 			return nil, nil, err
@@ -30,9 +35,12 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 		for _, c := range partitionColumns(t.Schema, spec) {
 			cols = append(cols, c.name)
 		}
+		conf := StringMap{"delta.checkpointInterval": strconv.FormatInt(l.opts.CheckpointInterval, 10)}
+		if widened {
+			conf[enableTypeWideningKey] = "true"
+		}
 		return &Metadata{ID: t.ID, Name: t.Name, Format: Format{Provider: "parquet", Options: StringMap{}},
-			SchemaString: info.schemaString, PartitionColumns: cols, CreatedTime: &at,
-			Configuration: StringMap{"delta.checkpointInterval": strconv.FormatInt(l.opts.CheckpointInterval, 10)}}, proto, nil
+			SchemaString: info.schemaString, PartitionColumns: cols, CreatedTime: &at, Configuration: conf}, proto, nil
 	}
 	cur := l.snap.metadata
 	if cur.ID != t.ID {
@@ -44,21 +52,36 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	// the property (another writer's) is left as it is.
 	have, named := cur.Configuration["delta.checkpointInterval"]
 	reconfigure := named && have != interval
-	if cur.SchemaString == info.schemaString && !reconfigure {
+	// The same string is an unchanged schema without type changes (a
+	// mapped schema has none): the common commit decodes nothing. A log
+	// with type changes never matches, and is evolved to keep them.
+	var w widening
+	if cur.SchemaString != info.schemaString {
+		if w, err = info.evolve(cur.SchemaString); err != nil {
+			return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
+		}
+	}
+	proto := neededProtocol(l.snap.protocol, info.features)
+	allow := w.changed && cur.Configuration[enableTypeWideningKey] != "true"
+	if cur.SchemaString == info.schemaString && !reconfigure && !allow {
 		return nil, proto, nil
-	}
-	col, err := changedColumn(cur.SchemaString, info.schemaString)
-	if err != nil {
-		return nil, nil, err
-	}
-	if col != "" {
-		return nil, nil, fmt.Errorf("%w: column %s of %s changed type (Delta needs the typeWidening feature, docs/formats.md)", ErrUnsupported, col, t.Name)
 	}
 	next := *cur
 	next.SchemaString = info.schemaString
-	if reconfigure {
+	if reconfigure || allow {
 		next.Configuration = maps.Clone(cur.Configuration)
+		if next.Configuration == nil {
+			next.Configuration = StringMap{}
+		}
+	}
+	if reconfigure {
 		next.Configuration["delta.checkpointInterval"] = interval
+	}
+	// Writers must not widen a type unless the table property allows it;
+	// Floe widens only what Iceberg already did, so it sets the property
+	// in the version that records the change.
+	if allow {
+		next.Configuration[enableTypeWideningKey] = "true"
 	}
 	return &next, proto, nil
 }

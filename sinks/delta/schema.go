@@ -46,7 +46,8 @@ type deltaMap struct {
 // schemaInfo is what the mapping found besides the schema string.
 type schemaInfo struct {
 	schemaString string
-	features     []string // table features the types need
+	features     []string    // table features the types need
+	root         deltaStruct // the schema schemaString encodes
 }
 
 // mapSchema renders an Iceberg schema as a Delta schemaString.
@@ -60,7 +61,7 @@ func mapSchema(sc *iceberg.Schema) (schemaInfo, error) {
 	if err != nil {
 		return schemaInfo{}, fmt.Errorf("encoding the delta schema: %w", err)
 	}
-	info := schemaInfo{schemaString: string(b)}
+	info := schemaInfo{schemaString: string(b), root: st}
 	if m.ntz {
 		info.features = []string{FeatureTimestampNtz}
 	}
@@ -140,68 +141,4 @@ var primitives = map[string]string{
 	"string":      "string",
 	"binary":      "binary",
 	"uuid":        "binary",
-}
-
-// changedColumn reports the first column whose type differs between two
-// schema strings, or "" when every column of old keeps its type in new
-// (new columns, anywhere, and relaxed nullability are no change). Delta
-// without the typeWidening feature cannot change a column's type (files
-// keep the old Parquet type), so such a change is refused.
-func changedColumn(oldSchema, newSchema string) (string, error) {
-	var o, n any
-	if err := json.Unmarshal([]byte(oldSchema), &o); err != nil {
-		return "", fmt.Errorf("%w: schemaString: %v", ErrCorruptLog, err)
-	}
-	if err := json.Unmarshal([]byte(newSchema), &n); err != nil {
-		return "", fmt.Errorf("decoding the new schema: %w", err)
-	}
-	return diffType(o, n, ""), nil
-}
-
-// diffType compares two decoded types of the schema serialization.
-func diffType(o, n any, path string) string {
-	om, ok1 := o.(map[string]any)
-	nm, ok2 := n.(map[string]any)
-	if !ok1 || !ok2 {
-		if o != n {
-			return strings.TrimSuffix(path, ".")
-		}
-		return ""
-	}
-	if om["type"] != nm["type"] {
-		return strings.TrimSuffix(path, ".")
-	}
-	switch om["type"] {
-	case "struct":
-		newFields := map[string]any{}
-		nf, _ := nm["fields"].([]any)
-		for _, f := range nf {
-			if fm, ok := f.(map[string]any); ok {
-				newFields[fmt.Sprint(fm["name"])] = fm["type"]
-			}
-		}
-		of, _ := om["fields"].([]any)
-		for _, f := range of {
-			fm, ok := f.(map[string]any)
-			if !ok {
-				continue
-			}
-			name := fmt.Sprint(fm["name"])
-			nt, ok := newFields[name]
-			if !ok {
-				continue // a dropped column reads as absent; its files keep it
-			}
-			if c := diffType(fm["type"], nt, path+name+"."); c != "" {
-				return c
-			}
-		}
-	case "array":
-		return diffType(om["elementType"], nm["elementType"], path+"element.")
-	case "map":
-		if c := diffType(om["keyType"], nm["keyType"], path+"key."); c != "" {
-			return c
-		}
-		return diffType(om["valueType"], nm["valueType"], path+"value.")
-	}
-	return ""
 }

@@ -102,7 +102,7 @@ func bound(f iceberg.NestedField, b []byte, upper bool) (any, bool, error) {
 	default:
 		return nil, false, nil
 	}
-	lit, err := iceberg.LiteralFromBytes(f.Type, b)
+	lit, err := promotedLiteral(f.Type, b)
 	if err != nil {
 		return nil, false, err
 	}

@@ -23,16 +23,17 @@ type Table struct {
 	ID       string                  // stable id: metaData.id and the txn appId
 	Name     string                  // metaData.name (namespace.table)
 	Schema   *iceberg.Schema         // the current schema
+	Schemas  []*iceberg.Schema       // every schema the table had: the type history of a log's first version
 	Specs    []iceberg.PartitionSpec // every spec a file may name (by SpecID)
 	SpecID   int                     // the current spec: its identity fields partition the Delta table
 }
 
 // TableOf describes an Iceberg table's current metadata for its Delta log:
-// the same root, the table UUID as the stable id, the current schema and
-// every partition spec (old files keep theirs).
+// the same root, the table UUID as the stable id, the current schema (and
+// the older ones) and every partition spec (old files keep theirs).
 func TableOf(meta table.Metadata, name string) Table {
 	return Table{Location: meta.Location(), ID: meta.TableUUID().String(), Name: name,
-		Schema: meta.CurrentSchema(), Specs: meta.PartitionSpecs(), SpecID: meta.DefaultPartitionSpec()}
+		Schema: meta.CurrentSchema(), Schemas: meta.Schemas(), Specs: meta.PartitionSpecs(), SpecID: meta.DefaultPartitionSpec()}
 }
 
 // partCol is a Delta partition column: an Iceberg identity partition field
@@ -125,7 +126,7 @@ func partitionValues(cols []partCol, d ledger.FileDescriptor) (NullableMap, erro
 				out[c.name] = nil
 				continue
 			}
-			lit, err := iceberg.LiteralFromBytes(c.typ, b)
+			lit, err := promotedLiteral(c.typ, b)
 			if err != nil {
 				return nil, fmt.Errorf("%w: partition value of %s in %s: %v", ErrInvalidCommit, c.name, d.Path, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,87 @@ func TestDeltaSchemaGrowth(t *testing.T) {
 	v := c.check()
 	if len(v.Schemas) != 2 || !strings.Contains(v.Schemas[1], `"name":"b"`) {
 		t.Fatalf("schemas after growth: %v", v.Schemas)
+	}
+}
+
+// TestDeltaTypeWidening: a column the committer promotes from int to long
+// (a registry's compatible evolution) reaches the Delta log as a version
+// with the typeWidening feature and the change in the column's
+// delta.typeChanges, and rows of both types are read once, as longs. A log
+// started after the promotion (delta turned on later) records the change
+// in its version 0, from the Iceberg table's schemas.
+func TestDeltaTypeWidening(t *testing.T) {
+	for _, fromStart := range []bool{true, false} {
+		t.Run(fmt.Sprintf("delta from the start %v", fromStart), func(t *testing.T) {
+			c := newDeltaCase(t, fromStart)
+			c.spec = sink.TableSpec{Key: ledger.TableKey([]string{"db", "widened"}), Ident: []string{"db", "widened"}, Format: "json"}
+			committer(t, c.rn, c.spec.Key)
+			one := &records.Shape{Kind: records.Struct, Fields: []*records.Field{{Name: "a", Shape: &records.Shape{Kind: records.Int}}}}
+			if err := c.s.Prepare(c.ctx, c.spec, one); err != nil {
+				t.Fatal(err)
+			}
+			c.record(3)
+			if err := c.commit(); err != nil {
+				t.Fatal(err)
+			}
+			if before := deltaview.Read(t, c.root()); fromStart && (len(before.Schemas) != 1 ||
+				!strings.Contains(before.Schemas[0], `"name":"a","type":"integer"`) || len(before.Features) != 0) {
+				t.Fatalf("first schema %v, features %v", before.Schemas, before.Features)
+			}
+			two := one.Clone()
+			two.MarkCommitted()
+			two.Fields[0].Shape, two.Fields[0].Committed = &records.Shape{Kind: records.Long}, false
+			if err := c.s.EvolveSchema(c.ctx, c.spec, two, c.a, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			c.writes.Store(true)
+			c.record(2)
+			if err := c.commit(); err != nil {
+				t.Fatal(err)
+			}
+			checkWidened(t, c)
+		})
+	}
+}
+
+// checkWidened reads the table of TestDeltaTypeWidening: two versions,
+// the newest schema with a as a long widened from integer, typeWidening
+// in the protocol, and every row's a, with the Go replay and delta-rs.
+func checkWidened(t *testing.T, c *deltaCase) {
+	// delta-rs reads the widened table below, by the column's values.
+	py := os.Getenv("FLOE_DELTA_PYTHON")
+	t.Setenv("FLOE_DELTA_PYTHON", "")
+	v := c.check()
+	t.Setenv("FLOE_DELTA_PYTHON", py)
+	if len(v.Versions) != 2 || !strings.Contains(v.Schemas[len(v.Schemas)-1],
+		`{"name":"a","type":"long","nullable":true,"metadata":{"delta.typeChanges":[{"fromType":"integer","toType":"long"}]}}`) {
+		t.Fatalf("versions %v, schemas after the widening: %v", v.Versions, v.Schemas)
+	}
+	if !slices.Equal(v.Features, []string{"typeWidening"}) || v.Configuration["delta.enableTypeWidening"] != "true" {
+		t.Fatalf("protocol features %v, configuration %v", v.Features, v.Configuration)
+	}
+	checkLongs := func(reader string, a map[string]int64) {
+		t.Helper()
+		for o := range c.next {
+			if got, ok := a[fmt.Sprintf("0/%d", o)]; !ok || got != o {
+				t.Fatalf("%s: offset %d: a is %d (%v), want %d", reader, o, got, ok, o)
+			}
+		}
+	}
+	checkLongs("the go replay", v.Longs(t, c.root(), "a"))
+	a, typ, refused, ok := deltaview.LongsWithDeltaRS(t, c.root(), "a")
+	switch {
+	case !ok:
+	case refused != "" && strings.Contains(refused, "typeWidening"):
+		// deltalake 1.6.6 reads no table with the typeWidening reader
+		// feature (docs/formats.md); a later one that does is checked.
+		t.Logf("delta-rs refuses the widened table: %s", refused)
+	case refused != "":
+		t.Fatalf("delta-rs: %s", refused)
+	case typ != "int64":
+		t.Fatalf("delta-rs reads a as %s", typ)
+	default:
+		checkLongs("delta-rs", a)
 	}
 }
 

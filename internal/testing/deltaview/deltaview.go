@@ -32,6 +32,10 @@ type View struct {
 	Offsets  map[string]int64 // the newest commitInfo's floe.offsets
 	Schemas  []string         // every metaData schemaString, in order
 	Changes  []bool           // dataChange of every add and remove, in order
+	// Features are the newest protocol's readerFeatures and Configuration
+	// the newest metaData's table properties.
+	Features      []string
+	Configuration map[string]string
 }
 
 // Read replays the log under root.
@@ -75,7 +79,13 @@ func (v *View) apply(t testing.TB, name string, line []byte) {
 			Path       string
 			DataChange bool
 		}
-		MetaData   *struct{ SchemaString string }
+		MetaData *struct {
+			SchemaString  string
+			Configuration map[string]string
+		}
+		Protocol *struct {
+			ReaderFeatures []string
+		}
 		CommitInfo *struct {
 			Offsets map[string]int64 `json:"floe.offsets"`
 		}
@@ -94,6 +104,9 @@ func (v *View) apply(t testing.TB, name string, line []byte) {
 		v.Changes = append(v.Changes, a.Remove.DataChange)
 	case a.MetaData != nil:
 		v.Schemas = append(v.Schemas, a.MetaData.SchemaString)
+		v.Configuration = a.MetaData.Configuration
+	case a.Protocol != nil:
+		v.Features = a.Protocol.ReaderFeatures
 	case a.CommitInfo != nil && a.CommitInfo.Offsets != nil:
 		v.Offsets = a.CommitInfo.Offsets
 	}
