@@ -11,9 +11,10 @@
 # must stay at or below the bound (README.md, "Scenario 14"). Then the topic is
 # read back with a Kafka consumer into the model (every record; the latest
 # value per partition and key, tombstones removing it), Floe must commit every
-# offset, and PyIceberg and Iceberg Java each scan the current snapshot (and
-# the newest one with delete files, if compaction left the current without
-# any): their rows must be exactly the model at that snapshot's floe.offsets.
+# offset, and PyIceberg and Iceberg Java each scan the current snapshot and
+# the recent ancestor with the most delete files (a time travel, below the
+# topic's end): their rows must be exactly the model at that snapshot's
+# floe.offsets.
 
 SCENARIO_TITLES[14]="upsert table: PyIceberg and Iceberg Java read the model's latest value per key; delete files bounded under 1-second commits"
 SCENARIO_ORDER+=(14)

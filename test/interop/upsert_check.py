@@ -9,8 +9,8 @@ Subcommands:
                    the model is the latest value per (partition, key), a
                    tombstone removing it, below any snapshot's floe.offsets
   wait-caught-up   Floe's committed offset of every partition = the topic's end
-  snapshots        the snapshots to check: the current one, and the newest one
-                   with position-delete files when the current has none
+  snapshots        the snapshots to check: the current one, and the ancestor
+                   with the most position-delete files
   sample-deletes   while the producer runs, the live delete files of the table's
                    current snapshot (PyIceberg, from its manifests), each sample
                    at most --bound
@@ -250,22 +250,28 @@ def static_table(location: str, a: argparse.Namespace):
 
 
 def cmd_snapshots(a: argparse.Namespace) -> None:
-    """Prints 'snapshot_id<TAB>delete_files' for the current snapshot and,
-    if it has no delete files, for the newest ancestor that has some (so a
-    reader is shown applying deletes even when compaction removed them all)."""
+    """Prints 'snapshot_id<TAB>delete_files' for the current snapshot and for
+    the one of its newest --depth retained ancestors with the most delete
+    files: there the readers apply the most deletes, and the model is taken
+    at offsets below the topic's end. Compaction may have left the current
+    snapshot without any."""
     tbl = static_table(a.metadata_location, a)
     snap = tbl.current_snapshot()
     if snap is None:
         fail("the table has no snapshot")
-    n = live_delete_files(tbl, snap)
-    print(f"{snap.snapshot_id}\t{n}")
-    while n == 0 and snap.parent_snapshot_id is not None:
+    print(f"{snap.snapshot_id}\t{live_delete_files(tbl, snap)}")
+    best, most = None, 0
+    for _ in range(a.depth):
+        if snap.parent_snapshot_id is None:
+            break
         snap = tbl.metadata.snapshot_by_id(snap.parent_snapshot_id)
         if snap is None:
             break  # expired
         n = live_delete_files(tbl, snap)
-        if n:
-            print(f"{snap.snapshot_id}\t{n}")
+        if n > most:
+            best, most = snap, n
+    if best is not None:
+        print(f"{best.snapshot_id}\t{most}")
 
 
 def cmd_sample_deletes(a: argparse.Namespace) -> None:
@@ -364,6 +370,7 @@ def main() -> None:
     s.add_argument("--model", required=True); s.add_argument("--timeout", type=float, default=120)
     s.set_defaults(fn=cmd_wait_caught_up)
     s = sub.add_parser("snapshots"); s.add_argument("--metadata-location", required=True); s3(s)
+    s.add_argument("--depth", type=int, default=60, help="ancestors to look at")
     s.set_defaults(fn=cmd_snapshots)
     s = sub.add_parser("sample-deletes"); s.add_argument("--admin", required=True); s.add_argument("--table", required=True)
     s.add_argument("--pid", type=int, required=True); s.add_argument("--bound", type=int, required=True)
