@@ -25,6 +25,8 @@ source "$INTEROP_DIR/scenario11.sh"
 source "$INTEROP_DIR/scenario12.sh"
 # shellcheck source=scenario13.sh
 source "$INTEROP_DIR/scenario13.sh"
+# shellcheck source=scenario14.sh
+source "$INTEROP_DIR/scenario14.sh"
 
 RUN_START=$(date +%s)
 RUN_DIR=""
