@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,6 +122,12 @@ func TestInteropRegistry(t *testing.T) {
 	}
 	cfg.Tables = []config.Table{table(avroT, "avro", "log"), table(protoT, "protobuf", "log"), table(badT, "avro", "log"),
 		table(logT, "avro", "log"), table(skipT, "avro", "skip"), table(suspT, "avro", "suspend")}
+	// The evolving tables are Delta tables too: their int->long, float->double
+	// and decimal widenings take Delta's typeWidening feature, read by Spark
+	// in the scenario (delta_check.py).
+	for i := range 2 {
+		cfg.Tables[i].Formats = []string{"iceberg", "delta"}
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +255,13 @@ func TestInteropRegistry(t *testing.T) {
 			exp["columns"] = []string{"id", "k", "n"}
 			exp["column_types"] = map[string]string{"id": "long", "k": "string", "n": "long"}
 		}
-		tables = append(tables, map[string]any{"table": tr.Table, "metadata_location": tr.MetadataLocation, "expect": exp})
+		entry := map[string]any{"table": tr.Table, "metadata_location": tr.MetadataLocation, "expect": exp}
+		if tr.Delta != nil {
+			entry["delta_sequence"] = tr.Delta.Sequence
+		} else if slices.Contains(tr.Formats, "delta") {
+			t.Errorf("%s: formats %v, but the status shows no Delta commit", tr.Table, tr.Formats)
+		}
+		tables = append(tables, entry)
 	}
 	if path := os.Getenv("FLOE_S8_REPORT"); path != "" && !t.Failed() {
 		data, _ := json.MarshalIndent(map[string]any{"tables": tables}, "", " ")

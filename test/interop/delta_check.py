@@ -93,6 +93,7 @@ class Table:
         self.pairs: collections.Counter = collections.Counter()
         self.version = -1
         self.live_files: list[str] = []
+        self.rs_reads = True  # delta-rs read the rows (False: a typeWidening table it refuses)
 
     def problem(self, msg: str) -> None:
         self.problems.append(msg)
@@ -107,14 +108,33 @@ def newest_offsets(history: list[dict], at_or_before: int) -> dict | None:
     return None
 
 
+def widened(dt) -> bool:
+    """The table carries Delta's typeWidening feature (a column was widened)."""
+    return "typeWidening" in (dt.protocol().reader_features or [])
+
+
 def check_delta_rs(t: Table) -> None:
     dt = DeltaTable(t.root, storage_options=t.opts)
     t.version = dt.version()
     t.live_files = dt.file_uris()
-    t.pairs = pairs_of(dt.to_pyarrow_table(columns=KEY_COLS))
-    for p in offset_problems("delta-rs", t.pairs, t.ranges):
-        t.problem(p)
     iceberg = pairs_of(t.iceberg.scan(selected_fields=tuple(KEY_COLS)).to_arrow())
+    if widened(dt):
+        # delta-rs 1.6.6 reads the log of a widened table but refuses its
+        # data ("reader features: {'typeWidening'} ... not yet supported").
+        # Its log checks below still run; Spark reads the rows, compared
+        # with PyIceberg's instead of delta-rs'. A delta-rs that reads the
+        # data is held to the full check.
+        try:
+            t.pairs = pairs_of(dt.to_pyarrow_table(columns=KEY_COLS))
+        except Exception as e:  # deltalake raises DeltaProtocolError
+            if "typeWidening" not in str(e):
+                raise
+            print(f"delta-rs {t.name}: refuses the data of a typeWidening table ({type(e).__name__}); Spark reads it")
+            t.pairs, t.rs_reads = iceberg, False
+    else:
+        t.pairs = pairs_of(dt.to_pyarrow_table(columns=KEY_COLS))
+    for p in offset_problems("delta-rs" if t.rs_reads else "PyIceberg", t.pairs, t.ranges):
+        t.problem(p)
     if iceberg != t.pairs:
         only_d, only_i = t.pairs - iceberg, iceberg - t.pairs
         t.problem(f"delta-rs and PyIceberg disagree: {sum(only_d.values())} rows only in Delta "
@@ -133,7 +153,8 @@ def check_delta_rs(t: Table) -> None:
     if txn is None or txn < 1 or (t.sequence >= 0 and txn != t.sequence):
         t.problem(f"txn version for appId {t.app_id} is {txn}, want the last commit sequence {t.sequence}")
     t.history_len = len(history)
-    check_time_travel(t, history)
+    if t.rs_reads:
+        check_time_travel(t, history)
 
 
 def check_time_travel(t: Table, history: list[dict]) -> None:
@@ -204,9 +225,10 @@ def spark_txn(spark, path: str, app_id: str):
 
 def check_spark(spark, t: Table, path: str) -> None:
     got = spark_pairs(spark, path)
+    other = "delta-rs" if t.rs_reads else "PyIceberg"
     if got != t.pairs:
-        t.problem(f"Spark read {sum(got.values())} rows, delta-rs {sum(t.pairs.values())}; "
-                  f"only Spark: {sorted(got - t.pairs)[:3]}, only delta-rs: {sorted(t.pairs - got)[:3]}")
+        t.problem(f"Spark read {sum(got.values())} rows, {other} {sum(t.pairs.values())}; "
+                  f"only Spark: {sorted(got - t.pairs)[:3]}, only {other}: {sorted(t.pairs - got)[:3]}")
     for p in offset_problems("Spark", got, t.ranges):
         t.problem(p)
     hist = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").select("version", "operation", "operationParameters").collect()
@@ -289,9 +311,16 @@ def main() -> int:
     for t in tables:
         t0 = time.time()
         check_delta_rs(t)
-        if not t.problems:
+        if not t.problems and t.rs_reads:
             print(f"OK delta-rs {t.name}: {sum(t.pairs.values())} rows, version {t.version}, txn {t.sequence}, "
                   f"time travel to version {t.travel[0]}: {t.travel[1]} rows ({time.time() - t0:.1f}s)")
+        elif not t.problems:
+            print(f"OK delta-rs {t.name} (log only): version {t.version}, txn {t.sequence}, floe.offsets "
+                  f"as Iceberg's ({time.time() - t0:.1f}s)")
+    if any(not t.rs_reads for t in tables) and not args.spark_jars:
+        for t in tables:
+            if not t.rs_reads:
+                t.problem("no reader read the rows: delta-rs refuses a typeWidening table and --spark-jars is not given")
     failed = [t for t in tables if t.problems]
     spark = None
     if args.spark_jars and not failed:
