@@ -122,12 +122,12 @@ func TestInteropRegistry(t *testing.T) {
 	}
 	cfg.Tables = []config.Table{table(avroT, "avro", "log"), table(protoT, "protobuf", "log"), table(badT, "avro", "log"),
 		table(logT, "avro", "log"), table(skipT, "avro", "skip"), table(suspT, "avro", "suspend")}
-	// The evolving tables are Delta tables too: their int->long, float->double
-	// and decimal widenings take Delta's typeWidening feature, read by Spark
-	// in the scenario (delta_check.py).
-	for i := range 2 {
-		cfg.Tables[i].Formats = []string{"iceberg", "delta"}
-	}
+	// The Protobuf table is a Delta table too: its int32->int64 and
+	// float->double widenings take Delta's typeWidening feature, read by
+	// Spark in the scenario (delta_check.py). The Avro table cannot be: its
+	// time-millis column has no Delta type, which stops a Delta table's
+	// commits (docs/formats.md).
+	cfg.Tables[1].Formats = []string{"iceberg", "delta"}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

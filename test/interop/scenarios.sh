@@ -383,8 +383,8 @@ EOF
 		[[ $seq == - ]] || delta+=(--table "$loc" "$exp" "$seq")
 	done <<<"$lines"
 	((failed == 0)) || die "a reader rejected a table of the schema registry scenario (see above)"
-	# The Avro and Protobuf tables are Delta tables too, widened (typeWidening):
-	# Spark reads their rows; delta-rs 1.6.6 reads their logs only.
+	# The Protobuf table is a Delta table too, widened (typeWidening): Spark
+	# reads its rows; delta-rs 1.6.6 reads its log only.
 	((${#delta[@]} > 0)) || die "the registry report names no table with a Delta log"
 	run_delta_check s8 "${delta[@]}"
 }
