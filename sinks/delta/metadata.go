@@ -13,6 +13,14 @@ import (
 // timestamp without time zone needs the timestampNtz table feature, which
 // exists only at reader 3 / writer 7. The protocol never goes down.
 
+// An upsert table's log (Table.DeletionVectors) also needs the
+// deletionVectors reader and writer feature, so reader 3 / writer 7, and
+// the table property that lets writers write DVs.
+const (
+	featureDV    = "deletionVectors"
+	propEnableDV = "delta.enableDeletionVectors"
+)
+
 // metadata returns the metaData action (nil when the log's is current) and
 // the protocol action (nil when the log's suffices) for the table.
 func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
@@ -20,7 +28,12 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	proto := neededProtocol(l.snap.protocol, info.features)
+	features := info.features
+	if t.DeletionVectors && !slices.Contains(features, featureDV) {
+		features = append(slices.Clone(features), featureDV)
+		slices.Sort(features)
+	}
+	proto := neededProtocol(l.snap.protocol, features)
 	if l.snap.metadata == nil {
 		spec, err := t.spec(t.SpecID)
 		if err != nil {
@@ -30,9 +43,12 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 		for _, c := range partitionColumns(t.Schema, spec) {
 			cols = append(cols, c.name)
 		}
+		conf := StringMap{"delta.checkpointInterval": strconv.FormatInt(l.opts.CheckpointInterval, 10)}
+		if t.DeletionVectors {
+			conf[propEnableDV] = "true"
+		}
 		return &Metadata{ID: t.ID, Name: t.Name, Format: Format{Provider: "parquet", Options: StringMap{}},
-			SchemaString: info.schemaString, PartitionColumns: cols, CreatedTime: &at,
-			Configuration: StringMap{"delta.checkpointInterval": strconv.FormatInt(l.opts.CheckpointInterval, 10)}}, proto, nil
+			SchemaString: info.schemaString, PartitionColumns: cols, CreatedTime: &at, Configuration: conf}, proto, nil
 	}
 	cur := l.snap.metadata
 	if cur.ID != t.ID {
@@ -44,7 +60,10 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	// the property (another writer's) is left as it is.
 	have, named := cur.Configuration["delta.checkpointInterval"]
 	reconfigure := named && have != interval
-	if cur.SchemaString == info.schemaString && !reconfigure {
+	// Writers may write DVs only while the property says so ("Deletion
+	// Vectors"): a table that needs them gets it.
+	enableDV := t.DeletionVectors && cur.Configuration[propEnableDV] != "true"
+	if cur.SchemaString == info.schemaString && !reconfigure && !enableDV {
 		return nil, proto, nil
 	}
 	col, err := changedColumn(cur.SchemaString, info.schemaString)
@@ -56,9 +75,17 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	}
 	next := *cur
 	next.SchemaString = info.schemaString
-	if reconfigure {
+	if reconfigure || enableDV {
 		next.Configuration = maps.Clone(cur.Configuration)
-		next.Configuration["delta.checkpointInterval"] = interval
+		if next.Configuration == nil {
+			next.Configuration = StringMap{}
+		}
+		if reconfigure {
+			next.Configuration["delta.checkpointInterval"] = interval
+		}
+		if enableDV {
+			next.Configuration[propEnableDV] = "true"
+		}
 	}
 	return &next, proto, nil
 }
