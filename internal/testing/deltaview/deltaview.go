@@ -171,12 +171,14 @@ func (v View) Rows(t testing.TB, root string) map[string]int {
 }
 
 // deltaRSScript prints the row count, the distinct (partition, offset)
-// pairs and the version delta-rs reads.
+// pairs and the version delta-rs reads. It queries through DataFusion
+// (QueryBuilder), which applies deletion vectors: deltalake 1.6.6's
+// to_pyarrow_table refuses a table with the deletionVectors reader feature.
 const deltaRSScript = `
 import json, os, sys
-from deltalake import DeltaTable
+from deltalake import DeltaTable, QueryBuilder
 dt = DeltaTable(sys.argv[1])
-t = dt.to_pyarrow_table(columns=["_kafka_partition", "_kafka_offset"])
+t = QueryBuilder().register("t", dt).execute("select _kafka_partition, _kafka_offset from t").read_all()
 pairs = set(zip(t.column(0).to_pylist(), t.column(1).to_pylist()))
 print(json.dumps({"rows": t.num_rows, "distinct": len(pairs), "version": dt.version()}), flush=True)
 os._exit(0)  # delta-rs' runtime threads can abort the interpreter's exit
