@@ -60,3 +60,35 @@ func FuzzZ85Decode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadInlineDV fuzzes the inline descriptor's decoder as replay and
+// the next commit meet it: any pathOrInlineDv, size and cardinality
+// either decode to a set of exactly that cardinality or are refused.
+func FuzzReadInlineDV(f *testing.F) {
+	var r RowSet
+	r.Add(4)
+	r.Add(1 << 33)
+	dv, err := InlineDV(&r)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(dv.PathOrInlineDv, dv.SizeInBytes, dv.Cardinality)
+	f.Add(specInline.PathOrInlineDv, specInline.SizeInBytes, specInline.Cardinality)
+	f.Fuzz(func(t *testing.T, s string, size int32, card int64) {
+		d := &DeletionVector{StorageType: "i", PathOrInlineDv: s, SizeInBytes: size, Cardinality: card}
+		got, err := ReadInlineDV(d)
+		if err != nil {
+			return
+		}
+		if got.Cardinality() != uint64(card) {
+			t.Fatalf("accepted with %d rows, cardinality %d", got.Cardinality(), card)
+		}
+		again, err := InlineDV(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadInlineDV(again); err != nil {
+			t.Fatalf("re-encoded DV refused: %v", err)
+		}
+	})
+}

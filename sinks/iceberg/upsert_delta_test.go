@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,7 +53,7 @@ func (h *upsertHarness) checkDelta(step string) deltaview.View {
 // through random updates and tombstones, several entries per commit at
 // times, its log re-read from its checkpoint and tail before every commit
 // (the DVs so far come from the log, not memory), then compacted and
-// updated again: a Delta reader applying the DVs sees exactly the model's
+// updated again, compacted with commits racing it: a Delta reader applying the DVs sees exactly the model's
 // latest row per key at every step, as an Iceberg reader does; every
 // version but the compaction's is a commit's own (no sync had to repair
 // one).
@@ -67,9 +68,9 @@ func TestUpsertDeltaDeletionVectors(t *testing.T) {
 			if rng.IntN(3) == 0 {
 				h.randomFlush(rng, from+step)
 			}
+			h.s.delta.forget(h.spec.Key) // the publish re-reads the log
 			h.commit()
 			commits++
-			h.s.delta.forget(h.spec.Key)
 			if step%4 == 0 {
 				h.checkDelta(fmt.Sprint("commit ", from+step))
 			}
@@ -91,9 +92,25 @@ func TestUpsertDeltaDeletionVectors(t *testing.T) {
 	h.check("after compaction")
 	h.checkDelta("after compaction")
 	run(8, 100)
+	// A commit between a compaction's plan and its commit grows the DVs
+	// of files the compaction removes: the removes name the grown ones.
+	rw, err := h.s.PlanRewrite(h.ctx, h.spec.Key, compactPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(2, 200)
+	if err := h.s.CommitRewrite(h.ctx, h.spec.Key, rw, h.a, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	h.check("after a raced compaction")
+	h.checkDelta("after a raced compaction")
+	run(4, 300)
 	h.check("after compaction and more commits")
 	v = h.checkDelta("after compaction and more commits")
-	if len(v.Versions) != commits+1 || len(v.Txns) != commits {
-		t.Fatalf("%d versions with %d txns for %d commits and a compaction: a sync repaired the log", len(v.Versions), len(v.Txns), commits)
+	if len(v.Versions) != commits+2 || len(v.Txns) != commits {
+		t.Fatalf("%d versions with %d txns for %d commits and two compactions: a sync repaired the log", len(v.Versions), len(v.Txns), commits)
+	}
+	if !slices.Contains(v.Changes, false) {
+		t.Fatal("no compaction version (dataChange false) in the log")
 	}
 }
