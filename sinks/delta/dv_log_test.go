@@ -79,8 +79,19 @@ func TestPublishDeletes(t *testing.T) {
 	}
 	var rm *Remove
 	var add *Add
+	var info *CommitInfo
 	for _, x := range acts {
-		rm, add = cmpOr(rm, x.Remove), cmpOr(add, x.Add)
+		rm, add, info = cmpOr(rm, x.Remove), cmpOr(add, x.Add), cmpOr(info, x.CommitInfo)
+	}
+	if info == nil || info.IsBlindAppend != nil {
+		t.Fatalf("version 2 (no adds): commitInfo %+v", info)
+	}
+	v1, err := readCommit(ctx, LocalStore(dir), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := v1[0].CommitInfo.IsBlindAppend; b == nil || *b {
+		t.Fatal("version 1 adds a file and deletes rows, yet is not isBlindAppend false")
 	}
 	if rm == nil || add == nil || rm.DeletionVector == nil || rm.DeletionVector.Cardinality != 2 ||
 		add.DeletionVector.Cardinality != 3 || !rm.DataChange || !add.DataChange || add.Stats == "" {

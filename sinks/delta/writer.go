@@ -255,7 +255,7 @@ func (l *Log) actions(c Commit, v int64) ([]Action, error) {
 
 func (l *Log) commitInfo(c Commit, v, at int64) *CommitInfo {
 	info := &CommitInfo{Timestamp: at, EngineInfo: l.opts.EngineInfo, Offsets: c.Offsets, CommitID: c.CommitID, Entries: c.Entries}
-	blind := len(c.Remove) == 0
+	blind := len(c.Remove) == 0 && len(c.Deletes) == 0 // deletes remove logical files too
 	info.Operation = operation(c, v)
 	if !c.Rearrange && len(c.Add) > 0 {
 		info.IsBlindAppend = &blind
