@@ -1,6 +1,7 @@
 package iceberg
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -113,4 +114,43 @@ func TestUpsertDeltaDeletionVectors(t *testing.T) {
 	if !slices.Contains(v.Changes, false) {
 		t.Fatal("no compaction version (dataChange false) in the log")
 	}
+}
+
+// TestUpsertDeltaCrashAfterPublish: commits of an upsert table crash
+// after their Delta version is written and before the entry that records
+// it, and are retried after another entry was recorded meanwhile: the
+// retry
+// is that published version, and the Delta reader still sees exactly the model's latest row per key.
+func TestUpsertDeltaCrashAfterPublish(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 4))
+	h := newUpsertHarness(t, 2)
+	h.withDelta(3)
+	crash := &atomic.Bool{}
+	h.s.delta.published = func(string, int64) error {
+		if crash.CompareAndSwap(true, false) {
+			return errCrash
+		}
+		return nil
+	}
+	for step := range 12 {
+		h.randomFlush(rng, step)
+		if step%3 == 1 {
+			crash.Store(true)
+			if err := h.s.Commit(h.ctx, h.spec.Key, h.queue, h.a, time.Now()); !errors.Is(err, errCrash) {
+				t.Fatalf("step %d: commit %v, want the crash", step, err)
+			}
+			h.randomFlush(rng, 100+step)
+			// The retry of every pending entry becomes the published
+			// commit (the entries before the new one, planned again);
+			// the new entry stays pending for the next commit.
+			later := h.queue[len(h.queue)-1]
+			h.commit()
+			h.queue = append(h.queue, later)
+		}
+		h.commit()
+		h.check(fmt.Sprint("step ", step))
+		h.checkDelta(fmt.Sprint("step ", step))
+	}
+	v := h.checkDelta("end")
+	v.CheckContiguous(t)
 }
