@@ -255,3 +255,36 @@ func sortChanges(changes []keyChange) {
 		return cmp.Or(strings.Compare(a.tp, b.tp), bytes.Compare(indexKey(a.key), indexKey(b.key)))
 	})
 }
+
+// KeyIndexSize is where a key index file's bytes go: the pages of its
+// trees and the rest (free pages a commit's copy-on-write left behind,
+// which bbolt reuses but never returns: the file does not shrink).
+type KeyIndexSize struct {
+	FileBytes  int64 // the file
+	PageBytes  int64 // the pages its trees use (branch and leaf)
+	InuseBytes int64 // the bytes of those pages that hold data
+}
+
+// ReadKeyIndexSize measures the key index file at path, which no process
+// may hold open (bbolt locks it): for `floe bench --upsert-passes`.
+func ReadKeyIndexSize(path string) (KeyIndexSize, error) {
+	var sz KeyIndexSize
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return sz, fmt.Errorf("opening key index %s: %w", path, err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		sz.FileBytes = tx.Size()
+		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+			st := b.Stats()
+			sz.PageBytes += int64(st.BranchAlloc + st.LeafAlloc)
+			sz.InuseBytes += int64(st.BranchInuse + st.LeafInuse)
+			return nil
+		})
+	})
+	if err != nil {
+		return sz, fmt.Errorf("measuring key index %s: %w", path, err)
+	}
+	return sz, nil
+}
