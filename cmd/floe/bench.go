@@ -103,7 +103,7 @@ func benchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&deltaPasses, "delta-passes", 1, "end-to-end passes per table format, [iceberg] and [iceberg, delta] alternating on the same records (0: [iceberg] only); the fastest of each is reported")
 	cmd.Flags().IntVar(&upsertPasses, "upsert-passes", 0, "measure an upsert table against an append table instead: passes of each, alternating on the same keyed records, then the key index's size and rebuild")
 	cmd.Flags().IntVar(&upKeys, "upsert-keys", 100_000, "distinct Kafka keys (with --upsert-passes; the issue's full size: 1000000)")
-	cmd.Flags().IntVar(&upCount, "upsert-updates", 1_000_000, "records, updates of those keys in turn (with --upsert-passes; the issue's full size: 10000000)")
+	cmd.Flags().IntVar(&upCount, "upsert-updates", 500_000, "records, updates of those keys in turn (with --upsert-passes; the issue's full size: 10000000)")
 	cmd.Flags().StringVar(&format, "format", "json", "record format: json, or avro (registry wire format, in-process registry)")
 	return cmd
 }

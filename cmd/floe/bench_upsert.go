@@ -40,6 +40,9 @@ type upsertPass struct {
 	// file, so the index pages read count there, not in the heap).
 	liveHeap         uint64
 	rssAnon, rssFile int64
+	// indexHeap is the part of liveHeap allocated under the key index's
+	// code (bbolt, KeyIndex): heapOf.
+	indexHeap uint64
 }
 
 // upsertRuns is the bench's result.
@@ -174,6 +177,7 @@ func runPass(ctx context.Context, cfg config.Config, log *slog.Logger, want int6
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	p.liveHeap = ms.HeapAlloc
+	p.indexHeap = heapOf("go.etcd.io/bbolt.", "sinks/iceberg.(*KeyIndex)", "sinks/iceberg.OpenKeyIndex")
 	p.rssAnon, p.rssFile = procStatusKB(os.Getpid(), "RssAnon")<<10, procStatusKB(os.Getpid(), "RssFile")<<10
 	if atEnd != nil {
 		err = atEnd(ctx, n, cfg)
@@ -349,8 +353,8 @@ func (r upsertRuns) print(out io.Writer) {
 	fmt.Fprintf(out, "key index: %d keys; upsert-keys.db %.1f MiB = %.1f MiB per million keys (tree pages %.1f MiB, %.0f%% full; the rest free pages); index rebuilds during the last upsert pass: %d\n",
 		r.indexKeys, mib(x.FileBytes), perM(mib(x.FileBytes)), mib(x.PageBytes), 100*float64(x.InuseBytes)/float64(max(x.PageBytes, 1)), r.passRebuilds)
 	a, u := r.appends[len(wall)-1], r.upserts[len(wall)-1]
-	fmt.Fprintf(out, "memory, last upsert pass minus last append pass (node running, after a GC): live heap %+.1f MiB, RSS anon %+.1f MiB, RSS file %+.1f MiB; peak heap %+.1f MiB\n",
-		mib(int64(u.liveHeap)-int64(a.liveHeap)), mib(u.rssAnon-a.rssAnon), mib(u.rssFile-a.rssFile), mib(int64(u.peakHeap)-int64(a.peakHeap)))
+	fmt.Fprintf(out, "memory, last upsert pass minus last append pass (node running, after a GC): live heap %+.1f MiB (of which allocated by the key index's code: %.1f MiB), RSS anon %+.1f MiB, RSS file %+.1f MiB; peak heap %+.1f MiB\n",
+		mib(int64(u.liveHeap)-int64(a.liveHeap)), mib(int64(u.indexHeap)), mib(u.rssAnon-a.rssAnon), mib(u.rssFile-a.rssFile), mib(int64(u.peakHeap)-int64(a.peakHeap)))
 	if r.rebuilds > 0 {
 		fmt.Fprintf(out, "rebuild from the table (index file deleted, node restarted): %d keys in %.2f s = %.2f s per million keys (%d rebuilds in the restart)\n",
 			r.rebuildKeys, r.rebuild.Seconds(), r.rebuild.Seconds()/float64(max(r.rebuildKeys, 1))*1e6, r.rebuilds)
