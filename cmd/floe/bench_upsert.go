@@ -156,7 +156,8 @@ func benchPass(ctx context.Context, dir, id string, log *slog.Logger, brokers []
 }
 
 // runPass starts a node of cfg, waits until it has committed want
-// records of its one table and measures the pass.
+// records of its one table and measures the pass: its time and CPU to
+// there, then (after atEnd) the memory the process holds.
 func runPass(ctx context.Context, cfg config.Config, log *slog.Logger, want int64, atEnd func(context.Context, *node.Node, config.Config) error) (upsertPass, error) {
 	var p upsertPass
 	stopHeap := sampleHeap(&p.peakHeap)
@@ -173,6 +174,11 @@ func runPass(ctx context.Context, cfg config.Config, log *slog.Logger, want int6
 	if err != nil {
 		return p, err
 	}
+	if atEnd != nil {
+		if err := atEnd(ctx, n, cfg); err != nil {
+			return p, err
+		}
+	}
 	// Two cycles: the heap profile of heapOf is as of the last one but
 	// one, for what the last one freed.
 	runtime.GC()
@@ -182,10 +188,7 @@ func runPass(ctx context.Context, cfg config.Config, log *slog.Logger, want int6
 	p.liveHeap = ms.HeapAlloc
 	p.indexHeap = heapOf("go.etcd.io/bbolt.", "sinks/iceberg.(*KeyIndex)", "sinks/iceberg.OpenKeyIndex")
 	p.rssAnon, p.rssFile = procStatusKB(os.Getpid(), "RssAnon")<<10, procStatusKB(os.Getpid(), "RssFile")<<10
-	if atEnd != nil {
-		err = atEnd(ctx, n, cfg)
-	}
-	return p, err
+	return p, nil
 }
 
 // waitPassCommitted waits until the node's first table has committed want
@@ -252,7 +255,7 @@ func sampleHeap(peak *uint64) (stop func()) {
 // readIndex reads the keys of the upsert pass's key index and its
 // rebuilds from the node's status.
 func (r *upsertRuns) readIndex(ctx context.Context, n *node.Node, _ config.Config) error {
-	u, err := upsertStatus(ctx, n)
+	u, err := settledUpsert(ctx, n)
 	if err != nil {
 		return err
 	}
@@ -261,6 +264,36 @@ func (r *upsertRuns) readIndex(ctx context.Context, n *node.Node, _ config.Confi
 	}
 	r.indexKeys, r.passRebuilds = u.Keys, u.IndexRebuilds
 	return nil
+}
+
+// settledUpsert returns the upsert counters once they have not moved for
+// 2 s: the committed offsets the pass waits for are durable before the
+// commit updates the key index (recordUpsert), so the last commit's
+// index update may still be running when the pass's clock stops (the
+// records are readable by then), and what it holds must not be counted
+// as what the index holds at rest.
+func settledUpsert(ctx context.Context, n *node.Node) (status.UpsertStatus, error) {
+	var (
+		last   status.UpsertStatus
+		since  = time.Now()
+		quiet  = 2 * time.Second
+		before = time.Now().Add(2 * time.Minute)
+	)
+	for {
+		u, err := upsertStatus(ctx, n)
+		if err != nil {
+			return u, err
+		}
+		switch {
+		case u != last:
+			last, since = u, time.Now()
+		case time.Since(since) >= quiet:
+			return u, nil
+		case time.Now().After(before):
+			return u, fmt.Errorf("the upsert counters still move after 2 minutes: %+v", u)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func upsertStatus(ctx context.Context, n *node.Node) (status.UpsertStatus, error) {
@@ -286,7 +319,7 @@ func (r *upsertRuns) benchRebuild(ctx context.Context, kafka *embeddedKafka, cfg
 		return err
 	}
 	p, err := runPass(ctx, cfg, log, int64(r.updates+r.partitions), func(ctx context.Context, n *node.Node, _ config.Config) error {
-		u, err := upsertStatus(ctx, n)
+		u, err := settledUpsert(ctx, n)
 		if err != nil {
 			return err
 		}
