@@ -364,8 +364,13 @@ func median(v []float64) float64 {
 func (r upsertRuns) print(out io.Writer) {
 	fmt.Fprintf(out, "%-10s %8s %10s %7s %8s %10s %10s %9s %9s\n", "pass", "seconds", "records/s", "CPU s", "CPU µs/r", "peak heap", "live heap", "RSS anon", "RSS file")
 	row := func(name string, p upsertPass, n int) {
-		fmt.Fprintf(out, "%-10s %8.2f %10.0f %7.2f %8.1f %6.0f MiB %6.0f MiB %5.0f MiB %5.0f MiB\n", name, p.dur.Seconds(), float64(n)/p.dur.Seconds(),
-			p.cpu, p.cpu/float64(n)*1e6, mib(int64(p.peakHeap)), mib(int64(p.liveHeap)), mib(p.rssAnon), mib(p.rssFile))
+		// The rebuild's restart commits a few records: no rate.
+		rate, perRec := "-", "-"
+		if n > 0 {
+			rate, perRec = fmt.Sprintf("%.0f", float64(n)/p.dur.Seconds()), fmt.Sprintf("%.1f", p.cpu/float64(n)*1e6)
+		}
+		fmt.Fprintf(out, "%-10s %8.2f %10s %7.2f %8s %6.0f MiB %6.0f MiB %5.0f MiB %5.0f MiB\n", name, p.dur.Seconds(), rate,
+			p.cpu, perRec, mib(int64(p.peakHeap)), mib(int64(p.liveHeap)), mib(p.rssAnon), mib(p.rssFile))
 	}
 	for i := range max(len(r.appends), len(r.upserts)) {
 		if i < len(r.appends) {
@@ -376,7 +381,7 @@ func (r upsertRuns) print(out io.Writer) {
 		}
 	}
 	if r.rebuildPass.dur > 0 {
-		row("rebuild", r.rebuildPass, r.partitions)
+		row("rebuild", r.rebuildPass, 0)
 	}
 	wall, cpu := r.ratios()
 	if len(wall) == 0 {

@@ -21,7 +21,7 @@ func TestUpsertRunsPrint(t *testing.T) {
 		upserts: []upsertPass{{dur: 20 * s, cpu: 25}, {dur: 40 * s, cpu: 50}, {dur: 16 * s, cpu: 20}},
 		index:   icebergsink.KeyIndexSize{FileBytes: 100 << 20, PageBytes: 50 << 20, InuseBytes: 25 << 20},
 		// 200,000 keys in 3 s: 15 s per million.
-		indexKeys: 200_000, rebuild: 3 * s, rebuilds: 1, rebuildKeys: 200_000,
+		indexKeys: 200_000, rebuild: 3 * s, rebuilds: 1, rebuildKeys: 200_000, rebuildPass: upsertPass{dur: 5 * s, cpu: 2},
 	}
 	var out bytes.Buffer
 	r.print(&out)
@@ -31,6 +31,7 @@ func TestUpsertRunsPrint(t *testing.T) {
 		"upsert-keys.db 100.0 MiB = 500.0 MiB per million keys (tree pages 50.0 MiB, 50% full",
 		"200000 keys in 3.00 s = 15.00 s per million keys",
 		"upsert 3      16.00      62500",
+		"rebuild        5.00          -    2.00        -",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("printed\n%s\nwant it to contain %q", out.String(), want)
