@@ -53,6 +53,7 @@ bench:
 	$(GO) run ./cmd/floe bench --format avro
 	$(GO) run ./cmd/floe bench --health
 	$(GO) run ./cmd/floe bench --cluster
+	$(GO) run ./cmd/floe bench --upsert-passes 2
 
 ## bench-kafka: Floe, the bench/baseline loop and the raw limit on one real Kafka broker
 ## (the interop bed's; bench/README.md, docs/benchmarks.md). Quick: BENCH_KAFKA_ARGS='--records 200000 --steady-seconds 10'

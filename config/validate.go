@@ -388,12 +388,6 @@ func validateMode(t *Table, f func(string) string, bad func(field, format string
 	if len(t.PartitionBy) > 0 {
 		bad(f("partition_by"), "not supported with mode upsert yet (docs/upsert.md)")
 	}
-	if t.WritesDelta() {
-		// The committer deletes an upsert table's replaced rows with Iceberg
-		// position deletes; its Delta log would list the files without
-		// them, and Delta readers would see every version of a key.
-		bad(f("formats"), "a Delta log is not supported with mode upsert yet (its replaced rows would stay live in the Delta log): use [iceberg] (docs/upsert.md)")
-	}
 	seen := map[string]bool{}
 	for j, k := range t.Key {
 		switch {

@@ -39,6 +39,7 @@ func benchCmd() *cobra.Command {
 		memCounts, memBudget           string
 		kb                             *kafkaBench
 		deltaPasses                    int
+		upsertPasses, upKeys, upCount  int
 	)
 	cmd := &cobra.Command{
 		Use:    "bench",
@@ -76,6 +77,9 @@ func benchCmd() *cobra.Command {
 				}
 				return runClusterBench(cmd.Context(), cmd.OutOrStdout(), nodes, partitions, perPart)
 			}
+			if upsertPasses > 0 {
+				return runUpsertBench(cmd.Context(), cmd.OutOrStdout(), upKeys, upCount, partitions, upsertPasses) // bench_upsert.go
+			}
 			if format == "avro" {
 				return runAvroBench(cmd.Context(), cmd.OutOrStdout(), n, partitions) // bench_avro.go
 			}
@@ -97,6 +101,9 @@ func benchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&perPart, "per-partition", 300, "backlog records per partition (with --cluster; --partitions defaults to 1000)")
 	cmd.Flags().StringVar(&memprofile, "memprofile", "", "write a heap profile at the end here")
 	cmd.Flags().IntVar(&deltaPasses, "delta-passes", 1, "end-to-end passes per table format, [iceberg] and [iceberg, delta] alternating on the same records (0: [iceberg] only); the fastest of each is reported")
+	cmd.Flags().IntVar(&upsertPasses, "upsert-passes", 0, "measure an upsert table against an append table instead: passes of each, alternating on the same keyed records, then the key index's size and rebuild")
+	cmd.Flags().IntVar(&upKeys, "upsert-keys", 100_000, "distinct Kafka keys (with --upsert-passes; the issue's full size: 1000000)")
+	cmd.Flags().IntVar(&upCount, "upsert-updates", 500_000, "records, updates of those keys in turn (with --upsert-passes; the issue's full size: 10000000)")
 	cmd.Flags().StringVar(&format, "format", "json", "record format: json, or avro (registry wire format, in-process registry)")
 	return cmd
 }
@@ -214,6 +221,13 @@ func startBenchNode(ctx context.Context, dir, id string, log *slog.Logger, broke
 	if err != nil {
 		return nil, err
 	}
+	return newNode(ctx, benchConfig(dir, id, raftAddr, brokers, tables, registryURL), log, opts...)
+}
+
+// benchConfig is the configuration of startBenchNode's node id in dir on
+// raftAddr; a bench that restarts a node keeps it (the same data dir and
+// Raft address).
+func benchConfig(dir, id, raftAddr string, brokers []string, tables []config.Table, registryURL string) config.Config {
 	cfg := config.Defaults()
 	cfg.Node.ID, cfg.Node.DataDir, cfg.Node.RaftAddr, cfg.Node.AdminAddr, cfg.Node.RPCAddr = id, filepath.Join(dir, id+"-node"), raftAddr, "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Kafka.BootstrapServers = brokers
@@ -223,7 +237,7 @@ func startBenchNode(ctx context.Context, dir, id string, log *slog.Logger, broke
 	// A 1 s commit interval bounds the idle tail after the last record;
 	// flushes during the run are triggered by the target file size.
 	cfg.CommitInterval = config.Duration(time.Second)
-	return newNode(ctx, cfg, log, opts...)
+	return cfg
 }
 
 // waitBenchRows waits until the node's first table holds want rows and

@@ -374,7 +374,11 @@ func (b *clusterBench) sampleMemory(ctx context.Context) {
 	}
 }
 
-func readRSS(pid int) int64 {
+func readRSS(pid int) int64 { return procStatusKB(pid, "VmRSS") << 10 }
+
+// procStatusKB reads field (VmRSS, RssAnon, RssFile...) of process pid's
+// /proc status, in kB; 0 when it cannot be read.
+func procStatusKB(pid int, field string) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
@@ -382,11 +386,11 @@ func readRSS(pid int) int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
 			fields := strings.Fields(rest)
 			if len(fields) > 0 {
 				kb, _ := strconv.ParseInt(fields[0], 10, 64)
-				return kb << 10
+				return kb
 			}
 		}
 	}

@@ -48,6 +48,9 @@ type Add struct {
 	DataChange       bool        `json:"dataChange"`
 	Stats            string      `json:"stats,omitempty"`
 	Tags             StringMap   `json:"tags,omitempty"`
+	// DeletionVector holds the rows of the file that are not in the table
+	// (an upsert table's replaced and deleted rows); nil: none.
+	DeletionVector *DeletionVector `json:"deletionVector,omitempty"`
 }
 
 // Remove is the remove action: a data file leaves the table (a tombstone
@@ -60,6 +63,9 @@ type Remove struct {
 	PartitionValues      NullableMap `json:"partitionValues,omitempty"`
 	Size                 *int64      `json:"size,omitempty"`
 	Stats                string      `json:"stats,omitempty"`
+	// DeletionVector is the DV of the logical file removed: the remove
+	// matches the add of the same path and DV.
+	DeletionVector *DeletionVector `json:"deletionVector,omitempty"`
 }
 
 // Txn is the txn action (a transaction identifier): the application appId
@@ -183,6 +189,10 @@ func (a Action) check() error {
 		return fmt.Errorf("add without path")
 	case a.Remove != nil && a.Remove.Path == "":
 		return fmt.Errorf("remove without path")
+	case a.Add != nil && a.Add.DeletionVector != nil:
+		return a.Add.DeletionVector.check()
+	case a.Remove != nil && a.Remove.DeletionVector != nil:
+		return a.Remove.DeletionVector.check()
 	}
 	return nil
 }

@@ -39,6 +39,11 @@ const tombstoneRetention = 7 * 24 * time.Hour
 var (
 	strMap = arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String)
 	strs   = arrow.ListOf(arrow.BinaryTypes.String)
+	// dvStruct is the DeletionVectorDescriptor of add and remove, with
+	// the types Delta's own checkpoints give it.
+	dvStruct = arrow.StructOf(field("storageType", arrow.BinaryTypes.String),
+		field("pathOrInlineDv", arrow.BinaryTypes.String), field("offset", arrow.PrimitiveTypes.Int32),
+		field("sizeInBytes", arrow.PrimitiveTypes.Int32), field("cardinality", arrow.PrimitiveTypes.Int64))
 
 	checkpointSchema = arrow.NewSchema([]arrow.Field{
 		{Name: "txn", Nullable: true, Type: arrow.StructOf(
@@ -48,11 +53,12 @@ var (
 			field("path", arrow.BinaryTypes.String), field("partitionValues", strMap),
 			field("size", arrow.PrimitiveTypes.Int64), field("modificationTime", arrow.PrimitiveTypes.Int64),
 			field("dataChange", arrow.FixedWidthTypes.Boolean), field("stats", arrow.BinaryTypes.String),
-			field("tags", strMap))},
+			field("tags", strMap), field("deletionVector", dvStruct))},
 		{Name: "remove", Nullable: true, Type: arrow.StructOf(
 			field("path", arrow.BinaryTypes.String), field("deletionTimestamp", arrow.PrimitiveTypes.Int64),
 			field("dataChange", arrow.FixedWidthTypes.Boolean), field("extendedFileMetadata", arrow.FixedWidthTypes.Boolean),
-			field("partitionValues", strMap), field("size", arrow.PrimitiveTypes.Int64))},
+			field("partitionValues", strMap), field("size", arrow.PrimitiveTypes.Int64),
+			field("deletionVector", dvStruct))},
 		{Name: "metaData", Nullable: true, Type: arrow.StructOf(
 			field("id", arrow.BinaryTypes.String), field("name", arrow.BinaryTypes.String),
 			field("description", arrow.BinaryTypes.String),
@@ -79,22 +85,24 @@ type checkpointRow struct {
 }
 
 type rowAdd struct {
-	Path             string        `json:"path"`
-	PartitionValues  []kv[*string] `json:"partitionValues"`
-	Size             int64         `json:"size"`
-	ModificationTime int64         `json:"modificationTime"`
-	DataChange       bool          `json:"dataChange"`
-	Stats            *string       `json:"stats"`
-	Tags             []kv[string]  `json:"tags"`
+	Path             string          `json:"path"`
+	PartitionValues  []kv[*string]   `json:"partitionValues"`
+	Size             int64           `json:"size"`
+	ModificationTime int64           `json:"modificationTime"`
+	DataChange       bool            `json:"dataChange"`
+	Stats            *string         `json:"stats"`
+	Tags             []kv[string]    `json:"tags"`
+	DeletionVector   *DeletionVector `json:"deletionVector"`
 }
 
 type rowRemove struct {
-	Path                 string        `json:"path"`
-	DeletionTimestamp    *int64        `json:"deletionTimestamp"`
-	DataChange           bool          `json:"dataChange"`
-	ExtendedFileMetadata bool          `json:"extendedFileMetadata"`
-	PartitionValues      []kv[*string] `json:"partitionValues"`
-	Size                 *int64        `json:"size"`
+	Path                 string          `json:"path"`
+	DeletionTimestamp    *int64          `json:"deletionTimestamp"`
+	DataChange           bool            `json:"dataChange"`
+	ExtendedFileMetadata bool            `json:"extendedFileMetadata"`
+	PartitionValues      []kv[*string]   `json:"partitionValues"`
+	Size                 *int64          `json:"size"`
+	DeletionVector       *DeletionVector `json:"deletionVector"`
 }
 
 type rowMeta struct {
@@ -129,7 +137,7 @@ func checkpointRows(s *snapshot, now time.Time) (rows []checkpointRow, adds int)
 	for _, p := range sortedKeys(s.files) {
 		a := s.files[p]
 		ra := &rowAdd{Path: a.Path, PartitionValues: pairs(a.PartitionValues), Size: a.Size,
-			ModificationTime: a.ModificationTime, Tags: pairs(a.Tags)}
+			ModificationTime: a.ModificationTime, Tags: pairs(a.Tags), DeletionVector: a.DeletionVector}
 		if ra.PartitionValues == nil {
 			ra.PartitionValues = []kv[*string]{}
 		}
@@ -145,7 +153,8 @@ func checkpointRows(s *snapshot, now time.Time) (rows []checkpointRow, adds int)
 			continue
 		}
 		rows = append(rows, checkpointRow{Remove: &rowRemove{Path: r.Path, DeletionTimestamp: r.DeletionTimestamp,
-			ExtendedFileMetadata: r.ExtendedFileMetadata, PartitionValues: pairs(r.PartitionValues), Size: r.Size}})
+			ExtendedFileMetadata: r.ExtendedFileMetadata, PartitionValues: pairs(r.PartitionValues), Size: r.Size,
+			DeletionVector: r.DeletionVector}})
 	}
 	return rows, len(s.files)
 }

@@ -20,9 +20,18 @@ func (l *Log) fileActions(c Commit, partCols []string, at int64) ([]Action, erro
 			return nil, fmt.Errorf("%w: compaction removes %s, which is not in the table", ErrInvalidCommit, path)
 		}
 		size := f.SizeBytes
-		out = append(out, Action{Remove: &Remove{Path: path, DeletionTimestamp: &at, DataChange: dataChange,
-			ExtendedFileMetadata: true, PartitionValues: pv, Size: &size}})
+		rm := &Remove{Path: path, DeletionTimestamp: &at, DataChange: dataChange,
+			ExtendedFileMetadata: true, PartitionValues: pv, Size: &size}
+		if cur, live := l.snap.files[path]; live {
+			rm.DeletionVector = cur.DeletionVector // the remove names the logical file
+		}
+		out = append(out, Action{Remove: rm})
 	}
+	dvs, rewrites, err := l.deleteActions(c, removed, at)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, rewrites...)
 	added := map[string]bool{}
 	for _, f := range c.Add {
 		path, pv, err := l.locateOnce(c.Table, f, partCols, added, "added")
@@ -42,9 +51,99 @@ func (l *Log) fileActions(c Commit, partCols []string, at int64) ([]Action, erro
 			mod = at
 		}
 		out = append(out, Action{Add: &Add{Path: path, PartitionValues: pv, Size: f.SizeBytes,
-			ModificationTime: mod, DataChange: dataChange, Stats: stats}})
+			ModificationTime: mod, DataChange: dataChange, Stats: stats, DeletionVector: dvs[path]}})
 	}
 	return out, nil
+}
+
+// deleteActions renders the commit's Deletes: the DVs of files the commit
+// adds (by path) and, for each live file that loses rows, the remove of
+// its logical file and the add of the same file with its cumulative DV.
+// The DV a file had comes from the log, so it survives restarts.
+func (l *Log) deleteActions(c Commit, removed map[string]bool, at int64) (map[string]*DeletionVector, []Action, error) {
+	if len(c.Deletes) > 0 && !c.Table.DeletionVectors {
+		return nil, nil, fmt.Errorf("%w: table %s deletes rows but has no deletion vectors", ErrInvalidCommit, c.Table.Name)
+	}
+	adding := map[string]bool{}
+	for _, f := range c.Add {
+		if rel, err := relPath(c.Table.Location, f.Path); err == nil {
+			adding[rel] = true
+		}
+	}
+	dvs := map[string]*DeletionVector{}
+	var out []Action
+	for _, full := range sortedKeys(c.Deletes) {
+		path, err := relPath(c.Table.Location, full)
+		if err != nil {
+			return nil, nil, err
+		}
+		var rows RowSet
+		for _, p := range c.Deletes[full] {
+			if p < 0 {
+				return nil, nil, fmt.Errorf("%w: row %d of %s", ErrInvalidCommit, p, path)
+			}
+			rows.Add(p)
+		}
+		cur, live := l.snap.files[path]
+		switch {
+		case removed[path]:
+			return nil, nil, fmt.Errorf("%w: rows deleted from %s, which the commit removes", ErrInvalidCommit, path)
+		case adding[path]:
+			if dvs[path], err = InlineDV(&rows); err != nil {
+				return nil, nil, err
+			}
+			continue
+		case !live:
+			return nil, nil, fmt.Errorf("%w: rows deleted from %s, which is neither added nor in the table", ErrInvalidCommit, path)
+		}
+		acts, err := rewriteDV(cur, &rows, true, at)
+		if err != nil {
+			return nil, nil, fmt.Errorf("rows deleted from %s: %w", path, err)
+		}
+		out = append(out, acts...)
+	}
+	return dvs, out, nil
+}
+
+// rewriteDV replaces a live logical file by the same data file with more
+// deleted rows (union: rows join its DV; else rows are its whole DV): the
+// remove of its path and DV, the add of its path and the new DV, both
+// with dataChange true. Nothing when the DV stays the same.
+func rewriteDV(cur *Add, rows *RowSet, union bool, at int64) ([]Action, error) {
+	if cur.DeletionVector != nil {
+		had, err := ReadInlineDV(cur.DeletionVector)
+		if err != nil {
+			return nil, err
+		}
+		if union {
+			rows.Union(had)
+		}
+		if had.Cardinality() == rows.Cardinality() && (union || sameRows(had, rows)) {
+			return nil, nil
+		}
+	} else if rows.Cardinality() == 0 {
+		return nil, nil
+	}
+	var dv *DeletionVector
+	if rows.Cardinality() > 0 {
+		var err error
+		if dv, err = InlineDV(rows); err != nil {
+			return nil, err
+		}
+	}
+	size := cur.Size
+	rm := &Remove{Path: cur.Path, DeletionTimestamp: &at, DataChange: true, ExtendedFileMetadata: true,
+		PartitionValues: cur.PartitionValues, Size: &size, DeletionVector: cur.DeletionVector}
+	add := *cur
+	add.DataChange, add.DeletionVector = true, dv
+	return []Action{{Remove: rm}, {Add: &add}}, nil
+}
+
+// sameRows reports whether two sets hold the same rows.
+func sameRows(a, b *RowSet) bool {
+	x, err1 := a.MarshalBinary()
+	y, err2 := b.MarshalBinary()
+	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
 // locateOnce is locate for a file of one list of a commit (its removes or

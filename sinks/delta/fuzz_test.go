@@ -23,6 +23,8 @@ func FuzzParseActions(f *testing.F) {
 		"{\"add\":{\"path\":\"a\",\"partitionValues\":{\"r\":null},\"size\":1,\"modificationTime\":1,\"dataChange\":true,\"stats\":\"{}\"}}\n{\"remove\":{\"path\":\"b\",\"dataChange\":false}}",
 		`{"add":{"path":"p","partitionValues":[{"key":"r","value":"eu"}]}}`,
 		`{"txn":{"appId":"a","version":9}}`,
+		`{"add":{"path":"a","partitionValues":{},"size":1,"modificationTime":1,"dataChange":true,"deletionVector":{"storageType":"i","pathOrInlineDv":"wi5b=000010000siXQKl0rr91000f55c8Xg0@@D72lkbi5=-{L","sizeInBytes":40,"cardinality":6}}}`,
+		`{"remove":{"path":"a","dataChange":true,"deletionVector":{"storageType":"u","pathOrInlineDv":"ab^-aqEH.-t@S}K{vb[*k^","offset":4,"sizeInBytes":40,"cardinality":6}}}`,
 		`{"cdc":{"path":"x"}}`,
 	} {
 		f.Add([]byte(s))

@@ -89,7 +89,13 @@ func (s *snapshot) apply(v int64, actions []Action) {
 			s.files[a.Add.Path] = a.Add
 			delete(s.removed, a.Add.Path)
 		case a.Remove != nil:
-			delete(s.files, a.Remove.Path)
+			// A remove ends the logical file of its path and DV only
+			// ("Add File and Remove File"): a file whose DV grows is
+			// removed with its old DV and added with the new one in one
+			// version, in either order.
+			if cur, ok := s.files[a.Remove.Path]; ok && cur.DeletionVector.UniqueID() == a.Remove.DeletionVector.UniqueID() {
+				delete(s.files, a.Remove.Path)
+			}
 			s.removed[a.Remove.Path] = a.Remove
 		case a.CommitInfo != nil:
 			s.commits[v] = a.CommitInfo

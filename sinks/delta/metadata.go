@@ -14,6 +14,14 @@ import (
 // widened column the typeWidening one, which exist only at reader 3 /
 // writer 7. The protocol never goes down.
 
+// An upsert table's log (Table.DeletionVectors) also needs the
+// deletionVectors reader and writer feature, so reader 3 / writer 7, and
+// the table property that lets writers write DVs.
+const (
+	featureDV    = "deletionVectors"
+	propEnableDV = "delta.enableDeletionVectors"
+)
+
 // metadata returns the metaData action (nil when the log's is current) and
 // the protocol action (nil when the log's suffices) for the table.
 func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
@@ -26,7 +34,7 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
 		}
-		proto := neededProtocol(l.snap.protocol, info.features)
+		proto := neededProtocol(l.snap.protocol, t.features(info))
 		spec, err := t.spec(t.SpecID)
 		if err != nil {
 			return nil, nil, err
@@ -38,6 +46,9 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 		conf := StringMap{"delta.checkpointInterval": strconv.FormatInt(l.opts.CheckpointInterval, 10)}
 		if widened {
 			conf[enableTypeWideningKey] = "true"
+		}
+		if t.DeletionVectors {
+			conf[propEnableDV] = "true"
 		}
 		return &Metadata{ID: t.ID, Name: t.Name, Format: Format{Provider: "parquet", Options: StringMap{}},
 			SchemaString: info.schemaString, PartitionColumns: cols, CreatedTime: &at, Configuration: conf}, proto, nil
@@ -61,14 +72,17 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 			return nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
 		}
 	}
-	proto := neededProtocol(l.snap.protocol, info.features)
+	proto := neededProtocol(l.snap.protocol, t.features(info))
 	allow := w.changed && cur.Configuration[enableTypeWideningKey] != "true"
-	if cur.SchemaString == info.schemaString && !reconfigure && !allow {
+	// Writers may write DVs only while the property says so ("Deletion
+	// Vectors"): a table that needs them gets it.
+	enableDV := t.DeletionVectors && cur.Configuration[propEnableDV] != "true"
+	if cur.SchemaString == info.schemaString && !reconfigure && !allow && !enableDV {
 		return nil, proto, nil
 	}
 	next := *cur
 	next.SchemaString = info.schemaString
-	if reconfigure || allow {
+	if reconfigure || allow || enableDV {
 		next.Configuration = maps.Clone(cur.Configuration)
 		if next.Configuration == nil {
 			next.Configuration = StringMap{}
@@ -77,6 +91,9 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 	if reconfigure {
 		next.Configuration["delta.checkpointInterval"] = interval
 	}
+	if enableDV {
+		next.Configuration[propEnableDV] = "true"
+	}
 	// Writers must not widen a type unless the table property allows it;
 	// Floe widens only what Iceberg already did, so it sets the property
 	// in the version that records the change.
@@ -84,6 +101,18 @@ func (l *Log) metadata(t Table, at int64) (*Metadata, *Protocol, error) {
 		next.Configuration[enableTypeWideningKey] = "true"
 	}
 	return &next, proto, nil
+}
+
+// features are the table features the table's log needs: its schema's
+// (timestampNtz, typeWidening once a column widened) and, for an upsert
+// table, deletionVectors.
+func (t Table) features(info schemaInfo) []string {
+	if !t.DeletionVectors || slices.Contains(info.features, featureDV) {
+		return info.features
+	}
+	out := append(slices.Clone(info.features), featureDV)
+	slices.Sort(out)
+	return out
 }
 
 // neededProtocol returns the protocol the features need, or nil when the

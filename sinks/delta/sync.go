@@ -14,22 +14,41 @@ import (
 // removes what left the table and adds what entered it, with dataChange
 // true. When they agree nothing is written (Result.Published false). c
 // names the table, commit id, offsets and time; its Sequence, Add and
-// Remove are ignored: a sync moves no offsets, so it carries no txn.
+// Remove are ignored; its Deletes are the rows deleted from the live
+// files (all of them, not since the log's version): each live file's DV
+// is made exactly those rows.
 func (l *Log) Sync(ctx context.Context, c Commit, live []File) (Result, error) {
 	if err := l.prepare(ctx, &c); err != nil {
 		return Result{}, err
 	}
-	c.Sequence, c.Add, c.Remove, c.Rearrange = 0, nil, nil, false
+	deletes := c.Deletes
+	c.Sequence, c.Add, c.Remove, c.Rearrange, c.Deletes = 0, nil, nil, false, map[string][]int64{}
+	at := c.At.UnixMilli()
 	keep := map[string]bool{}
+	var rewrites []Action
 	for _, f := range live {
 		rel, err := relPath(c.Table.Location, f.Path)
 		if err != nil {
 			return Result{}, fmt.Errorf("syncing the delta log of %s: %w", c.Table.Name, err)
 		}
 		keep[rel] = true
-		if _, ok := l.snap.files[rel]; !ok {
+		cur, ok := l.snap.files[rel]
+		if !ok {
 			c.Add = append(c.Add, f)
+			if rows, ok := deletes[f.Path]; ok {
+				c.Deletes[f.Path] = rows
+			}
+			continue
 		}
+		var rows RowSet
+		for _, p := range deletes[f.Path] {
+			rows.Add(p)
+		}
+		acts, err := rewriteDV(cur, &rows, false, at)
+		if err != nil {
+			return Result{}, fmt.Errorf("syncing the delta log of %s: rows deleted from %s: %w", c.Table.Name, rel, err)
+		}
+		rewrites = append(rewrites, acts...)
 	}
 	var gone []string
 	for _, p := range sortedKeys(l.snap.files) {
@@ -37,7 +56,7 @@ func (l *Log) Sync(ctx context.Context, c Commit, live []File) (Result, error) {
 			gone = append(gone, p)
 		}
 	}
-	if len(c.Add) == 0 && len(gone) == 0 && l.snap.version >= 0 {
+	if len(c.Add) == 0 && len(gone) == 0 && len(rewrites) == 0 && l.snap.version >= 0 {
 		return Result{Version: l.snap.version}, nil
 	}
 	v := l.snap.version + 1
@@ -45,12 +64,11 @@ func (l *Log) Sync(ctx context.Context, c Commit, live []File) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("delta version %d of %s: %w", v, c.Table.Name, err)
 	}
-	at := c.At.UnixMilli()
 	for _, p := range gone {
 		add := l.snap.files[p]
 		size := add.Size
 		actions = append(actions, Action{Remove: &Remove{Path: p, DeletionTimestamp: &at, DataChange: true,
-			ExtendedFileMetadata: true, PartitionValues: add.PartitionValues, Size: &size}})
+			ExtendedFileMetadata: true, PartitionValues: add.PartitionValues, Size: &size, DeletionVector: add.DeletionVector}})
 	}
-	return l.write(ctx, c, v, actions)
+	return l.write(ctx, c, v, append(actions, rewrites...))
 }

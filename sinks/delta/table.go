@@ -26,6 +26,10 @@ type Table struct {
 	Schemas  []*iceberg.Schema       // every schema the table had: the type history of a log's first version
 	Specs    []iceberg.PartitionSpec // every spec a file may name (by SpecID)
 	SpecID   int                     // the current spec: its identity fields partition the Delta table
+	// DeletionVectors: the table deletes rows of its files (an upsert
+	// table's position deletes), which its log expresses as deletion
+	// vectors; the protocol then includes the deletionVectors feature.
+	DeletionVectors bool
 }
 
 // TableOf describes an Iceberg table's current metadata for its Delta log:

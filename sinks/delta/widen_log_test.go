@@ -112,3 +112,21 @@ func TestTypeWideningKeepsFeatures(t *testing.T) {
 		t.Fatalf("a protocol with both features upgraded again: %+v", again)
 	}
 }
+
+// TestUpsertWideningFeatures: an upsert table (deletion vectors) whose
+// column widened needs both features; neither may push the other out.
+func TestUpsertWideningFeatures(t *testing.T) {
+	tbl := Table{DeletionVectors: true}
+	got := tbl.features(schemaInfo{features: []string{FeatureTypeWidening}})
+	want := []string{featureDV, FeatureTypeWidening}
+	if !slices.Equal(got, want) {
+		t.Fatalf("features %v, want %v", got, want)
+	}
+	cur := &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{featureDV}, WriterFeatures: []string{featureDV}}
+	if p := neededProtocol(cur, got); p == nil || !slices.Equal(p.ReaderFeatures, want) || !slices.Equal(p.WriterFeatures, want) {
+		t.Fatalf("an upsert log widening a column: protocol %+v, want features %v", p, want)
+	}
+	if plain := (Table{}).features(schemaInfo{features: []string{FeatureTypeWidening}}); !slices.Equal(plain, []string{FeatureTypeWidening}) {
+		t.Fatalf("an append table got %v", plain)
+	}
+}

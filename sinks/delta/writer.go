@@ -124,6 +124,12 @@ type Commit struct {
 	// Add and Remove are the data files entering and leaving the table.
 	Add    []File
 	Remove []File
+	// Deletes are rows of data files that leave the table (an upsert
+	// table's replaced and deleted rows: its position deletes), by the
+	// file's path as in Add. A file of Add gets them as its DV; a live
+	// file is removed with its DV and added again with the union of that
+	// DV and these rows. Only for a Table with DeletionVectors.
+	Deletes map[string][]int64
 	// Rearrange marks a commit that moves rows without changing them
 	// (compaction): its adds and removes carry dataChange false, and each
 	// removed file must be live.
@@ -249,7 +255,7 @@ func (l *Log) actions(c Commit, v int64) ([]Action, error) {
 
 func (l *Log) commitInfo(c Commit, v, at int64) *CommitInfo {
 	info := &CommitInfo{Timestamp: at, EngineInfo: l.opts.EngineInfo, Offsets: c.Offsets, CommitID: c.CommitID, Entries: c.Entries}
-	blind := len(c.Remove) == 0
+	blind := len(c.Remove) == 0 && len(c.Deletes) == 0 // deletes remove logical files too
 	info.Operation = operation(c, v)
 	if !c.Rearrange && len(c.Add) > 0 {
 		info.IsBlindAppend = &blind

@@ -60,15 +60,12 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
-	if s.writesDelta(key) {
-		// Published before the entry that records it (delta.go): a crash
-		// in between is found in the log's tail at the next attempt.
-		if _, g, err = s.publishDelta(ctx, deltaCommit{key: key, tbl: tbl, entries: entries, g: g, req: req, at: at}); err != nil {
-			return fmt.Errorf("committing table %s: %w", name, err)
-		}
-	} else if s.delta != nil {
-		s.delta.forget(key) // the log misses this commit: sync it when delta is back
+	dc, plan, err := s.prepareCommit(ctx, deltaCommit{key: key, tbl: tbl, entries: entries, g: g, req: req, at: at})
+	if err != nil {
+		return fmt.Errorf("committing table %s: %w", name, err)
 	}
+	g = dc.g
+	_, upsert := upsertOf(tbl)
 	offJSON, err := json.Marshal(g.offsets)
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
@@ -88,13 +85,9 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	}
 
 	tx := tbl.NewTransaction()
-	up, upsert := upsertOf(tbl)
-	var plan upsertPlan
 	switch {
 	case upsert:
-		if plan, err = s.planUpsert(ctx, tbl, key, up, entries); err == nil { // upsert.go
-			err = commitUpsert(ctx, tx, tbl, g.files, plan, props)
-		}
+		err = commitUpsert(ctx, tx, tbl, g.files, plan, props)
 	case len(g.files) > 0:
 		err = tx.AddDataFiles(ctx, g.files, props, table.WithoutDuplicateCheck())
 	default:
@@ -117,6 +110,38 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 		s.recordUpsert(key, plan, committed)
 	}
 	return nil
+}
+
+// prepareCommit plans an upsert commit's deletes and publishes the
+// commit's Delta version (with them) when the table writes one; the Delta
+// version comes before the entry that records it (delta.go), so a crash in
+// between is found in the log's tail at the next attempt. When the log
+// held a commit of fewer entries the commit becomes that one, planned
+// again from the same table state.
+func (s *Sink) prepareCommit(ctx context.Context, dc deltaCommit) (deltaCommit, upsertPlan, error) {
+	up, upsert := upsertOf(dc.tbl)
+	var plan upsertPlan
+	var err error
+	if upsert {
+		if plan, err = s.planUpsert(ctx, dc.tbl, dc.key, up, dc.entries); err != nil { // upsert.go
+			return dc, plan, err
+		}
+		dc.deletes = plan.deletes
+	}
+	if !s.writesDelta(dc.key) {
+		if s.delta != nil {
+			s.delta.forget(dc.key) // the log misses this commit: sync it when delta is back
+		}
+		return dc, plan, nil
+	}
+	n := len(dc.entries)
+	if dc.entries, dc.g, err = s.publishDelta(ctx, dc); err != nil {
+		return dc, plan, err
+	}
+	if upsert && len(dc.entries) != n {
+		plan, err = s.planUpsert(ctx, dc.tbl, dc.key, up, dc.entries)
+	}
+	return dc, plan, err
 }
 
 // gathered is what a commit adds: the entries' ids, the table's data files,

@@ -106,7 +106,7 @@ func (s *Sink) openDelta(ctx context.Context, key string, tbl *table.Table, comm
 	if l, err = delta.Open(ctx, st, opts); err != nil {
 		return nil, err
 	}
-	dt := delta.TableOf(tbl.Metadata(), ledger.DisplayName(key))
+	dt := deltaTable(tbl, key)
 	// A sync may remove files from the log: like a deletion it is fenced
 	// (the state proved current, the role re-checked), so a committer cut
 	// off cannot undo its successor's versions with its stale table.
@@ -141,6 +141,11 @@ func syncLog(ctx context.Context, l *delta.Log, dt delta.Table, tbl *table.Table
 		return err
 	}
 	c := delta.Commit{Table: dt, CommitID: fmt.Sprintf("sync-%d", snap.SnapshotID), Offsets: offsets, At: at}
+	if dt.DeletionVectors {
+		if c.Deletes, err = deletedRows(ctx, tbl); err != nil {
+			return err
+		}
+	}
 	if _, err := l.Sync(ctx, c, live); err != nil {
 		return fmt.Errorf("adding the iceberg table's files to its delta log: %w", err)
 	}
@@ -163,6 +168,38 @@ func liveFiles(ctx context.Context, tbl *table.Table) ([]delta.File, error) {
 	return out, nil
 }
 
+// deltaTable describes tbl for its Delta log: an upsert table's log
+// carries its position deletes as deletion vectors.
+func deltaTable(tbl *table.Table, key string) delta.Table {
+	dt := delta.TableOf(tbl.Metadata(), ledger.DisplayName(key))
+	_, dt.DeletionVectors = upsertOf(tbl)
+	return dt
+}
+
+// deletedRows reads the rows the table's current position-delete files
+// delete, by data file path: what a sync makes the files' DVs.
+func deletedRows(ctx context.Context, tbl *table.Table) (map[string][]int64, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dels, err := liveDeleteFiles(fs, tbl.CurrentSnapshot())
+	if err != nil {
+		return nil, err
+	}
+	deleted := map[string]map[int64]bool{}
+	for _, d := range dels {
+		if err := readPosDeletes(ctx, fs, d.FilePath(), deleted); err != nil {
+			return nil, fmt.Errorf("reading the deleted rows for the delta log: %w", err)
+		}
+	}
+	out := make(map[string][]int64, len(deleted))
+	for path, rows := range deleted {
+		out[path] = slices.Sorted(maps.Keys(rows))
+	}
+	return out, nil
+}
+
 // deltaCommit is what an append publishes to the Delta log.
 type deltaCommit struct {
 	key     string
@@ -171,6 +208,8 @@ type deltaCommit struct {
 	g       gathered
 	req     *ledger.CommitRequest
 	at      time.Time
+	// deletes are an upsert commit's position deletes, by data file.
+	deletes []posDelete
 }
 
 // publishDelta publishes the append as the table's next Delta version
@@ -217,8 +256,14 @@ func (s *Sink) publishDelta(ctx context.Context, c deltaCommit) ([]ledger.Entry,
 
 // delta is the Delta commit of the append as sequence seq.
 func (c deltaCommit) delta(seq int64) delta.Commit {
-	out := delta.Commit{Table: delta.TableOf(c.tbl.Metadata(), ledger.DisplayName(c.key)), Sequence: seq,
+	out := delta.Commit{Table: deltaTable(c.tbl, c.key), Sequence: seq,
 		CommitID: c.req.CommitID, Offsets: c.g.offsets, Entries: c.g.ids, At: c.at}
+	if len(c.deletes) > 0 {
+		out.Deletes = map[string][]int64{}
+		for _, d := range c.deletes {
+			out.Deletes[d.path] = append(out.Deletes[d.path], d.pos)
+		}
+	}
 	for _, e := range c.entries {
 		for _, f := range e.Files {
 			out.Add = append(out.Add, delta.File{FileDescriptor: f, WrittenAt: e.WrittenAt})
@@ -323,7 +368,7 @@ func (s *Sink) rearrangeDelta(ctx context.Context, key string, tbl *table.Table,
 	if err != nil {
 		return err
 	}
-	c := delta.Commit{Table: delta.TableOf(tbl.Metadata(), name), CommitID: commitID, Offsets: offsets, Rearrange: true, At: at}
+	c := delta.Commit{Table: deltaTable(tbl, key), CommitID: commitID, Offsets: offsets, Rearrange: true, At: at}
 	for _, g := range rw.Groups {
 		for _, df := range g.OldDataFiles {
 			c.Remove = append(c.Remove, delta.File{FileDescriptor: describe(df)})

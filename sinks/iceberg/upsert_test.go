@@ -16,6 +16,7 @@ import (
 
 	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
@@ -31,6 +32,7 @@ type upsertHarness struct {
 	s      *Sink
 	cat    *catalog.Catalog
 	apply  func(fsm.Command) error
+	rn     *raftnode.Node
 	spec   sink.TableSpec
 	a      ledger.Assignment
 	idx    string // the key index file
@@ -44,7 +46,7 @@ type upsertHarness struct {
 func newUpsertHarness(t *testing.T, parts int32) *upsertHarness {
 	ctx := context.Background()
 	s, cat, rn := newSink(t)
-	h := &upsertHarness{t: t, ctx: ctx, s: s, cat: cat, next: map[int32]int64{}, model: map[string]string{}, at: map[string]int64{},
+	h := &upsertHarness{t: t, ctx: ctx, s: s, cat: cat, rn: rn, next: map[int32]int64{}, model: map[string]string{}, at: map[string]int64{},
 		apply: func(c fsm.Command) error { _, err := rn.Apply(ctx, c); return err },
 		spec:  sink.TableSpec{Key: ledger.TableKey([]string{"db", "u"}), Ident: []string{"db", "u"}, Format: "raw", Mode: "upsert"},
 		idx:   filepath.Join(t.TempDir(), "keys.db")}

@@ -74,11 +74,16 @@ func decodeRef(b []byte) (rowRef, error) {
 // indexKey is a key as the store holds it: never empty (an empty Kafka
 // key is a key), and hashed when long.
 func indexKey(key []byte) []byte {
-	if len(key) <= maxPlainKey {
-		return append([]byte{1}, key...)
+	tag := byte(1)
+	if len(key) > maxPlainKey {
+		h := sha256.Sum256(key)
+		tag, key = 2, h[:]
 	}
-	h := sha256.Sum256(key)
-	return append([]byte{2}, h[:]...)
+	// One allocation (append([]byte{tag}, key...) makes two).
+	k := make([]byte, 1+len(key))
+	k[0] = tag
+	copy(k[1:], key)
+	return k
 }
 
 // Snapshot returns the snapshot table's index reflects, false when it has
@@ -148,19 +153,19 @@ type keyChange struct {
 // apply records a commit's key changes and the snapshot they make, in one
 // store transaction: the index never reflects half a commit.
 func (x *KeyIndex) apply(table string, changes []keyChange, snapshot int64) error {
-	sortChanges(changes)
+	keys := sortChanges(changes)
 	err := x.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(table))
 		if err != nil {
 			return err
 		}
 		var delta int64
-		for _, c := range changes {
+		for i, c := range changes {
 			p, err := b.CreateBucketIfNotExists([]byte(prefixPart + c.tp))
 			if err != nil {
 				return err
 			}
-			k := indexKey(c.key)
+			k := keys[i]
 			had := p.Get(k) != nil
 			if c.gone {
 				err = p.Delete(k)
@@ -246,12 +251,73 @@ func (x *KeyIndex) Keys(table string) (int64, error) {
 	return n, nil
 }
 
-// sortChanges orders changes by partition and stored key: bbolt splits its
-// pages only when a transaction commits, so keys put in random order cost
-// a copy of the page's tail each (100,000 new keys in map order took 15 s,
-// in order well under one).
-func sortChanges(changes []keyChange) {
-	slices.SortFunc(changes, func(a, b keyChange) int {
-		return cmp.Or(strings.Compare(a.tp, b.tp), bytes.Compare(indexKey(a.key), indexKey(b.key)))
+// sortChanges orders changes by partition and stored key, and returns
+// their stored keys in that order: bbolt splits its pages only when a
+// transaction commits, so keys put in random order cost a copy of the
+// page's tail each (100,000 new keys in map order took 15 s, in order well
+// under one).
+func sortChanges(changes []keyChange) [][]byte {
+	return sortByIndexKey(changes, func(c *keyChange) (string, []byte) { return c.tp, c.key })
+}
+
+// sortByIndexKey orders items by partition and stored key (indexKey),
+// items of one key in their order, and returns the stored keys in the new
+// order. Each stored key is made once: made in the comparison (twice per
+// comparison, an allocation each), they took half of the CPU of the index
+// updates in `floe bench --upsert-passes` (docs/benchmarks.md).
+func sortByIndexKey[T any](items []T, keyOf func(*T) (tp string, key []byte)) [][]byte {
+	// The sort moves these small entries, not the items.
+	type entry struct {
+		tp string
+		k  []byte
+		i  int
+	}
+	s := make([]entry, len(items))
+	for i := range items {
+		tp, key := keyOf(&items[i])
+		s[i] = entry{tp, indexKey(key), i}
+	}
+	slices.SortFunc(s, func(a, b entry) int {
+		return cmp.Or(strings.Compare(a.tp, b.tp), bytes.Compare(a.k, b.k), cmp.Compare(a.i, b.i))
 	})
+	sorted := make([]T, len(items))
+	keys := make([][]byte, len(s))
+	for j, e := range s {
+		sorted[j], keys[j] = items[e.i], e.k
+	}
+	copy(items, sorted)
+	return keys
+}
+
+// KeyIndexSize is where a key index file's bytes go: the pages of its
+// trees and the rest (free pages a commit's copy-on-write left behind,
+// which bbolt reuses but never returns: the file does not shrink).
+type KeyIndexSize struct {
+	FileBytes  int64 // the file
+	PageBytes  int64 // the pages its trees use (branch and leaf)
+	InuseBytes int64 // the bytes of those pages that hold data
+}
+
+// ReadKeyIndexSize measures the key index file at path, which no process
+// may hold open (bbolt locks it): for `floe bench --upsert-passes`.
+func ReadKeyIndexSize(path string) (KeyIndexSize, error) {
+	var sz KeyIndexSize
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return sz, fmt.Errorf("opening key index %s: %w", path, err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		sz.FileBytes = tx.Size()
+		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+			st := b.Stats()
+			sz.PageBytes += int64(st.BranchAlloc + st.LeafAlloc)
+			sz.InuseBytes += int64(st.BranchInuse + st.LeafInuse)
+			return nil
+		})
+	})
+	if err != nil {
+		return sz, fmt.Errorf("measuring key index %s: %w", path, err)
+	}
+	return sz, nil
 }

@@ -1,12 +1,8 @@
 package iceberg
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -132,19 +128,18 @@ func (x *KeyIndex) putBatch(key string, batch []keyedRef, stray []posDelete) ([]
 	if len(batch) == 0 {
 		return stray, nil
 	}
-	// In key order, as sortChanges says why; stable, so that of two rows
-	// of a key the later-read one still meets the earlier.
-	slices.SortStableFunc(batch, func(a, b keyedRef) int {
-		return cmp.Or(strings.Compare(a.tp, b.tp), bytes.Compare(indexKey(a.key), indexKey(b.key)))
-	})
+	// In key order, as sortChanges says why; the rows of a key in their
+	// order, so that of two rows of a key the later-read one still meets
+	// the earlier.
+	keys := sortByIndexKey(batch, func(k *keyedRef) (string, []byte) { return k.tp, k.key })
 	err := x.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(key))
 		if err != nil {
 			return err
 		}
 		var added int64
-		for _, k := range batch {
-			loser, err := putNewer(b, k.tp, k.key, k.ref)
+		for i, k := range batch {
+			loser, err := putNewer(b, k.tp, keys[i], k.ref)
 			if err != nil {
 				return err
 			}
@@ -159,14 +154,13 @@ func (x *KeyIndex) putBatch(key string, batch []keyedRef, stray []posDelete) ([]
 	return stray, err
 }
 
-// putNewer stores ref for key unless the index holds a row of a higher
-// offset; it returns the row that lost, if any.
-func putNewer(b *bolt.Bucket, tp string, key []byte, ref rowRef) (*rowRef, error) {
+// putNewer stores ref for the stored key k (indexKey) unless the index
+// holds a row of a higher offset; it returns the row that lost, if any.
+func putNewer(b *bolt.Bucket, tp string, k []byte, ref rowRef) (*rowRef, error) {
 	p, err := b.CreateBucketIfNotExists([]byte(prefixPart + tp))
 	if err != nil {
 		return nil, err
 	}
-	k := indexKey(key)
 	if v := p.Get(k); v != nil {
 		old, err := decodeRef(v)
 		if err != nil {

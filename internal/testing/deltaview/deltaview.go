@@ -29,6 +29,7 @@ type View struct {
 	Versions []int64          // every version found, in order
 	Txns     []int64          // the txn version of each version that has one, in order
 	Live     map[string]bool  // live data files, relative to the root
+	DVs      map[string]*DV   // the deletion vector of each live file that has one
 	Offsets  map[string]int64 // the newest commitInfo's floe.offsets
 	Schemas  []string         // every metaData schemaString, in order
 	Changes  []bool           // dataChange of every add and remove, in order
@@ -46,7 +47,7 @@ func Read(t testing.TB, root string) View {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
-	v := View{Live: map[string]bool{}}
+	v := View{Live: map[string]bool{}, DVs: map[string]*DV{}}
 	for _, name := range names {
 		var version int64
 		if _, err := fmt.Sscanf(filepath.Base(name), "%020d.json", &version); err != nil {
@@ -72,12 +73,14 @@ func (v *View) apply(t testing.TB, name string, line []byte) {
 	var a struct {
 		Txn *struct{ Version int64 }
 		Add *struct {
-			Path       string
-			DataChange bool
+			Path           string
+			DataChange     bool
+			DeletionVector *DV
 		}
 		Remove *struct {
-			Path       string
-			DataChange bool
+			Path           string
+			DataChange     bool
+			DeletionVector *DV
 		}
 		MetaData *struct {
 			SchemaString  string
@@ -98,9 +101,14 @@ func (v *View) apply(t testing.TB, name string, line []byte) {
 		v.Txns = append(v.Txns, a.Txn.Version)
 	case a.Add != nil:
 		v.Live[a.Add.Path] = true
+		v.DVs[a.Add.Path] = a.Add.DeletionVector
 		v.Changes = append(v.Changes, a.Add.DataChange)
 	case a.Remove != nil:
-		delete(v.Live, a.Remove.Path)
+		// A remove ends the logical file of its path and DV only.
+		if v.Live[a.Remove.Path] && v.DVs[a.Remove.Path].uniqueID() == a.Remove.DeletionVector.uniqueID() {
+			delete(v.Live, a.Remove.Path)
+			delete(v.DVs, a.Remove.Path)
+		}
 		v.Changes = append(v.Changes, a.Remove.DataChange)
 	case a.MetaData != nil:
 		v.Schemas = append(v.Schemas, a.MetaData.SchemaString)
@@ -130,7 +138,7 @@ func (v View) CheckContiguous(t testing.TB) {
 
 // Rows counts the rows of the live files by "partition/offset" (Floe's
 // _kafka_partition and _kafka_offset columns), read with arrow-go's
-// Parquet reader.
+// Parquet reader; rows a file's deletion vector holds are not counted.
 func (v View) Rows(t testing.TB, root string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
@@ -143,6 +151,12 @@ func (v View) Rows(t testing.TB, root string) map[string]int {
 		if err != nil {
 			t.Fatalf("reading live file %s: %v", rel, err)
 		}
+		var deleted map[int64]bool
+		if dv := v.DVs[rel]; dv != nil {
+			if deleted, err = dv.Rows(); err != nil {
+				t.Fatalf("deletion vector of %s: %v", rel, err)
+			}
+		}
 		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 		if err != nil {
 			t.Fatal(err)
@@ -153,10 +167,14 @@ func (v View) Rows(t testing.TB, root string) map[string]int {
 		}
 		parts := tbl.Column(tbl.Schema().FieldIndices("_kafka_partition")[0]).Data().Chunks()
 		offs := tbl.Column(tbl.Schema().FieldIndices("_kafka_offset")[0]).Data().Chunks()
+		var pos int64
 		for c := range parts {
 			pa, oa := parts[c].(*array.Int32), offs[c].(*array.Int64)
 			for i := range pa.Len() {
-				out[fmt.Sprintf("%d/%d", pa.Value(i), oa.Value(i))]++
+				if !deleted[pos] {
+					out[fmt.Sprintf("%d/%d", pa.Value(i), oa.Value(i))]++
+				}
+				pos++
 			}
 		}
 		tbl.Release()
@@ -166,12 +184,14 @@ func (v View) Rows(t testing.TB, root string) map[string]int {
 }
 
 // deltaRSScript prints the row count, the distinct (partition, offset)
-// pairs and the version delta-rs reads.
+// pairs and the version delta-rs reads. It queries through DataFusion
+// (QueryBuilder), which applies deletion vectors: deltalake 1.6.6's
+// to_pyarrow_table refuses a table with the deletionVectors reader feature.
 const deltaRSScript = `
 import json, os, sys
-from deltalake import DeltaTable
+from deltalake import DeltaTable, QueryBuilder
 dt = DeltaTable(sys.argv[1])
-t = dt.to_pyarrow_table(columns=["_kafka_partition", "_kafka_offset"])
+t = QueryBuilder().register("t", dt).execute("select _kafka_partition, _kafka_offset from t").read_all()
 pairs = set(zip(t.column(0).to_pylist(), t.column(1).to_pylist()))
 print(json.dumps({"rows": t.num_rows, "distinct": len(pairs), "version": dt.version()}), flush=True)
 os._exit(0)  # delta-rs' runtime threads can abort the interpreter's exit
