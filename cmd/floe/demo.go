@@ -31,18 +31,20 @@ func demoCmd() *cobra.Command {
 		records    int
 		partitions int
 		rate       int
+		formats    []string
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run Floe end to end on embedded defaults: in-process Kafka, local warehouse, one node",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDemo(cmd.Context(), cmd.OutOrStdout(), dir, records, partitions, rate)
+			return runDemo(cmd.Context(), cmd.OutOrStdout(), dir, records, partitions, rate, formats)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "demo-data", "directory for the warehouse and node data (emptied first)")
 	cmd.Flags().IntVar(&records, "records", 60000, "records to produce")
 	cmd.Flags().IntVar(&partitions, "partitions", 4, "partitions of the sample topic")
 	cmd.Flags().IntVar(&rate, "rate", 5000, "records produced per second")
+	cmd.Flags().StringSliceVar(&formats, "formats", nil, "table formats of demo.orders: iceberg (default), delta, or iceberg,delta (a Delta log over the same files)")
 	return cmd
 }
 
@@ -75,7 +77,7 @@ func freeAddr() (string, error) {
 	return "", fmt.Errorf("no free loopback port not handed out already after 100 tries")
 }
 
-func runDemo(ctx context.Context, out io.Writer, dir string, total, partitions, rate int) error {
+func runDemo(ctx context.Context, out io.Writer, dir string, total, partitions, rate int, formats []string) error {
 	const topic = "orders"
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -89,7 +91,7 @@ func runDemo(ctx context.Context, out io.Writer, dir string, total, partitions, 
 		return err
 	}
 	defer kafka.Close()
-	cfg, err := demoConfig(abs, topic, kafka.Addrs())
+	cfg, err := demoConfig(abs, topic, kafka.Addrs(), formats)
 	if err != nil {
 		return err
 	}
@@ -124,8 +126,9 @@ func runDemo(ctx context.Context, out io.Writer, dir string, total, partitions, 
 }
 
 // demoConfig is the demo node's configuration: one node on the embedded
-// broker, a local warehouse under abs, the sample topic mapped.
-func demoConfig(abs, topic string, brokers []string) (config.Config, error) {
+// broker, a local warehouse under abs, the sample topic mapped (in the
+// given formats; nil is the default, Iceberg).
+func demoConfig(abs, topic string, brokers []string, formats []string) (config.Config, error) {
 	raftAddr, err := freeAddr()
 	if err != nil {
 		return config.Config{}, err
@@ -138,7 +141,7 @@ func demoConfig(abs, topic string, brokers []string) (config.Config, error) {
 	cfg.Kafka.BootstrapServers = brokers
 	cfg.Warehouse.Location = "file://" + filepath.Join(abs, "warehouse")
 	cfg.CommitInterval = config.Duration(2 * time.Second)
-	cfg.Tables = []config.Table{{Topic: topic, Namespace: "demo", Name: topic, Format: "json", ErrorMode: "dlq", StartOffset: "earliest"}}
+	cfg.Tables = []config.Table{{Topic: topic, Namespace: "demo", Name: topic, Format: "json", ErrorMode: "dlq", StartOffset: "earliest", Formats: formats}}
 	if err := cfg.Validate(); err != nil {
 		return config.Config{}, err
 	}
@@ -307,6 +310,10 @@ func demoSummary(ctx context.Context, out io.Writer, n *node.Node, produced, bad
 	fmt.Fprintf(out, "  python3 -c \"from pyiceberg.table import StaticTable; t = StaticTable.from_metadata('%s'); print(t.scan().to_arrow().num_rows)\"\n", tbl.MetadataLocation())
 	fmt.Fprintf(out, "or with DuckDB:\n")
 	fmt.Fprintf(out, "  duckdb -c \"INSTALL iceberg; LOAD iceberg; SELECT _kafka_partition, count(*) FROM iceberg_scan('%s') GROUP BY 1 ORDER BY 1\"\n", meta)
+	if root := strings.TrimPrefix(tbl.Location(), "file://"); dirExists(filepath.Join(root, "_delta_log")) {
+		fmt.Fprintf(out, "It is a Delta table too (--formats), over the same files; read it with delta-rs (pip install deltalake):\n")
+		fmt.Fprintf(out, "  python3 -c \"from deltalake import DeltaTable; t = DeltaTable('%s'); print(t.version(), t.to_pyarrow_table().num_rows)\"\n", root)
+	}
 	if rows+dlqRows != produced || dups > 0 {
 		return fmt.Errorf("exactly-once check failed: %d rows + %d dead letters for %d produced, %d duplicates", rows, dlqRows, produced, dups)
 	}
@@ -320,4 +327,10 @@ func columnNames(tbl *table.Table) string {
 		names = append(names, f.Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// dirExists reports whether path is a directory.
+func dirExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
