@@ -68,6 +68,7 @@ const (
 	UpsertDeletedRows    = "floe_upsert_deleted_rows_total"
 	UpsertIndexRebuilds  = "floe_upsert_index_rebuilds_total"
 	UpsertRebuildSeconds = "floe_upsert_index_rebuild_seconds_total"
+	UpsertIndexBytes     = "floe_upsert_index_file_bytes"
 )
 
 // Names returns every floe_* metric family name the package exposes, sorted.
@@ -82,7 +83,7 @@ func Names() []string {
 		RaftAppliedIndex, RaftApplyDuration, RaftIsLeader, RaftLeaderChanges, RaftState,
 		RecordsConsumed, RecordsDeadLettered, RecordsSkipped, ScrapeError,
 		SnapshotsExpired, TableFreshness, TableState,
-		UpsertDeleteFiles, UpsertDeletedRows, UpsertRebuildSeconds, UpsertIndexRebuilds, UpsertKeys,
+		UpsertDeleteFiles, UpsertDeletedRows, UpsertIndexBytes, UpsertRebuildSeconds, UpsertIndexRebuilds, UpsertKeys,
 	}
 }
 
@@ -202,7 +203,7 @@ type reportCollector struct {
 	members, memberUp, info, scrapeErr                 *prometheus.Desc
 	memory                                             *prometheus.Desc
 	// An upsert table's counters, reported only for upsert tables.
-	upKeys, upDelFiles, upDelRows, upRebuilds, upRebuildS *prometheus.Desc
+	upKeys, upDelFiles, upDelRows, upRebuilds, upRebuildS, upIndexBytes *prometheus.Desc
 }
 
 // tableSeries are the metrics that carry only the table label, each one
@@ -258,6 +259,7 @@ func newReportCollector(src Source, version string, timeout time.Duration) *repo
 		upDelRows:      d(UpsertDeletedRows, "Rows those position-delete files delete.", "table"),
 		upRebuilds:     d(UpsertIndexRebuilds, "Rebuilds of the upsert table's key index from the table on this node since it started.", "table"),
 		upRebuildS:     d(UpsertRebuildSeconds, "Time those rebuilds took.", "table"),
+		upIndexBytes:   d(UpsertIndexBytes, "Size on disk of the key-index file of the upsert table's committer (shared by the upsert tables that node commits).", "table"),
 	}
 	for _, m := range tableSeries {
 		c.perTable = append(c.perTable, d(m.name, m.help, table...))
@@ -271,11 +273,10 @@ func (c *reportCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	for _, d := range []*prometheus.Desc{
 		c.lagRecords, c.lagSeconds, c.tableState, c.objectRequests,
-		c.upKeys, c.upDelFiles, c.upDelRows, c.upRebuilds, c.upRebuildS,
+		c.upKeys, c.upDelFiles, c.upDelRows, c.upRebuilds, c.upRebuildS, c.upIndexBytes,
 		c.catLag, c.catFailures, c.catInSync,
 		c.raftState, c.isLeader, c.applied,
 		c.members, c.memberUp, c.info, c.scrapeErr, c.memory,
-		c.upKeys, c.upDelFiles, c.upDelRows, c.upRebuilds, c.upRebuildS,
 	} {
 		ch <- d
 	}
@@ -387,6 +388,7 @@ func (c *reportCollector) collectTable(ch chan<- prometheus.Metric, rep status.R
 			{c.upDelRows, prometheus.CounterValue, float64(u.DeletedRows)},
 			{c.upRebuilds, prometheus.CounterValue, float64(u.IndexRebuilds)},
 			{c.upRebuildS, prometheus.CounterValue, u.RebuildSeconds},
+			{c.upIndexBytes, prometheus.GaugeValue, float64(u.IndexFileBytes)},
 		} {
 			ch <- constMetric(m.d, m.k, m.v, t.Table)
 		}

@@ -235,4 +235,7 @@ type UpsertStatus struct {
 	DeletedRows    int64   `json:"deleted_rows"`    // rows they delete
 	IndexRebuilds  int64   `json:"index_rebuilds"`  // index rebuilds from the table
 	RebuildSeconds float64 `json:"rebuild_seconds"` // their total duration
+	// IndexFileBytes is the node's key-index file (<data_dir>/upsert-keys.db,
+	// shared by the upsert tables it commits): its size on disk.
+	IndexFileBytes int64 `json:"index_file_bytes"`
 }

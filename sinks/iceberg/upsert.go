@@ -286,6 +286,7 @@ func (s *Sink) Upsert(key string) (sink.UpsertStats, bool) {
 	s.mu.Unlock()
 	if ok && x != nil {
 		st.Keys, _ = x.Keys(key)
+		st.IndexFileBytes = x.FileBytes()
 	}
 	return st, ok
 }

@@ -322,8 +322,8 @@ func TestUpsertAfterAppend(t *testing.T) {
 	h.flush([]*records.Record{{Partition: 0, Key: []byte("new"), Raw: []byte("n")}})
 	h.commit()
 	h.check("first upsert commit")
-	if st, _ := h.s.Upsert(h.spec.Key); st.DeletedRows != 12 || st.Keys != 7 {
-		t.Fatalf("stats %+v: want the 12 older rows deleted and 7 keys", st)
+	if st, _ := h.s.Upsert(h.spec.Key); st.DeletedRows != 12 || st.Keys != 7 || st.IndexFileBytes <= 0 {
+		t.Fatalf("stats %+v: want the 12 older rows deleted, 7 keys and the index file's size", st)
 	}
 }
 

@@ -50,6 +50,15 @@ func OpenKeyIndex(path string) (*KeyIndex, error) {
 // Close closes the index file.
 func (x *KeyIndex) Close() error { return x.db.Close() }
 
+// FileBytes is the size of the index file (every upsert table of this
+// node has its bucket in it): what it takes on the data dir's disk. It
+// never shrinks; bbolt reuses the pages it frees.
+func (x *KeyIndex) FileBytes() int64 {
+	var n int64
+	_ = x.db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
+	return n
+}
+
 // rowRef is where a key's live row is.
 type rowRef struct {
 	path   string

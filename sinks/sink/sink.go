@@ -86,4 +86,5 @@ type UpsertStats struct {
 	Rebuilds       int64         // index rebuilds from the table
 	RebuildTime    time.Duration // their total duration
 	LastRebuildRow int64         // live keyed rows the last rebuild found
+	IndexFileBytes int64         // the node's key-index file, shared by its upsert tables
 }

@@ -55,7 +55,7 @@ func upsertStatus(s Sink, table string) (*status.UpsertStatus, bool) {
 		return nil, false
 	}
 	return &status.UpsertStatus{Keys: st.Keys, DeleteFiles: st.DeleteFiles, DeletedRows: st.DeletedRows,
-		IndexRebuilds: st.Rebuilds, RebuildSeconds: st.RebuildTime.Seconds()}, true
+		IndexRebuilds: st.Rebuilds, RebuildSeconds: st.RebuildTime.Seconds(), IndexFileBytes: st.IndexFileBytes}, true
 }
 
 // Sink is what a committer asks of the table format. Every call that
