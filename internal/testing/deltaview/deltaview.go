@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -143,44 +144,55 @@ func (v View) Rows(t testing.TB, root string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for rel := range v.Live {
-		p, err := url.PathUnescape(rel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdr, err := file.OpenParquetFile(filepath.Join(root, p), false)
-		if err != nil {
-			t.Fatalf("reading live file %s: %v", rel, err)
-		}
 		var deleted map[int64]bool
 		if dv := v.DVs[rel]; dv != nil {
+			var err error
 			if deleted, err = dv.Rows(); err != nil {
 				t.Fatalf("deletion vector of %s: %v", rel, err)
 			}
 		}
-		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := fr.ReadTable(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts := tbl.Column(tbl.Schema().FieldIndices("_kafka_partition")[0]).Data().Chunks()
-		offs := tbl.Column(tbl.Schema().FieldIndices("_kafka_offset")[0]).Data().Chunks()
 		var pos int64
-		for c := range parts {
-			pa, oa := parts[c].(*array.Int32), offs[c].(*array.Int64)
-			for i := range pa.Len() {
-				if !deleted[pos] {
-					out[fmt.Sprintf("%d/%d", pa.Value(i), oa.Value(i))]++
-				}
-				pos++
+		readLive(t, root, rel, func(tbl arrow.Table, c, i int, key string) {
+			if !deleted[pos] {
+				out[key]++
 			}
-		}
-		tbl.Release()
-		rdr.Close()
+			pos++
+		})
 	}
 	return out
+}
+
+// readLive reads the live file rel under root with arrow-go's Parquet
+// reader and calls row for each row, in file order, with its chunk and
+// index in the chunk and its "partition/offset" key.
+func readLive(t testing.TB, root, rel string, row func(tbl arrow.Table, c, i int, key string)) {
+	t.Helper()
+	p, err := url.PathUnescape(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := file.OpenParquetFile(filepath.Join(root, p), false)
+	if err != nil {
+		t.Fatalf("reading live file %s: %v", rel, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	parts := tbl.Column(tbl.Schema().FieldIndices("_kafka_partition")[0]).Data().Chunks()
+	offs := tbl.Column(tbl.Schema().FieldIndices("_kafka_offset")[0]).Data().Chunks()
+	for c := range parts {
+		pa, oa := parts[c].(*array.Int32), offs[c].(*array.Int64)
+		for i := range pa.Len() {
+			row(tbl, c, i, fmt.Sprintf("%d/%d", pa.Value(i), oa.Value(i)))
+		}
+	}
 }
 
 // deltaRSScript prints the row count, the distinct (partition, offset)

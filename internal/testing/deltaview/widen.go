@@ -1,20 +1,14 @@
 package deltaview
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // Longs reads the top-level long column col of the live files by
@@ -27,44 +21,19 @@ func (v View) Longs(t testing.TB, root, col string) map[string]int64 {
 	widened := v.widenedFromInteger(t, col)
 	out := map[string]int64{}
 	for rel := range v.Live {
-		p, err := url.PathUnescape(rel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rdr, err := file.OpenParquetFile(filepath.Join(root, p), false)
-		if err != nil {
-			t.Fatalf("reading live file %s: %v", rel, err)
-		}
-		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := fr.ReadTable(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts := tbl.Column(tbl.Schema().FieldIndices("_kafka_partition")[0]).Data().Chunks()
-		offs := tbl.Column(tbl.Schema().FieldIndices("_kafka_offset")[0]).Data().Chunks()
-		vals := tbl.Column(tbl.Schema().FieldIndices(col)[0]).Data().Chunks()
-		for c := range parts {
-			pa, oa := parts[c].(*array.Int32), offs[c].(*array.Int64)
-			for i := range pa.Len() {
-				key := fmt.Sprintf("%d/%d", pa.Value(i), oa.Value(i))
-				switch x := vals[c].(type) {
-				case *array.Int64:
-					out[key] = x.Value(i)
-				case *array.Int32:
-					if !widened {
-						t.Fatalf("file %s holds %s as int32, and the schema records no widening from integer", rel, col)
-					}
-					out[key] = int64(x.Value(i))
-				default:
-					t.Fatalf("file %s holds %s as %s", rel, col, x.DataType())
+		readLive(t, root, rel, func(tbl arrow.Table, c, i int, key string) {
+			switch x := tbl.Column(tbl.Schema().FieldIndices(col)[0]).Data().Chunk(c).(type) {
+			case *array.Int64:
+				out[key] = x.Value(i)
+			case *array.Int32:
+				if !widened {
+					t.Fatalf("file %s holds %s as int32, and the schema records no widening from integer", rel, col)
 				}
+				out[key] = int64(x.Value(i))
+			default:
+				t.Fatalf("file %s holds %s as %s", rel, col, x.DataType())
 			}
-		}
-		tbl.Release()
-		rdr.Close()
+		})
 	}
 	return out
 }
