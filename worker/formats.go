@@ -8,8 +8,8 @@ import (
 	"github.com/floe-io/floe/config"
 )
 
-// dlqSuffix names a table's dead-letter table (<table>_dlq), which stays
-// an Iceberg table whatever its table's formats.
+// dlqSuffix names a table's dead-letter table (<table>_dlq), which is
+// published in its table's formats (sinks/iceberg/dlqdelta.go).
 const dlqSuffix = "_dlq"
 
 // PublishedAsIceberg reports whether the table is served as an Iceberg
@@ -23,8 +23,8 @@ func (w *Worker) PublishedAsIceberg(table string) bool {
 }
 
 // Formats are the table formats of the mapping that routes into the table
-// ([iceberg] when it names none, and for the dead-letter table of a routed
-// table); nil when no mapping does.
+// ([iceberg] when it names none), or into the table whose dead-letter
+// table it is; nil when no mapping does.
 func (w *Worker) Formats(table string) []string {
 	return formatsOf(w.knownRoutes())[table]
 }
@@ -89,7 +89,7 @@ func (w *Worker) setRoutes(routes map[string]route, mapped map[string]bool) {
 
 // formatsOf is TableFormats over routes: each routed table's mapping's
 // formats ([iceberg] when it names none; the first route into a table
-// decides, as lookup does) and [iceberg] for its dead-letter table.
+// decides, as lookup does), and the same for its dead-letter table.
 func formatsOf(routes map[string]route) map[string][]string {
 	out := make(map[string][]string, 2*len(routes))
 	for _, r := range routes {
@@ -104,7 +104,7 @@ func formatsOf(routes map[string]route) map[string][]string {
 	}
 	for key := range maps.Clone(out) {
 		if _, ok := out[key+dlqSuffix]; !ok && !strings.HasSuffix(key, dlqSuffix) {
-			out[key+dlqSuffix] = []string{config.FormatIceberg}
+			out[key+dlqSuffix] = slices.Clone(out[key])
 		}
 	}
 	return out

@@ -28,8 +28,11 @@ func TestFormatsOfRoutedTables(t *testing.T) {
 		{"db.a", []string{"iceberg"}, false},
 		{"db.b", []string{"iceberg", "delta"}, true},
 		{"db.c", nil, false},
-		// A dead-letter table stays Iceberg, whatever its table's formats.
-		{"db.b_dlq", []string{"iceberg"}, false},
+		// A dead-letter table takes its table's formats; its Delta log is
+		// written by its table's committer, asked about its table (the
+		// dead-letter table has no mapping of its own).
+		{"db.a_dlq", []string{"iceberg"}, false},
+		{"db.b_dlq", []string{"iceberg", "delta"}, false},
 	} {
 		if got := w.Formats(tc.table); !slices.Equal(got, tc.formats) || w.WritesDelta(tc.table) != tc.delta {
 			t.Errorf("%s: formats %v, delta %v; want %v, %v", tc.table, got, w.WritesDelta(tc.table), tc.formats, tc.delta)
@@ -67,8 +70,8 @@ func TestPublishedAsIcebergAndWatchFormats(t *testing.T) {
 	default:
 		t.Fatal("[iceberg, delta] turned [delta] did not wake the watchers")
 	}
-	if w.PublishedAsIceberg("db.a") {
-		t.Fatal("a [delta] table is served as iceberg")
+	if w.PublishedAsIceberg("db.a") || w.PublishedAsIceberg("db.a_dlq") {
+		t.Fatal("a [delta] table, or its dead-letter table, is served as iceberg")
 	}
 }
 
@@ -89,7 +92,7 @@ func TestFormatsBeforeDiscovery(t *testing.T) {
 	if got := w.Formats(key); !slices.Equal(got, []string{"delta"}) || w.PublishedAsIceberg(key) {
 		t.Fatalf("before discovery: formats %v, served as iceberg %v", got, w.PublishedAsIceberg(key))
 	}
-	if got := w.TableFormats()[key+"_dlq"]; !slices.Equal(got, []string{"iceberg"}) {
+	if got := w.TableFormats()[key+"_dlq"]; !slices.Equal(got, []string{"delta"}) {
 		t.Fatalf("its dead-letter table's formats %v", got)
 	}
 	if got := w.Formats(ledger.TableKey([]string{"db", "r1"})); got != nil {

@@ -67,7 +67,7 @@ func TestGlueSyncDelta(t *testing.T) {
 		produce(t, cl, "plain", vals, 1)
 		waitRows(t, n, "shop.orders", int64(rows+dead), time.Minute)
 	}
-	produce(t, cl, "orders", []string{"not json"}, 1) // a dead letter: orders_dlq, Iceberg only
+	produce(t, cl, "orders", []string{"not json"}, 1) // a dead letter: orders_dlq, in both formats too
 	dead++
 	batch()
 	wait.Until(t, time.Minute, "both entries in sync", func() error {
@@ -84,10 +84,20 @@ func TestGlueSyncDelta(t *testing.T) {
 		if _, ok := fake.Table("shop", "orders_dlq"); !ok {
 			return fmt.Errorf("no dead-letter entry")
 		}
+		if _, ok := fake.Table("shop", "orders_dlq_delta"); !ok {
+			return fmt.Errorf("no dead-letter delta entry")
+		}
 		return nil
 	})
-	if _, ok := fake.Table("shop", "orders_dlq_delta"); ok {
-		t.Fatal("the dead-letter table, which writes no Delta log, was registered as delta")
+	// The dead-letter table follows its table's formats: its own Delta log
+	// (sinks/iceberg/dlqdelta.go) and Glue Delta entry.
+	dlqLog := filepath.Join(strings.TrimPrefix(cfg.Warehouse.Location, "file://"), "shop", "orders_dlq", "_delta_log", "00000000000000000000.json")
+	if _, err := os.Stat(dlqLog); err != nil {
+		t.Fatalf("the dead-letter table has no delta log: %v", err)
+	}
+	if dd, ok := fake.Table("shop", "orders_dlq_delta"); !ok || dd.Parameters["table_type"] != "DELTA" ||
+		!strings.HasSuffix(strings.TrimSuffix(dd.Location, "/"), "/shop/orders_dlq") {
+		t.Fatalf("the dead-letter table's delta entry %+v (%v)", dd, ok)
 	}
 	tb, _ := fake.Table("shop", "orders_delta")
 	if tb.Parameters["table_type"] != "DELTA" || tb.Parameters["spark.sql.sources.provider"] != "delta" || len(tb.Columns) == 0 {

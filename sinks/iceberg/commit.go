@@ -109,6 +109,11 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 		// Only now: the index follows what is durable.
 		s.recordUpsert(key, plan, committed)
 	}
+	// The commit is durable: a dead-letter mirror that fails is retried
+	// by the next commit (dlqdelta.go), never failing this one.
+	if err := s.mirrorDLQ(ctx, key, committer, at); err != nil {
+		s.log.Warn("the dead-letter table's delta log lags its iceberg table; the next commit syncs it", "table", name, "err", err)
+	}
 	return nil
 }
 

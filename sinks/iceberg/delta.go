@@ -50,18 +50,26 @@ type deltaSide struct {
 
 	mu   sync.Mutex
 	logs map[string]*delta.Log // by table key; opened (and synced) on first use
+	// mirrored is, by dead-letter table key, the metadata location last
+	// mirrored to its Delta log by this process (dlqdelta.go).
+	mirrored map[string]string
 
 	// published, when set, runs after a Delta version is published and
 	// before the replicated entry that records it is proposed: tests fail
 	// there to prove a crash between the two neither skips a version nor
 	// publishes one twice.
 	published func(key string, version int64) error
+	// mirroring, when set, runs before a dead-letter table's log is
+	// synced: tests fail there to prove a crash after the commit entry and
+	// before the mirror only delays it.
+	mirroring func(dlqKey string) error
 }
 
 // SetDelta makes the sink write a Delta Lake log beside Iceberg for every
 // table t says writes one. Call it before the sink is used.
 func (s *Sink) SetDelta(t DeltaTables, props map[string]string, opts delta.Options) {
-	s.delta = &deltaSide{tables: t, props: props, opts: opts, retention: delta.DefaultLogRetention, logs: map[string]*delta.Log{}}
+	s.delta = &deltaSide{tables: t, props: props, opts: opts, retention: delta.DefaultLogRetention,
+		logs: map[string]*delta.Log{}, mirrored: map[string]string{}}
 }
 
 // writesDelta reports whether table key writes a Delta log.
@@ -331,10 +339,11 @@ func (s *Sink) readDelta(ctx context.Context, key string, tbl *table.Table) (*de
 	return l, nil
 }
 
-// cleanDeltaLog deletes the table's Delta log entries past the retention
-// (the table's delta.log_retention, by default delta.DefaultLogRetention,
-// 30 days), keeping the checkpoint readers start
-// from; it runs behind orphan cleanup's fence.
+// cleanDeltaLog deletes the entries of the Delta log under tbl's root (the
+// table key's, or its dead-letter table's) past key's retention (its
+// delta.log_retention, by default delta.DefaultLogRetention, 30 days),
+// keeping the checkpoint readers start from; it runs behind orphan
+// cleanup's fence.
 func (s *Sink) cleanDeltaLog(ctx context.Context, key string, tbl *table.Table) error {
 	l, err := s.readDelta(ctx, key, tbl)
 	if err != nil {

@@ -24,4 +24,9 @@
 // (ErrUnfenced, ledger.ErrStaleCommitter). Expiry and compaction planning
 // pass the same barrier before reading metadata, so a node catching up
 // does not read metadata files that later commits deleted.
+//
+// A table whose formats name delta also gets a Delta Lake log (delta.go,
+// written through sinks/delta), published before the commit entry that
+// records it; its dead-letter table's log mirrors that table's committed
+// state after the commit instead (dlqdelta.go).
 package iceberg

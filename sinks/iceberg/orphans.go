@@ -78,11 +78,14 @@ func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duratio
 		keep = mergeKeep(keep, referenced)
 	}
 	spared := sparedNames(keep, pending)
-	if len(plans) > 0 && s.writesDelta(key) {
-		// Behind the same fence: the Delta log's own cleanup (its entries
-		// past the retention, never data files).
-		if err := s.cleanDeltaLog(ctx, key, plans[0].tbl); err != nil {
-			return 0, 0, fmt.Errorf("cleaning orphans of %s: %w", name, err)
+	if s.writesDelta(key) {
+		// Behind the same fence: the Delta logs' own cleanup (their entries
+		// past the table's retention, never data files), the table's and
+		// its dead-letter table's.
+		for _, p := range plans {
+			if err := s.cleanDeltaLog(ctx, key, p.tbl); err != nil {
+				return 0, 0, fmt.Errorf("cleaning orphans of %s: %w", p.name, err)
+			}
 		}
 	}
 	log := s.log.With("committer", committer.Node, "epoch", committer.Epoch)
