@@ -147,6 +147,9 @@ func TestDeadLetterDeltaLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameOffsets(t, "last", c.dlqView(true), dead)
+	if n, distinct, _, ok := deltaview.ReadWithDeltaRS(t, c.dlqRoot()); ok && (n != int64(len(dead)) || distinct != n) {
+		t.Fatalf("delta-rs read %d dead letters (%d distinct), want %d", n, distinct, len(dead))
+	}
 	// The table's own log is untouched by its dead-letter table's: every
 	// offset but the dead letters', once, and its sequences contiguous.
 	v := deltaview.Read(t, c.root())
