@@ -16,7 +16,7 @@ type limitedKafka struct {
 func (k *limitedKafka) SetQueueLimit(bytes int64) { k.limit, k.set = bytes, true }
 
 // A node bounds its readers' queued records, all partitions together, to
-// the fetch quarter of memory_budget, the part the budget leaves them.
+// the fetch eighth of memory_budget, the part the budget leaves them.
 func TestNodeBoundsReaderQueues(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -24,7 +24,7 @@ func TestNodeBoundsReaderQueues(t *testing.T) {
 		want    int64
 		wantSet bool
 	}{
-		{name: "a quarter of the budget", budget: 64 << 20, want: 16 << 20, wantSet: true},
+		{name: "an eighth of the budget", budget: 64 << 20, want: 8 << 20, wantSet: true},
 		{name: "no budget, no bound", budget: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

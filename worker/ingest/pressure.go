@@ -6,11 +6,20 @@ import (
 	"github.com/floe-io/floe/worker/source"
 )
 
-// Budget split. A quarter of memory_budget is left to the readers' fetch
-// buffers (records fetched but not yet taken by a fetcher, which the
-// budget cannot see); the rest bounds the records the node holds.
+// Budget split. Half of memory_budget bounds the records the node holds
+// (charged from fetch to recorded flush), an eighth is left to the
+// readers' fetch buffers (records fetched but not yet taken by a fetcher,
+// which the budget cannot see), and the other three eighths, with the
+// 256 MiB floe serve adds for the Go soft memory limit, are for what no
+// charge sees: the Arrow builders and Parquet pages of the flush in flight,
+// the client's next fetch, and the collector's headroom. With three
+// quarters for records and a quarter for fetches, the live heap of a
+// backlog drain on a real broker reached twice memory_budget (heap
+// profiles in docs/benchmarks.md, "The budget's split"): above the soft
+// limit, so the collector ran without pause and cost 2.5 times the CPU.
 const (
-	fetchShareDiv = 4
+	recordShareDiv = 2
+	fetchShareDiv  = 8
 	// Fetch sizes per partition: at least minFetchBytes (Kafka returns a
 	// whole batch even past the size, so a small size slows a partition
 	// down but never stops it), at most maxFetchBytes (kafka-go's and
@@ -43,7 +52,7 @@ const (
 )
 
 // recordShare is the part of a memory budget that bounds held records.
-func recordShare(budget int64) int64 { return budget - budget/fetchShareDiv }
+func recordShare(budget int64) int64 { return budget / recordShareDiv }
 
 // RecordCost is the budget a fetched message is charged when the table's
 // format is format.

@@ -68,7 +68,7 @@ func (b *queueBound) setLimit(n int64) {
 	b.mu.Unlock()
 }
 
-// fetchCap is the largest fetch a lane may ask for: the limit (0: none).
+// fetchCap is the queue limit a lane's fetch size is cut from (0: none).
 func (b *queueBound) fetchCap() int64 {
 	if b == nil {
 		return 0

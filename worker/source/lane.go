@@ -14,9 +14,23 @@ import (
 
 // Fetch size bounds of a lane's client. Its fetch size is the sum of its
 // readers' (each the budget's fetch share of a partition, so the sum is
-// about the budget's fetch quarter), at most maxLaneFetch; a partition's
-// share of a fetch is the largest reader's.
-const maxLaneFetch = 64 << 20
+// about the budget's fetch share), at most maxLaneFetch and 1/32 of the
+// node's queue bound (fetchBoundDiv); a partition's share of a fetch is
+// the largest reader's.
+//
+// Why so small a part: fetch sizes count compressed bytes, and a fetch is
+// decompressed (the benchmark's snappy JSON batches grow about seven
+// times), copied into the queues whole before the bound is checked again,
+// while the client already fetches the next one. With fetches as large as
+// the bound (64 MiB) the fetch path held 1.5 GB for a 256 MiB bound on a
+// real broker, and with an eighth of it still 850 MB for 128 MiB; at 1/32
+// (4 MiB at the default budget) the drain's CPU per record fell from 32-40
+// to 14 s per million (docs/benchmarks.md, "The budget's split"). A 4 MiB
+// fetch still carries thousands of records.
+const (
+	maxLaneFetch  = 64 << 20
+	fetchBoundDiv = 32
+)
 
 type reqKind int
 
@@ -220,11 +234,12 @@ func (l *lane) resize() {
 	if most == 0 {
 		return
 	}
-	// One fetch is queued whole before any partition of it is paused: it
-	// must fit the node's queue bound.
+	// One fetch is queued whole before any partition of it is paused, and
+	// it grows when decompressed: it must fit the node's queue bound many
+	// times over (fetchBoundDiv).
 	limit := int64(maxLaneFetch)
 	if c := l.bound.fetchCap(); c > 0 {
-		limit = min(limit, c)
+		limit = min(limit, max(c/fetchBoundDiv, 1))
 	}
 	l.cl.UpdateFetchMaxBytes(int32(min(max(sum, most), limit)), int32(min(most, limit)))
 }

@@ -137,3 +137,43 @@ func TestQueueNeverEmptyStaysBounded(t *testing.T) {
 		t.Fatalf("queue holds %d items for 10 unread", n)
 	}
 }
+
+// TestLaneFetchIsAFractionOfTheQueueBound: a lane's fetch sizes (counted
+// compressed, queued whole, decompressed several times larger, with the
+// next one fetched behind it) are at most 1/32 of the node's queue bound,
+// and otherwise the sum and the largest of its readers' shares.
+func TestLaneFetchIsAFractionOfTheQueueBound(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		bound           int64
+		shares          []int32
+		wantMax, wantPt int32
+	}{
+		{"1/32 of the bound", 128 << 20, []int32{16 << 20, 16 << 20, 16 << 20}, 4 << 20, 4 << 20},
+		{"a small budget", 8 << 20, []int32{1 << 20, 1 << 20}, 256 << 10, 256 << 10},
+		{"the readers' sum below it", 128 << 20, []int32{1 << 20, 2 << 20}, 3 << 20, 2 << 20},
+		{"no bound: at most maxLaneFetch", 0, []int32{16 << 20, 16 << 20, 16 << 20, 16 << 20, 16 << 20}, maxLaneFetch, 16 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &queueBound{}
+			b.setLimit(tc.bound)
+			l, err := startLane([]kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, b, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.stop()
+			l.mu.Lock()
+			for i, s := range tc.shares {
+				l.regs[ledger.TopicPartition{Topic: "t", Partition: int32(i)}] = &registration{fetchBytes: s}
+			}
+			l.resize()
+			l.mu.Unlock()
+			if got := l.cl.OptValue(kgo.FetchMaxBytes); got != tc.wantMax {
+				t.Errorf("FetchMaxBytes %v, want %d", got, tc.wantMax)
+			}
+			if got := l.cl.OptValue(kgo.FetchMaxPartitionBytes); got != tc.wantPt {
+				t.Errorf("FetchMaxPartitionBytes %v, want %d", got, tc.wantPt)
+			}
+		})
+	}
+}
