@@ -30,16 +30,13 @@ import (
 // against the raw limit of the same decode and Parquet work, in one run.
 func benchCmd() *cobra.Command {
 	var (
-		n, partitions, snapshots, hour int
-		profile, memprofile            string
-		health, clusterMode            bool
-		nodes, perPart                 int
-		format                         string
-		memoryMode                     bool
-		memCounts, memBudget           string
-		kb                             *kafkaBench
-		deltaPasses                    int
-		upsertPasses, upKeys, upCount  int
+		n, partitions, snapshots, hour             int
+		profile, memprofile, format                string
+		health, clusterMode, memoryMode            bool
+		nodes, perPart, deltaPasses, parquetPasses int
+		memCounts, memBudget                       string
+		kb                                         *kafkaBench
+		upsertPasses, upKeys, upCount              int
 	)
 	cmd := &cobra.Command{
 		Use:    "bench",
@@ -80,6 +77,9 @@ func benchCmd() *cobra.Command {
 			if upsertPasses > 0 {
 				return runUpsertBench(cmd.Context(), cmd.OutOrStdout(), upKeys, upCount, partitions, upsertPasses) // bench_upsert.go
 			}
+			if parquetPasses > 0 {
+				return runParquetBench(cmd.Context(), cmd.OutOrStdout(), n, parquetPasses) // bench_parquet.go
+			}
 			if format == "avro" {
 				return runAvroBench(cmd.Context(), cmd.OutOrStdout(), n, partitions) // bench_avro.go
 			}
@@ -104,6 +104,7 @@ func benchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&upsertPasses, "upsert-passes", 0, "measure an upsert table against an append table instead: passes of each, alternating on the same keyed records, then the key index's size and rebuild")
 	cmd.Flags().IntVar(&upKeys, "upsert-keys", 100_000, "distinct Kafka keys (with --upsert-passes; the issue's full size: 1000000)")
 	cmd.Flags().IntVar(&upCount, "upsert-updates", 500_000, "records, updates of those keys in turn (with --upsert-passes; the issue's full size: 10000000)")
+	cmd.Flags().IntVar(&parquetPasses, "parquet-passes", 0, "measure the Parquet settings matrix instead: passes of --records through the sink's write under each cell's table properties")
 	cmd.Flags().StringVar(&format, "format", "json", "record format: json, or avro (registry wire format, in-process registry)")
 	return cmd
 }
