@@ -87,10 +87,7 @@ type deltaOnly struct {
 }
 
 func startDeltaOnly(t *testing.T) *deltaOnly {
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	f := &deltaOnly{t: t, glue: gluetest.New(t), dir: t.TempDir(), mappings: map[string]admin.Mapping{}, created: map[string]bool{}, produced: map[string]int64{}}
+	f := &deltaOnly{t: t, glue: fakeGlue(t), dir: t.TempDir(), mappings: map[string]admin.Mapping{}, created: map[string]bool{}, produced: map[string]int64{}}
 	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "only", "both", "ice")})
 	f.cl = cl
 	cfg := testConfig(t, f.dir, kc.ListenAddrs(), []config.Table{{Topic: "only", Namespace: "shop", Formats: []string{config.FormatDelta}}})

@@ -17,7 +17,6 @@ import (
 	"github.com/floe-io/floe/internal/testing/deltaview"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/restcatalog"
-	"github.com/floe-io/floe/sinks/glue/gluetest"
 )
 
 // TestDeadLetterTableOfDeltaOnlyTable: the dead-letter table of a [delta]
@@ -30,10 +29,7 @@ func TestDeadLetterTableOfDeltaOnlyTable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	fake := gluetest.New(t)
+	fake := fakeGlue(t)
 	dir := t.TempDir()
 	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "only", "ice")})
 	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{

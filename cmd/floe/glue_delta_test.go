@@ -13,7 +13,6 @@ import (
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/sinks/glue/gluetest"
 	"github.com/floe-io/floe/status"
 )
 
@@ -38,10 +37,7 @@ func TestGlueSyncDelta(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	fake := gluetest.New(t)
+	fake := fakeGlue(t)
 	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "orders", "plain")})
 	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{
 		{Topic: "orders", Namespace: "shop", Formats: []string{config.FormatIceberg, config.FormatDelta},

@@ -18,6 +18,15 @@ import (
 	"github.com/floe-io/floe/status"
 )
 
+// fakeGlue starts a fake Glue for the test, with static AWS credentials
+// and no instance metadata lookup in the environment.
+func fakeGlue(t *testing.T) *gluetest.Server {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	return gluetest.New(t)
+}
+
 // TestGlueSync mirrors a live table into a fake Glue: created with its
 // database, kept current with coalesced updates, a hand edit overwritten,
 // and Glue down for a while blocking no commit, shown in status, then
@@ -26,10 +35,7 @@ func TestGlueSync(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	fake := gluetest.New(t)
+	fake := fakeGlue(t)
 	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "orders")})
 	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "orders", Namespace: "shop"}})
 	cfg.CommitInterval = config.Duration(300 * time.Millisecond)
