@@ -18,7 +18,6 @@ import (
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/internal/testing/deltaview"
-	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/delta"
@@ -77,9 +76,7 @@ var errCrash = errors.New("injected crash between the delta version and its raft
 func newDeltaCase(t *testing.T, writes bool) *deltaCase {
 	c := &deltaCase{t: t, ctx: context.Background(), writes: &atomic.Bool{}}
 	c.writes.Store(writes)
-	c.s, c.cat, c.rn = newSink(t)
-	// A Delta commit needs protocol level 4: this node's registration first.
-	wait.For(t, 30*time.Second, "the node's registration to apply", c.rn.Registered)
+	c.s, c.cat, c.rn = newSink(t) // registered: a Delta commit needs protocol level 4
 	c.spec = sink.TableSpec{Key: ledger.TableKey([]string{"db", "dual"}), Ident: []string{"db", "dual"}, Format: "raw"}
 	c.a = committer(t, c.rn, c.spec.Key)
 	tp := ledger.TopicPartition{Topic: "t"}

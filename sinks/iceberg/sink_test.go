@@ -40,6 +40,10 @@ func newSink(t *testing.T) (*Sink, *catalog.Catalog, *raftnode.Node) {
 	}
 	t.Cleanup(func() { n.Close() })
 	wait.For(t, 30*time.Second, "the node to lead", n.IsLeader)
+	// Level-gated commands (a rewind, a Delta commit) are refused until
+	// the node's own registration is applied: a loaded machine made a
+	// test's rewind race it (RewindTable needs protocol level 2).
+	wait.For(t, 30*time.Second, "the node's registration to apply", n.Registered)
 	cat := newCatalog(n, "file://"+filepath.Join(dir, "wh"), iceberg.Properties{})
 	s := New(cat, 64<<20, nil, nil)
 	s.SetFence(&testFence{n: n})
