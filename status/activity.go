@@ -32,4 +32,10 @@ type Activity struct {
 	LastDeadLetters []SuspendedRecord `json:"last_dead_letters,omitempty"`
 	// Upsert: an upsert table's counters on its committer (nil otherwise).
 	Upsert *UpsertStatus `json:"upsert,omitempty"`
+	// DeadLetterDeltaVersion: on the committer of a table that writes a
+	// Delta log, the version of its dead-letter table's Delta log that
+	// this node last mirrored (nil before the first). Not replicated: the
+	// dead-letter log's versions are no offsets anyone resumes from
+	// (docs/formats.md, "The dead-letter table").
+	DeadLetterDeltaVersion *int64 `json:"dead_letter_delta_version,omitempty"`
 }

@@ -110,7 +110,11 @@ func writeDelta(w io.Writer, t TableReport) {
 	if t.Delta == nil {
 		return
 	}
-	fmt.Fprintf(w, "\n%s formats: %s; delta version %d (commit sequence %d)\n", t.Table, strings.Join(t.Formats, ", "), t.Delta.Version, t.Delta.Sequence)
+	fmt.Fprintf(w, "\n%s formats: %s; delta version %d (commit sequence %d)", t.Table, strings.Join(t.Formats, ", "), t.Delta.Version, t.Delta.Sequence)
+	if v := t.DeadLetterDeltaVersion; v != nil {
+		fmt.Fprintf(w, "; dead letters' delta version %d", *v)
+	}
+	fmt.Fprintln(w)
 }
 
 // writeCatalogs writes a table's external catalogs, if it has any.

@@ -70,6 +70,19 @@ func TestDeadLetterTableOfDeltaOnlyTable(t *testing.T) {
 	if rows := v.Rows(t, root); len(rows) != 2 || rows["0/1"] != 1 || rows["0/3"] != 1 {
 		t.Fatalf("the dead-letter table's delta log holds %v, want offsets 1 and 3 of partition 0 once", rows)
 	}
+	// The committer shows the dead-letter log's version it last mirrored:
+	// the log's newest, once a commit after the last dead letter's ran.
+	wait.Until(t, time.Minute, "the dead-letter delta version in the status", func() error {
+		tr := nodeTable(t, n, "shop.only")
+		last := deltaview.Read(t, root).Versions
+		if tr.DeadLetterDeltaVersion == nil || *tr.DeadLetterDeltaVersion != last[len(last)-1] {
+			return fmt.Errorf("status shows dead-letter delta version %v, the log's newest is %d", tr.DeadLetterDeltaVersion, last[len(last)-1])
+		}
+		return nil
+	})
+	if tr := nodeTable(t, n, "shop.ice"); tr.DeadLetterDeltaVersion != nil {
+		t.Fatalf("an [iceberg] table shows dead-letter delta version %d", *tr.DeadLetterDeltaVersion)
+	}
 	if got := deltaview.Read(t, filepath.Join(wh, "ice_dlq")).Versions; len(got) != 0 {
 		t.Fatalf("an [iceberg] table's dead-letter table has delta versions %v", got)
 	}

@@ -126,8 +126,13 @@ func TestInteropRegistry(t *testing.T) {
 	// float->double widenings take Delta's typeWidening feature, read by
 	// Spark in the scenario (delta_check.py). The Avro table cannot be: its
 	// time-millis column has no Delta type, which stops a Delta table's
-	// commits (docs/formats.md).
-	cfg.Tables[1].Formats = []string{"iceberg", "delta"}
+	// commits (docs/formats.md). Two plainer Avro tables are Delta tables
+	// instead, read by delta-rs and Spark alike: the one an incompatible
+	// version pauses, and the log-mode one, whose dead-letter table then
+	// has a Delta log of its own.
+	for _, i := range []int{1, 2, 3} {
+		cfg.Tables[i].Formats = []string{"iceberg", "delta"}
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +171,15 @@ func TestInteropRegistry(t *testing.T) {
 	badV1 := `{"type":"record","name":"Pay","fields":[{"name":"id","type":"long"},{"name":"k","type":"string"},{"name":"n","type":"long"}]}`
 	badV2 := `{"type":"record","name":"Pay","fields":[{"name":"id","type":"long"},{"name":"k","type":"string"},{"name":"n","type":"string"}]}`
 	b1 := e.register(badT+"-value", "AVRO", badV1)
+	// In five commits, so that its Delta log has versions to travel back to.
 	for i := range 50 {
 		e.produce(badT, 0, s8Key(badT, i), mustAvroT(t, b1, badV1, map[string]any{"id": int64(i), "k": string(s8Key(badT, i)), "n": int64(i)}))
+		if i%10 == 9 {
+			seq := int64(i+1) / 10
+			waitTable(t, n, name(badT), fmt.Sprintf("delta commit %d", seq), time.Minute, func(tr status.TableReport) bool {
+				return tr.Delta != nil && tr.Delta.Sequence >= seq
+			})
+		}
 	}
 	e.waitAll(n, time.Minute, name(badT))
 	b2 := e.register(badT+"-value", "AVRO", badV2)
@@ -263,12 +275,26 @@ func TestInteropRegistry(t *testing.T) {
 		}
 		tables = append(tables, entry)
 	}
+	dlq := e.deadLetters(n, logT, []int64{10, 16, 22}) // poisonStream's bad records
 	if path := os.Getenv("FLOE_S8_REPORT"); path != "" && !t.Failed() {
-		data, _ := json.MarshalIndent(map[string]any{"tables": tables}, "", " ")
+		data, _ := json.MarshalIndent(map[string]any{"tables": tables, "dead_letters": []any{dlq}}, "", " ")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// deadLetters is the report's entry for the dead-letter table of topic's
+// table (a Delta table): its metadata location and the source offsets of
+// partition 0 that must be in it, each once.
+func (e *s8) deadLetters(n *floeNode, topic string, offsets []int64) map[string]any {
+	e.t.Helper()
+	dlq, err := n.Catalog().LoadTable(context.Background(), []string{"interop", topic + "_dlq"})
+	if err != nil {
+		e.t.Fatalf("the dead-letter table of %s: %v", topic, err)
+	}
+	return map[string]any{"table": "interop." + topic + "_dlq", "metadata_location": dlq.MetadataLocation(),
+		"expect": map[string]any{"table": "interop." + topic + "_dlq", "offsets": map[string][]int64{topic + "/0": offsets}}}
 }
 
 func s8Env(k, def string) string {

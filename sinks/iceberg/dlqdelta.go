@@ -111,6 +111,23 @@ func (s *Sink) syncDLQLog(ctx context.Context, key string, dlqTbl *table.Table, 
 	return syncLog(ctx, l, deltaTable(dlqTbl, dk), dlqTbl, at)
 }
 
+// DeadLetterDelta is the version of the Delta log of key's dead-letter
+// table that this process last mirrored, false when it mirrored none.
+// Call it on key's commit loop, the goroutine that mirrors that log.
+func (s *Sink) DeadLetterDelta(key string) (int64, bool) {
+	d := s.delta
+	if d == nil || !s.writesDelta(key) {
+		return 0, false
+	}
+	d.mu.Lock()
+	l, ok := d.logs[dlqKey(key)]
+	d.mu.Unlock()
+	if !ok || l.Version() < 0 {
+		return 0, false
+	}
+	return l.Version(), true
+}
+
 // mirroredAt is the dead-letter table's metadata location this process
 // last mirrored to its Delta log ("" for none).
 func (d *deltaSide) mirroredAt(dk string) string {

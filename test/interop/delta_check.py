@@ -26,6 +26,11 @@ Apache Spark with Delta (one local[1] session for every table given), when --spa
     epochId = the sequence, the newest append's epochId = SEQUENCE;
   - DeltaLog.forTable(spark, path).update().transactions()[appId] (Delta's own Scala API
     through the py4j gateway) equals SEQUENCE.
+--dead-letters METADATA_LOCATION EXPECT_FILE: a dead-letter table of a Delta table (its
+Delta log mirrors its Iceberg snapshots, with no txn; docs/formats.md). EXPECT_FILE is
+{"table": NAME, "offsets": {"topic/partition": [offset, ...]}}, the source records that
+were dead-lettered. delta-rs and Spark must each read exactly those (topic/partition,
+offset)s once, the same as PyIceberg, and every row must carry its error (column `error`).
 --self-test then breaks the first table's local copy on purpose (a commit re-adding a
 copy of a live data file under a new name) and requires delta-rs and Spark to report the
 duplicated offsets.
@@ -97,6 +102,45 @@ class Table:
 
     def problem(self, msg: str) -> None:
         self.problems.append(msg)
+
+
+class DeadLetters(Table):
+    """A dead-letter table's expectation: the exact source offsets dead-lettered."""
+
+    def __init__(self, metadata_location: str, expect_file: str, props: dict, opts: dict) -> None:
+        with open(expect_file) as f:
+            self.expect = json.load(f)
+        self.want = collections.Counter((tp, int(o)) for tp, offs in self.expect["offsets"].items() for o in offs)
+        self.name = self.expect.get("table", metadata_location)
+        self.iceberg = StaticTable.from_metadata(metadata_location, properties=props)
+        self.root = self.iceberg.metadata.location.rstrip("/")
+        self.opts = opts
+        self.problems = []
+        self.pairs = collections.Counter()
+        self.version = -1
+        self.live_files = []
+
+
+def check_dead_letters_rs(d: DeadLetters) -> None:
+    dt = DeltaTable(d.root, storage_options=d.opts)
+    d.version = dt.version()
+    d.live_files = dt.file_uris()
+    rows = dt.to_pyarrow_table(columns=KEY_COLS + ["error"])
+    d.pairs = pairs_of(rows)
+    iceberg = pairs_of(d.iceberg.scan(selected_fields=tuple(KEY_COLS)).to_arrow())
+    if d.pairs != d.want:
+        d.problem(f"delta-rs read dead letters {sorted(d.pairs.elements())}, want {sorted(d.want.elements())}")
+    if iceberg != d.pairs:
+        d.problem(f"delta-rs read {sorted(d.pairs.elements())}, PyIceberg {sorted(iceberg.elements())}")
+    if any(not e for e in rows.column("error").to_pylist()):
+        d.problem("a dead letter without its error")
+
+
+def check_dead_letters_spark(spark, d: DeadLetters, path: str) -> None:
+    got = spark_pairs(spark, path)
+    if got != d.want:
+        d.problem(f"Spark read dead letters {sorted(got.elements())}, want {sorted(d.want.elements())}")
+    d.spark = sum(got.values())
 
 
 def newest_offsets(history: list[dict], at_or_before: int) -> dict | None:
@@ -292,6 +336,7 @@ def self_test(spark, t: Table, path: str) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--table", nargs=3, action="append", required=True, metavar=("METADATA", "EXPECT", "SEQUENCE"))
+    ap.add_argument("--dead-letters", nargs=2, action="append", default=[], metavar=("METADATA", "EXPECT"))
     ap.add_argument("--spark-jars")
     ap.add_argument("--work", help="directory for Spark's local copies")
     ap.add_argument("--self-test", action="store_true")
@@ -308,6 +353,11 @@ def main() -> int:
         opts = {"AWS_ENDPOINT_URL": args.s3_endpoint, "AWS_ACCESS_KEY_ID": args.s3_access_key,
                 "AWS_SECRET_ACCESS_KEY": args.s3_secret_key, "AWS_REGION": args.s3_region, "AWS_ALLOW_HTTP": "true"}
     tables = [Table(m, e, s, props, opts) for m, e, s in args.table]
+    dlqs = [DeadLetters(m, e, props, opts) for m, e in args.dead_letters]
+    for d in dlqs:
+        check_dead_letters_rs(d)
+        if not d.problems:
+            print(f"OK delta-rs {d.name} (dead letters): {sum(d.pairs.values())} rows, version {d.version}")
     for t in tables:
         t0 = time.time()
         check_delta_rs(t)
@@ -321,7 +371,7 @@ def main() -> int:
         for t in tables:
             if not t.rs_reads:
                 t.problem("no reader read the rows: delta-rs refuses a typeWidening table and --spark-jars is not given")
-    failed = [t for t in tables if t.problems]
+    failed = [t for t in tables + dlqs if t.problems]
     spark = None
     if args.spark_jars and not failed:
         import boto3
@@ -341,11 +391,18 @@ def main() -> int:
             if not t.problems:
                 rows, ops, txn = t.spark
                 print(f"OK Spark {t.name}: {rows} rows, history {ops}, transactions[appId] = {txn} ({time.time() - t0:.1f}s)")
+        for d in dlqs:
+            path = d.root if not opts else os.path.join(args.work, d.name)
+            if opts:
+                local_copy(d, s3, path)
+            check_dead_letters_spark(spark, d, path)
+            if not d.problems:
+                print(f"OK Spark {d.name} (dead letters): {d.spark} rows")
         if args.self_test and not any(t.problems for t in tables):
             t = tables[0]
             t.problems += self_test(spark, t, t.root if not opts else os.path.join(args.work, t.name))
     rc = 0
-    for t in tables:
+    for t in tables + dlqs:
         if t.problems:
             rc = 1
             print(f"FAIL {t.name} (Delta at {t.root}):")

@@ -348,7 +348,7 @@ EOF
 # Then PyIceberg and Iceberg Java check each table: every offset once, the
 # column types, and typed values of one record per version.
 scenario_8() {
-	local dir="$RUN_DIR/s8" report testlog="$RUN_DIR/logs/s8-registry-test.log" rc=0 lines tbl loc exp seq failed=0 delta=()
+	local dir="$RUN_DIR/s8" report testlog="$RUN_DIR/logs/s8-registry-test.log" rc=0 lines tbl loc exp seq failed=0 delta=() dlq=()
 	mkdir -p "$dir"
 	report="$dir/registry-report.json"
 	log "TestInteropRegistry on Kafka $KAFKA_BOOTSTRAP, registry $REGISTRY_URL, warehouse on MinIO (test log $testlog)"
@@ -372,9 +372,18 @@ for t in rep["tables"]:
     with open(path, "w") as f:
         json.dump(t["expect"], f, indent=1)
     print(f"{t['table']}\t{t['metadata_location']}\t{path}\t{t.get('delta_sequence', '-')}")
+for t in rep.get("dead_letters", []):
+    path = f"{sys.argv[2]}/{t['table']}.expect.json"
+    with open(path, "w") as f:
+        json.dump(t["expect"], f, indent=1)
+    print(f"{t['table']}\t{t['metadata_location']}\t{path}\tdlq")
 EOF
 	) || die "reading the registry report $report"
 	while IFS=$'\t' read -r tbl loc exp seq; do
+		if [[ $seq == dlq ]]; then # a dead-letter table's Delta log: delta_check.py only
+			dlq+=(--dead-letters "$loc" "$exp")
+			continue
+		fi
 		log "checking $tbl at $loc"
 		printf 's8\t%s\t%s\n' "$loc" "$exp" >>"$RUN_DIR/tables.tsv"
 		run_pyiceberg_check --metadata-location "$loc" --expect "$exp" || failed=1
@@ -384,7 +393,10 @@ EOF
 	done <<<"$lines"
 	((failed == 0)) || die "a reader rejected a table of the schema registry scenario (see above)"
 	# The Protobuf table is a Delta table too, widened (typeWidening): Spark
-	# reads its rows; delta-rs 1.6.6 reads its log only.
+	# reads its rows; delta-rs 1.6.6 reads its log only. Two Avro tables are
+	# Delta tables, read by both, and the log-mode one's dead-letter table
+	# has a Delta log that both must read exactly its dead letters from.
 	((${#delta[@]} > 0)) || die "the registry report names no table with a Delta log"
-	run_delta_check s8 "${delta[@]}"
+	((${#dlq[@]} > 0)) || die "the registry report names no dead-letter table with a Delta log"
+	run_delta_check s8 "${delta[@]}" "${dlq[@]}"
 }

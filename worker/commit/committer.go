@@ -44,6 +44,28 @@ type UpsertReporter interface {
 	Upsert(table string) (sink.UpsertStats, bool)
 }
 
+// DeadLetterDeltaReporter is what a sink that mirrors dead-letter tables
+// to Delta logs may also tell: the version of table's dead-letter log it
+// last mirrored, false before the first. Asked on the table's commit
+// loop, the goroutine that mirrors it.
+type DeadLetterDeltaReporter interface {
+	DeadLetterDelta(table string) (version int64, ok bool)
+}
+
+// deadLetterDelta reads the dead-letter Delta version of table from s, if
+// it has one.
+func deadLetterDelta(s Sink, table string) *int64 {
+	r, ok := s.(DeadLetterDeltaReporter)
+	if !ok {
+		return nil
+	}
+	v, ok := r.DeadLetterDelta(table)
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
 // upsertStatus reads the upsert counters of table from s, if it has them.
 func upsertStatus(s Sink, table string) (*status.UpsertStatus, bool) {
 	r, ok := s.(UpsertReporter)

@@ -256,11 +256,15 @@ func (l *tableLoop) commitPending(ctx context.Context, a ledger.Assignment, mine
 		l.c.cfg.OnCommit(ledger.DisplayName(l.table), time.Since(start))
 	}
 	up, isUpsert := upsertStatus(l.c.sink, l.table)
+	dlqDelta := deadLetterDelta(l.c.sink, l.table)
 	l.c.update(l.table, func(t *status.TableStatus) {
 		t.Commits++
 		t.Problem("commit", "")
 		if isUpsert {
 			t.Upsert = up
+		}
+		if dlqDelta != nil {
+			t.DeadLetterDeltaVersion = dlqDelta
 		}
 	})
 	return again // more may be pending
