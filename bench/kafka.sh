@@ -24,4 +24,4 @@ mkdir -p "$bin" "$REPO/.cache"
 log "benchmark against $KAFKA_BOOTSTRAP (Kafka log: $RUN_DIR/logs/kafka.log)"
 fg_run "$bin/floe" bench --brokers "$KAFKA_BOOTSTRAP" --baseline-bin "$bin/baseline" \
 	--pycheck "$PY $INTEROP_DIR/pyiceberg_check.py" --dir "$RUN_DIR/bench" --keep \
-	--floe-cpuprofile "${FLOE_BENCH_PROFILE:-$REPO/.cache/bench-kafka-floe.prof}" --records 2000000 "$@"
+	--floe-cpuprofile "${FLOE_BENCH_PROFILE:-$REPO/.cache/bench-kafka-floe.prof}" --broker-pid "${PIDS[kafka]}" --records 2000000 "$@"

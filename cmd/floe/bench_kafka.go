@@ -41,6 +41,9 @@ type kafkaBench struct {
 	gomaxprocs1   bool
 	oneFirst      bool
 	formatList    string
+	// brokerPID is the broker's process, whose CPU during each drain is
+	// reported beside the consumer's: the two share this machine's cores.
+	brokerPID int
 
 	records  int
 	out      io.Writer
@@ -68,6 +71,7 @@ func addKafkaBenchFlags(cmd *cobra.Command) *kafkaBench {
 	f.BoolVar(&kb.oneFirst, "gomaxprocs1-first", false, "run the GOMAXPROCS=1 drain before the others (with --brokers)")
 	f.BoolVar(&kb.gomaxprocs1, "gomaxprocs1", true, "drain the first backlog once more with Floe at GOMAXPROCS=1 (with --brokers)")
 	f.StringVar(&kb.formatList, "kafka-formats", "json", "record formats (json, avro, protobuf; comma-separated): Floe also drains an Avro and a Protobuf backlog on the first partition count (with --brokers)")
+	f.IntVar(&kb.brokerPID, "broker-pid", 0, "the broker's process ID, to report its CPU during each drain (with --brokers; 0: not reported)")
 	return kb
 }
 

@@ -23,9 +23,13 @@ type runResult struct {
 	// drain is from the process's start to the first snapshot holding the
 	// whole backlog; innerRate is records/s between the first commit and
 	// that snapshot (without start-up and the last interval's tail).
-	drain       time.Duration
-	innerRate   float64
-	cpuSec      float64
+	drain     time.Duration
+	innerRate float64
+	cpuSec    float64
+	// brokerCPU is the broker's CPU seconds over the same drain (0: not
+	// measured): on two shared cores, what the broker takes bounds what
+	// any consumer can reach.
+	brokerCPU   float64
 	peakRSS     int64
 	firstCommit time.Duration
 	p50, p99    time.Duration
@@ -46,8 +50,8 @@ func (r runResult) rate() float64 { return float64(r.backlog) / r.drain.Seconds(
 func (r runResult) cpuPerM() float64 { return r.cpuSec / (float64(r.backlog) / 1e6) }
 
 func (r runResult) line() string {
-	return fmt.Sprintf("%-48s %8.0f rec/s (%8.0f between commits)  %6.1f CPU s/M  RSS %5.0f MiB  first commit %5.1f s  freshness p50 %5.1f s p99 %5.1f s (%d)  load %s  %s",
-		r.name, r.rate(), r.innerRate, r.cpuPerM(), mib(r.peakRSS), r.firstCommit.Seconds(), r.p50.Seconds(), r.p99.Seconds(), r.steady, r.load, r.check)
+	return fmt.Sprintf("%-48s %8.0f rec/s (%8.0f between commits)  %6.1f CPU s/M  broker %s CPU s/M  RSS %5.0f MiB  first commit %5.1f s  freshness p50 %5.1f s p99 %5.1f s (%d)  load %s  %s",
+		r.name, r.rate(), r.innerRate, r.cpuPerM(), r.brokerPerM(), mib(r.peakRSS), r.firstCommit.Seconds(), r.p50.Seconds(), r.p99.Seconds(), r.steady, r.load, r.check)
 }
 
 // runSpec is one measured run.
@@ -98,6 +102,7 @@ func (kb *kafkaBench) measure(ctx context.Context, s runSpec) (runResult, error)
 		cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", s.gomaxprocs))
 	}
 	load0 := strings.Fields(loadAvg())[0]
+	broker0 := kb.brokerCPU()
 	p, err := startKafkaProc(cmd, filepath.Join(dir, who+".log"))
 	if err != nil {
 		return r, err
@@ -108,6 +113,9 @@ func (kb *kafkaBench) measure(ctx context.Context, s runSpec) (runResult, error)
 		return r, fmt.Errorf("draining the backlog: %w", err)
 	}
 	r.cpuSec, r.peakRSS = p.cpu(), p.peakRSS()
+	if broker0 > 0 {
+		r.brokerCPU = kb.brokerCPU() - broker0
+	}
 	r.load = load0 + "→" + strings.Fields(loadAvg())[0]
 	r.drainFigures(snaps, p.start)
 	var acks []steadyAck
@@ -121,6 +129,25 @@ func (kb *kafkaBench) measure(ctx context.Context, s runSpec) (runResult, error)
 	}
 	p.stop()
 	return r, kb.checkRun(ctx, &r, tableDir, topic, acks)
+}
+
+// brokerCPU is the broker process's CPU seconds so far (0 without
+// --broker-pid).
+func (kb *kafkaBench) brokerCPU() float64 {
+	if kb.brokerPID <= 0 {
+		return 0
+	}
+	return procCPU(kb.brokerPID)
+}
+
+// brokerPerM is the broker's CPU seconds per million records drained, and
+// the cores the consumer and the broker kept busy together over the drain
+// ("—" when not measured).
+func (r runResult) brokerPerM() string {
+	if r.brokerCPU <= 0 || r.drain <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f (%.2f cores with it)", r.brokerCPU/(float64(r.backlog)/1e6), (r.cpuSec+r.brokerCPU)/r.drain.Seconds())
 }
 
 // drainFigures fills the drain time, the rate between commits and the time
@@ -279,8 +306,8 @@ func printKafkaTable(out io.Writer, rs []runResult) {
 		}
 		return fmt.Sprintf("%.2f×", a/b)
 	}
-	fmt.Fprintln(out, "| run | records | records/s draining (× baseline) | between commits | CPU s per M records (×) | peak RSS (×) | first commit (×) | freshness p50 / p99 (×), steady records | load | check |")
-	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+	fmt.Fprintln(out, "| run | records | records/s draining (× baseline) | between commits | CPU s per M records (×) | broker CPU s per M records | peak RSS (×) | first commit (×) | freshness p50 / p99 (×), steady records | load | check |")
+	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
 	for _, r := range rs {
 		b, ok := base[r.partitions]
 		if r.who == "raw" {
@@ -289,8 +316,8 @@ func printKafkaTable(out io.Writer, rs []runResult) {
 		if !ok {
 			b = runResult{}
 		}
-		fmt.Fprintf(out, "| %s | %d | %.0f (%s) | %.0f | %.1f (%s) | %s (%s) | %.1f s (%s) | %.1f / %.1f s (%s / %s), %d | %s | %s |\n",
-			r.name, r.backlog, r.rate(), ratio(r.rate(), b.rate()), r.innerRate, r.cpuPerM(), ratio(r.cpuPerM(), b.cpuPerM()),
+		fmt.Fprintf(out, "| %s | %d | %.0f (%s) | %.0f | %.1f (%s) | %s | %s (%s) | %.1f s (%s) | %.1f / %.1f s (%s / %s), %d | %s | %s |\n",
+			r.name, r.backlog, r.rate(), ratio(r.rate(), b.rate()), r.innerRate, r.cpuPerM(), ratio(r.cpuPerM(), b.cpuPerM()), r.brokerPerM(),
 			mibOrDash(r.peakRSS), ratio(float64(r.peakRSS), float64(b.peakRSS)), r.firstCommit.Seconds(), ratio(r.firstCommit.Seconds(), b.firstCommit.Seconds()),
 			r.p50.Seconds(), r.p99.Seconds(), ratio(r.p50.Seconds(), b.p50.Seconds()), ratio(r.p99.Seconds(), b.p99.Seconds()), r.steady, r.load, r.check)
 	}

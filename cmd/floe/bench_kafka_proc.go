@@ -45,8 +45,12 @@ func startKafkaProc(cmd *exec.Cmd, logPath string) (*kafkaProc, error) {
 }
 
 // cpu is the process's user and system CPU so far, in seconds.
-func (p *kafkaProc) cpu() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+func (p *kafkaProc) cpu() float64 { return procCPU(p.cmd.Process.Pid) }
+
+// procCPU is a process's user and system CPU so far, in seconds; 0 when
+// it cannot be read.
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
