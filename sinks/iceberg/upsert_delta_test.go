@@ -12,14 +12,12 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/internal/testing/deltaview"
-	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/sinks/delta"
 )
 
 // withDelta makes the harness's table write a Delta log too, with a
 // checkpoint every interval versions.
 func (h *upsertHarness) withDelta(interval int64) {
-	wait.For(h.t, 30*time.Second, "the node's registration to apply", h.rn.Registered)
 	writes := &atomic.Bool{}
 	writes.Store(true)
 	h.s.SetDelta(testDeltaTables{n: h.rn, writes: writes}, nil, delta.Options{CheckpointInterval: interval})
