@@ -122,17 +122,27 @@ func TestDrainFigures(t *testing.T) {
 		snaps        []snapInfo
 		drain, first time.Duration
 		inner        float64
+		est          time.Duration
 	}{
-		{"empty snapshot first, three appends", []snapInfo{{at(1), 0, 0}, {at(10), 100, 100}, {at(20), 300, 400}, {at(30), 600, 1000}}, 30 * time.Second, 10 * time.Second, 45},
-		{"the backlog in one append", []snapInfo{{at(12), 1000, 1000}}, 12 * time.Second, 12 * time.Second, 0},
-		{"later appends after the backlog are not the drain", []snapInfo{{at(5), 1000, 1000}, {at(15), 10, 1010}}, 5 * time.Second, 5 * time.Second, 0},
+		// 30 records/s in the interval before the last: the 600 left
+		// would take 20 s, longer than the last interval, so the drain
+		// stands as committed.
+		{"empty snapshot first, three appends", []snapInfo{{at(1), 0, 0}, {at(10), 100, 100}, {at(20), 300, 400}, {at(30), 600, 1000}}, 30 * time.Second, 10 * time.Second, 45, 30 * time.Second},
+		// 60 records/s before the last interval: the 300 left took 5 s of
+		// it, and the process waited 5 s for the commit.
+		{"done halfway through the last interval", []snapInfo{{at(10), 100, 100}, {at(20), 600, 700}, {at(30), 300, 1000}}, 30 * time.Second, 10 * time.Second, 45, 25 * time.Second},
+		{"steady appends after the backlog change nothing", []snapInfo{{at(10), 100, 100}, {at(20), 600, 700}, {at(30), 300, 1000}, {at(40), 5, 1005}}, 30 * time.Second, 10 * time.Second, 45, 25 * time.Second},
+		{"two appends: too few to say", []snapInfo{{at(10), 500, 500}, {at(20), 500, 1000}}, 20 * time.Second, 10 * time.Second, 50, 20 * time.Second},
+		{"the backlog in one append", []snapInfo{{at(12), 1000, 1000}}, 12 * time.Second, 12 * time.Second, 0, 12 * time.Second},
+		{"later appends after the backlog are not the drain", []snapInfo{{at(5), 1000, 1000}, {at(15), 10, 1010}}, 5 * time.Second, 5 * time.Second, 0, 5 * time.Second},
+		{"never complete", []snapInfo{{at(5), 100, 100}, {at(15), 10, 110}}, 0, 0, 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := runResult{backlog: 1000}
 			r.drainFigures(c.snaps, start)
-			if r.drain != c.drain || r.firstCommit != c.first || r.innerRate != c.inner {
-				t.Errorf("drain %s first %s inner %.1f, want %s %s %.1f", r.drain, r.firstCommit, r.innerRate, c.drain, c.first, c.inner)
+			if r.drain != c.drain || r.firstCommit != c.first || r.innerRate != c.inner || r.estDrain != c.est {
+				t.Errorf("drain %s first %s inner %.1f est %s, want %s %s %.1f %s", r.drain, r.firstCommit, r.innerRate, r.estDrain, c.drain, c.first, c.inner, c.est)
 			}
 		})
 	}
