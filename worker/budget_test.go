@@ -25,7 +25,7 @@ func costOf(vals []string) int64 {
 }
 
 // budgetFor is a memory_budget whose record share is at least share.
-func budgetFor(share int64) config.ByteSize { return config.ByteSize(share*2 + 4) }
+func budgetFor(share int64) config.ByteSize { return config.ByteSize(ingest.BudgetForRecords(share)) }
 
 func tableStatus(h *harness, key string) status.TableStatus {
 	ts, _ := h.w.Status().Snapshot()

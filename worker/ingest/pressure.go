@@ -6,10 +6,10 @@ import (
 	"github.com/floe-io/floe/worker/source"
 )
 
-// Budget split. Half of memory_budget bounds the records the node holds
-// (charged from fetch to recorded flush), an eighth is left to the
+// Budget split. A quarter of memory_budget bounds the records the node
+// holds (charged from fetch to recorded flush), an eighth is left to the
 // readers' fetch buffers (records fetched but not yet taken by a fetcher,
-// which the budget cannot see), and the other three eighths, with the
+// which the budget cannot see), and the other five eighths, with the
 // 256 MiB floe serve adds for the Go soft memory limit, are for what no
 // charge sees: the Arrow builders and Parquet pages of the flush in flight,
 // the client's next fetch, and the collector's headroom. With three
@@ -17,8 +17,12 @@ import (
 // backlog drain on a real broker reached twice memory_budget (heap
 // profiles in docs/benchmarks.md, "The budget's split"): above the soft
 // limit, so the collector ran without pause and cost 2.5 times the CPU.
+// Half for records still left the collector 16-18 CPU s per million
+// records; a quarter took that to 13-15 and the drain from 89,000-97,000
+// to 103,000-125,000 records/s (an eighth: 14-15 and 90,000-103,000, at
+// 984 MiB peak against about 1,300), docs/benchmarks.md "Run 8".
 const (
-	recordShareDiv = 2
+	recordShareDiv = 4
 	fetchShareDiv  = 8
 	// Fetch sizes per partition: at least minFetchBytes (Kafka returns a
 	// whole batch even past the size, so a small size slows a partition
@@ -53,6 +57,10 @@ const (
 
 // recordShare is the part of a memory budget that bounds held records.
 func recordShare(budget int64) int64 { return budget / recordShareDiv }
+
+// BudgetForRecords is the smallest memory_budget whose record share is at
+// least share, for tests that size a budget by the records it must hold.
+func BudgetForRecords(share int64) int64 { return share*recordShareDiv + recordShareDiv }
 
 // RecordCost is the budget a fetched message is charged when the table's
 // format is format.
