@@ -196,8 +196,8 @@ func (r *runResult) drainFigures(snaps []snapInfo, start time.Time) {
 		// backlog was not done), so its rate is the process's; the last
 		// one's records took their share of it.
 		prev, prev2 := appends[n-2], appends[n-3]
-		span := prev.at.Sub(prev2.at).Seconds()
-		if rate := float64(prev.total-prev2.total) / span; span > 0 && rate > 0 {
+		if span := prev.at.Sub(prev2.at).Seconds(); span > 0 && prev.total > prev2.total {
+			rate := float64(prev.total-prev2.total) / span
 			left := time.Duration(float64(r.backlog-prev.total) / rate * float64(time.Second))
 			r.estDrain = min(prev.at.Add(left).Sub(start), r.drain)
 		}

@@ -20,7 +20,8 @@ import (
 // Half for records still left the collector 16-18 CPU s per million
 // records; a quarter took that to 13-15 and the drain from 89,000-97,000
 // to 103,000-125,000 records/s (an eighth: 14-15 and 90,000-103,000, at
-// 984 MiB peak against about 1,300), docs/benchmarks.md "Run 8".
+// 984 MiB peak against about 1,300), docs/benchmarks.md "The records'
+// share".
 const (
 	recordShareDiv = 4
 	fetchShareDiv  = 8
