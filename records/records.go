@@ -25,6 +25,12 @@ type Record struct {
 	// table's Shape. A key decoded with its registry schema is the field
 	// KeyDecodedColumn of Value.
 	Value map[string]any
+	// JSON is the value of a json table's record that fit the table's
+	// columns when it was fetched, kept as fetched instead of decoded into
+	// Value (nil then): the sink appends it straight to the file's
+	// columns, as it would append Value decoded from it. Its bytes are
+	// never modified.
+	JSON []byte
 	// Raw is the undecoded value: the payload of a raw table, and of a
 	// dead-letter record.
 	Raw []byte

@@ -1,12 +1,15 @@
 package worker
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/floe-io/floe/config"
@@ -568,4 +571,21 @@ func (c *fakeCluster) Mappings() []config.Table { return nil }
 // DeleteFrom implements Sink; the fake never rewinds.
 func (c *fakeCluster) DeleteFrom(context.Context, string, map[ledger.TopicPartition]int64, uint64, ledger.Assignment, time.Time) (int64, error) {
 	return 0, errors.New("fake sink: DeleteFrom not supported")
+}
+
+// payload is a written record's decoded value: Value, or its JSON when the
+// fetcher kept it as fetched (numbers as json.Number, which print as
+// written).
+func payload(t testing.TB, r *records.Record) map[string]any {
+	t.Helper()
+	if r.JSON == nil {
+		return r.Value
+	}
+	var v map[string]any
+	dec := json.NewDecoder(bytes.NewReader(r.JSON))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("record %s/%d@%d held as JSON %q: %v", r.Topic, r.Partition, r.Offset, r.JSON, err)
+	}
+	return v
 }

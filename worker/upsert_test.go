@@ -89,13 +89,13 @@ func checkUpsertModel(t *testing.T, h *harness, model map[string]string) {
 	for _, r := range rows {
 		id := fmt.Sprintf("%d|%s", r.Partition, r.Key)
 		if r.Tombstone {
-			if r.Value != nil {
+			if r.Value != nil || r.JSON != nil {
 				t.Fatalf("tombstone %s carries a value", id)
 			}
 			delete(got, id)
 			continue
 		}
-		got[id] = fmt.Sprint(r.Value["i"])
+		got[id] = fmt.Sprint(payload(t, r)["i"])
 	}
 	if len(got) != len(model) {
 		t.Fatalf("%d live keys, want %d: %v vs %v", len(got), len(model), got, model)

@@ -263,9 +263,10 @@ func waitBenchRows(ctx context.Context, n *node.Node, want int64, start time.Tim
 // batches of 100,000 through a sink of its own: the raw limit, without
 // Kafka, Raft entries or commits. Its node maps nothing (the bench uses only
 // its Raft and catalog). prepare creates the table bench.raw with the
-// columns of the values (outside the timing) and returns how to decode one.
+// columns of the values (outside the timing) and returns how to decode one
+// into its record, as a fetcher and its pipeline would.
 func benchRawLimit(ctx context.Context, dir string, log *slog.Logger, format string, values [][]byte,
-	prepare func(*icebergsink.Sink, sinkapi.TableSpec) (func([]byte) (map[string]any, error), error)) (time.Duration, error) {
+	prepare func(*icebergsink.Sink, sinkapi.TableSpec) (func([]byte, *records.Record) error, error)) (time.Duration, error) {
 	kafka, err := startEmbeddedKafka(0) // no topics: the raw node maps none
 	if err != nil {
 		return 0, err
@@ -287,11 +288,11 @@ func benchRawLimit(ctx context.Context, dir string, log *slog.Logger, format str
 	for i := 0; i < len(values); i += batch {
 		recs := make([]*records.Record, 0, batch)
 		for j := i; j < min(i+batch, len(values)); j++ {
-			v, err := decode(values[j])
-			if err != nil {
+			r := &records.Record{Topic: "raw", Partition: int32(j % 8), Offset: int64(j), Timestamp: start, Key: values[j][:12]}
+			if err := decode(values[j], r); err != nil {
 				return 0, err
 			}
-			recs = append(recs, &records.Record{Topic: "raw", Partition: int32(j % 8), Offset: int64(j), Timestamp: start, Key: values[j][:12], Value: v})
+			recs = append(recs, r)
 		}
 		if _, err := sink.Write(ctx, spec, uuid.NewString(), recs); err != nil {
 			return 0, err
@@ -301,7 +302,7 @@ func benchRawLimit(ctx context.Context, dir string, log *slog.Logger, format str
 }
 
 func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte) (time.Duration, error) {
-	return benchRawLimit(ctx, dir, log, "json", values, func(sink *icebergsink.Sink, spec sinkapi.TableSpec) (func([]byte) (map[string]any, error), error) {
+	return benchRawLimit(ctx, dir, log, "json", values, func(sink *icebergsink.Sink, spec sinkapi.TableSpec) (func([]byte, *records.Record) error, error) {
 		shape := &records.Shape{Kind: records.Struct}
 		if _, err := ingest.DecodeJSON(shape, values[0]); err != nil {
 			return nil, err
@@ -310,7 +311,15 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 			return nil, err
 		}
 		shape.MarkCommitted()
-		return func(v []byte) (map[string]any, error) { return ingest.DecodeJSON(shape, v) }, nil
+		lim := records.Limits{}.WithDefaults()
+		return func(v []byte, r *records.Record) (err error) {
+			if ingest.FitsJSON(shape, v, lim) { // kept as fetched, as Floe keeps it
+				r.JSON = v
+				return nil
+			}
+			r.Value, err = ingest.DecodeJSON(shape, v)
+			return err
+		}, nil
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/schemas"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	sinkapi "github.com/floe-io/floe/sinks/sink"
@@ -47,7 +48,7 @@ func runAvroBench(ctx context.Context, out io.Writer, n, partitions int) error {
 
 func benchAvroRaw(ctx context.Context, dir string, log *slog.Logger, url string, values [][]byte) (time.Duration, error) {
 	dec := schemas.NewDecoder(schemas.NewRegistry(schemas.RegistryConfig{URL: url}))
-	return benchRawLimit(ctx, dir, log, "avro", values, func(sink *icebergsink.Sink, spec sinkapi.TableSpec) (func([]byte) (map[string]any, error), error) {
+	return benchRawLimit(ctx, dir, log, "avro", values, func(sink *icebergsink.Sink, spec sinkapi.TableSpec) (func([]byte, *records.Record) error, error) {
 		first, err := dec.Value(ctx, "avro", "", values[0])
 		if err != nil {
 			return nil, err
@@ -55,9 +56,10 @@ func benchAvroRaw(ctx context.Context, dir string, log *slog.Logger, url string,
 		if err := sink.Prepare(ctx, spec, first.Shape.Clone()); err != nil {
 			return nil, err
 		}
-		return func(v []byte) (map[string]any, error) {
+		return func(v []byte, r *records.Record) error {
 			d, err := dec.Value(ctx, "avro", "", v)
-			return d.Value, err
+			r.Value = d.Value
+			return err
 		}, nil
 	})
 }

@@ -25,15 +25,23 @@ const batchRows = 65536
 func recordBatches(sc *iceberg.Schema, as *arrow.Schema, recs []*records.Record, dlq bool) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
 		fields := sc.Fields()
+		js := newJSONRows(fields)
 		for start := 0; start < len(recs); start += batchRows {
 			end := min(start+batchRows, len(recs))
 			rb := array.NewRecordBuilder(memory.DefaultAllocator, as)
 			var err error
 			for _, r := range recs[start:end] {
+				asJSON := r.JSON != nil && !dlq
 				for i, f := range fields {
+					if asJSON && !metadataColumn(f.Name) {
+						continue // appended from the JSON below
+					}
 					if err = appendColumn(rb.Field(i), f, r, dlq); err != nil {
 						break
 					}
+				}
+				if err == nil && asJSON {
+					err = js.appendRow(rb, r.JSON)
 				}
 				if err != nil {
 					err = fmt.Errorf("building row %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)

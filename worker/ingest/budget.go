@@ -17,7 +17,8 @@ import (
 //
 // One acquire always succeeds while nothing is held, so a single record
 // larger than the limit still passes: held never exceeds limit plus one
-// record.
+// record, plus what take adds past it (a record checked as fitting its
+// columns but decoded after all, handle.go).
 type budget struct {
 	limit int64
 	// press asks for need more bytes to be freed; called without mu, each
@@ -59,6 +60,19 @@ func (b *budget) acquire(ctx context.Context, n int64) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// take adds n bytes without waiting, for a charge that grows on the
+// goroutine that frees the budget (waiting there could wait for good). It
+// may take held past the limit by that much; fetchers wait until it
+// falls back.
+func (b *budget) take(n int64) {
+	if n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.held += n
+	b.mu.Unlock()
 }
 
 // release gives back n bytes taken by acquire and wakes the waiters.

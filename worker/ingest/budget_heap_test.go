@@ -18,21 +18,29 @@ var heapRecords = []struct {
 }{
 	{"small json", "json", `{"i":12345}`},
 	{"order json", "json", fmt.Sprintf(`{"order_id":%d,"customer_id":"cust-%08d","status":"paid","amount":12.34,"currency":"EUR","items":[{"sku":"sku-000001","qty":2,"price":9.99},{"sku":"sku-000002","qty":1,"price":3.49}],"shipping":{"name":"Customer 1","street":"1 Long Street Name","city":"Berlin","zip":"10115","country":"DE","express":true},"created_at":"2026-11-29T12:00:00.000Z","note":"%s"}`, 1, 1, strings.Repeat("x", 70))},
+	{"order json kept", "json kept", fmt.Sprintf(`{"order_id":%d,"customer_id":"cust-%08d","status":"paid","amount":12.34,"currency":"EUR","items":[{"sku":"sku-000001","qty":2,"price":9.99},{"sku":"sku-000002","qty":1,"price":3.49}],"shipping":{"name":"Customer 1","street":"1 Long Street Name","city":"Berlin","zip":"10115","country":"DE","express":true},"created_at":"2026-11-29T12:00:00.000Z","note":"%s"}`, 1, 1, strings.Repeat("x", 70))},
 	{"raw 1KiB", "raw", strings.Repeat("r", 1024)},
 }
 
 // bufferLike builds n records as handle buffers them: a fetched message
 // (its value a buffer of its own, as a fetch response's is), the record,
-// its decoded value, the buffer's pointer.
+// its decoded value (or, "json kept", the value kept as fetched because it
+// fits the columns), the buffer's pointer.
 func bufferLike(tb testing.TB, n int, format, value string) []*records.Record {
 	shape := &records.Shape{Kind: records.Struct}
 	buf := make([]*records.Record, 0, n)
 	for i := range n {
 		m := source.Message{Offset: int64(i), Key: []byte(fmt.Sprintf("k%07d", i)), Value: []byte(value), Time: time.UnixMilli(int64(i))}
 		rec := &records.Record{Topic: "orders", Partition: 3, Offset: m.Offset, Timestamp: m.Time, Key: m.Key}
-		if format == "raw" {
+		switch format {
+		case "raw":
 			rec.Raw = m.Value
-		} else {
+		case "json kept":
+			rec.JSON = m.Value
+			rec.Mem = RecordCost("raw", m)
+			buf = append(buf, rec)
+			continue
+		default:
 			v, err := decodeJSON(shape, m.Value)
 			if err != nil {
 				tb.Fatal(err)

@@ -1,7 +1,9 @@
 // Package ingest runs one pipeline per table on each node: it fetches the
 // node's assigned partitions of the table (one fetcher goroutine each,
 // through worker/source's readers), decodes every record (JSON inference,
-// raw, or Schema Registry formats through a SchemaDecoder), buffers them,
+// raw, or Schema Registry formats through a SchemaDecoder; a JSON record
+// that fits the table's columns is only checked and kept as fetched, for
+// the sink to append), buffers them,
 // and flushes one data file per table per flush for all of the node's
 // partitions together, then records the files and offset ranges in the
 // ledger. It also evolves the table's shape (evolve.go) and asks the
@@ -11,7 +13,8 @@
 //
 // Files: pipeline.go (the Pipeline and its goroutine), fetch.go (the
 // partition fetchers and start offsets), handle.go (one record: decode,
-// route, count), decode.go and jsonparse.go (JSON), schemadecode.go
+// route, count), decode.go and jsonparse.go (JSON), predecode.go and
+// jsoncheck.go (the fetchers' check of JSON records), schemadecode.go
 // (registry formats), evolve.go, flush.go (flush jobs), schemareq.go,
 // operate.go, resume.go, drain.go, rates.go (measured throughput), node.go
 // (what the node's pipelines share, and the contracts they declare).

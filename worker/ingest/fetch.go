@@ -19,9 +19,9 @@ type fetched struct {
 	gen  uint64
 	msg  source.Message
 	cost int64 // taken from the budget by the fetcher (budget.go)
-	// pre: the value decoded by the fetcher against shape version preVer
-	// (predecode.go); nil when it was not.
-	pre    map[string]any
+	// fits: the fetcher found the JSON value to fit the columns of shape
+	// version preVer as they are (predecode.go, jsoncheck.go).
+	fits   bool
 	preVer uint64
 }
 
@@ -152,6 +152,7 @@ func (p *Pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartiti
 	defer close(done)
 	defer r.Close()
 	b := retry.New()
+	var ck checker // the JSON check's scratch, reused for every record
 	for {
 		m, err := r.Read(ctx)
 		if err != nil {
@@ -165,19 +166,24 @@ func (p *Pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartiti
 			continue
 		}
 		b.Reset()
+		f := fetched{tp: tp, gen: gen, msg: m}
+		if !m.Control {
+			f.fits, f.preVer = p.predecode(&ck, m.Value)
+		}
 		// Charged before it is queued: the queue, the buffer and the flush
 		// in flight are all under the budget. Waiting here is the
-		// back-pressure: the partition is not read until memory frees.
+		// back-pressure: the partition is not read until memory frees. A
+		// JSON value that fits is kept as fetched, so it costs what a raw
+		// one does (the pipeline tops the charge up if it decodes it after
+		// all: handle.go).
 		cost := RecordCost(p.spec.Format, m)
+		if f.fits {
+			cost = RecordCost("raw", m)
+		}
 		if err := p.n.mem.acquire(ctx, cost); err != nil {
 			return
 		}
-		f := fetched{tp: tp, gen: gen, msg: m, cost: cost}
-		if !m.Control {
-			if v, ver, ok := p.predecode(m.Value); ok {
-				f.pre, f.preVer = v, ver
-			}
-		}
+		f.cost = cost
 		select {
 		case p.in <- f:
 		case <-ctx.Done():

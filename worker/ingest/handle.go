@@ -37,6 +37,14 @@ func (p *Pipeline) handle(ctx context.Context, f fetched) {
 	m := f.msg
 	rec := &records.Record{Topic: f.tp.Topic, Partition: f.tp.Partition, Offset: m.Offset, Timestamp: m.Time, Key: m.Key, Headers: m.Headers}
 	v := p.decode(ctx, f, rec)
+	if f.fits && rec.Value != nil {
+		// Checked against columns that changed before it got here, so
+		// decoded after all: its charge grows to a decoded value's,
+		// without waiting (this goroutine frees the budget).
+		full := RecordCost(p.spec.Format, m)
+		p.n.mem.take(full - f.cost)
+		f.cost = full
+	}
 	if v.stopped {
 		if p.held == nil { // a paused topic; a held record keeps its charge
 			p.n.mem.release(f.cost)
@@ -76,8 +84,8 @@ func (p *Pipeline) decode(ctx context.Context, f fetched, rec *records.Record) v
 		rec.Raw = m.Value
 	case len(m.Value) == 0:
 		return verdict{tombstone: true}
-	case p.spec.Format == "json" && f.pre != nil && f.preVer == p.shapeVer:
-		rec.Value = f.pre // decoded by the fetcher against these very columns
+	case p.spec.Format == "json" && f.fits && f.preVer == p.shapeVer:
+		rec.JSON = m.Value // checked by the fetcher against these very columns
 	case p.spec.Format == "json":
 		v, changed, err := decodeJSONChanged(p.shape, m.Value, p.limits())
 		if err != nil {

@@ -4,20 +4,22 @@ import (
 	"github.com/floe-io/floe/records"
 )
 
-// JSON records are decoded on the partitions' fetcher goroutines, in
-// parallel, whenever they fit the table's columns as they are; the
-// pipeline goroutine decodes only the records that change the columns (a
-// new field, a widened number) or fail, and those that were pre-decoded
-// against columns that have changed since. A table's decoding was all on
-// its pipeline's one goroutine, so a second core added nothing
+// JSON records are checked on the partitions' fetcher goroutines, in
+// parallel, against the table's columns as they are (jsoncheck.go); one
+// that fits is kept as fetched and appended to the file's columns by the
+// sink. The pipeline goroutine decodes only the records that change the
+// columns (a new field, a widened number) or fail, and those that were
+// checked against columns that have changed since. A table's decoding was
+// all on its pipeline's one goroutine, so a second core added nothing
 // (docs/benchmarks.md, make bench-kafka).
 //
 // The fetchers read a published copy of the columns (shapeSnap), never
 // the pipeline's own shape, which only the pipeline goroutine touches. Its
 // version is bumped at every change of the shape (a decode that added or
 // widened a column, a flush that marked columns committed, a reload), and
-// a pre-decoded value is used only when its version is still current, so
-// it is exactly what decoding it on the pipeline goroutine would give.
+// a check is used only when its version is still current, so the record
+// fits the columns it is written with, as decoding it on the pipeline
+// goroutine would have found.
 
 // shapeSnap is an immutable copy of a JSON table's columns for the
 // fetchers, with the limits the pipeline decodes within.
@@ -38,21 +40,21 @@ func (p *Pipeline) publishShape() {
 	p.snap.Store(&shapeSnap{shape: p.shape.Clone(), ver: p.shapeVer, lim: p.limits()})
 }
 
-// predecode decodes a JSON value on a fetcher goroutine against the
-// published columns. ok is false (and the pipeline decodes it) when there
-// is no copy yet, the value is empty, bad, or would change the columns.
-func (p *Pipeline) predecode(value []byte) (v map[string]any, ver uint64, ok bool) {
+// predecode checks a JSON value on a fetcher goroutine against the
+// published columns, with the fetcher's scratch c. fits is false (and the
+// pipeline decodes it) when there is no copy yet, the value is empty, bad,
+// would change the columns, or is one the check leaves to the decoder.
+func (p *Pipeline) predecode(c *checker, value []byte) (fits bool, ver uint64) {
 	s := p.snap.Load()
 	if s == nil || len(value) == 0 {
-		return nil, 0, false
+		return false, 0
 	}
-	v, ok = decodeJSONFits(s.shape, value, s.lim)
-	return v, s.ver, ok
+	return c.fits(s.shape, value, s.lim), s.ver
 }
 
 // decodeJSONFits is decodeJSONWith for a value that must fit shape as it
 // is: it never changes shape, and ok is false when the value is bad or
-// would add or widen a column.
+// would add or widen a column. fitsJSON is held to it (FuzzFitsJSON).
 func decodeJSONFits(shape *records.Shape, data []byte, lim records.Limits) (map[string]any, bool) {
 	p := parser{data: data, lim: lim}
 	p.ws()

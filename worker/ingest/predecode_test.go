@@ -63,20 +63,22 @@ func TestDecodeJSONFits(t *testing.T) {
 	}
 }
 
-// TestStalePredecodeIsRedone: a value the fetcher decoded against columns
+// TestStaleCheckIsRedone: a value the fetcher checked against columns
 // that changed before the pipeline took it (here a long column widened to
-// double by the record before it) is decoded again, so its value has the
-// column's type now.
-func TestStalePredecodeIsRedone(t *testing.T) {
+// double by the record before it) is decoded on the pipeline, so its value
+// has the column's type now; one checked against the current columns is
+// kept as fetched.
+func TestStaleCheckIsRedone(t *testing.T) {
 	shape := &records.Shape{Kind: records.Struct}
 	if _, err := decodeJSON(shape, []byte(`{"n":1}`)); err != nil { // n: long, not committed yet
 		t.Fatal(err)
 	}
 	p := &Pipeline{n: &Node{}, spec: sink.TableSpec{Format: "json"}, shape: shape}
 	p.publishShape()
-	pre, ver, ok := p.predecode([]byte(`{"n":2}`))
-	if !ok || pre["n"] != int64(2) {
-		t.Fatalf("pre-decoded %#v, %v", pre, ok)
+	var ck checker
+	fits, ver := p.predecode(&ck, []byte(`{"n":2}`))
+	if !fits {
+		t.Fatal("{\"n\":2} does not fit n long")
 	}
 	ctx := context.Background()
 	widen := &records.Record{}
@@ -87,20 +89,21 @@ func TestStalePredecodeIsRedone(t *testing.T) {
 		t.Fatalf("n is %s, want double", got)
 	}
 	rec := &records.Record{}
-	if v := p.decode(ctx, fetched{msg: source.Message{Value: []byte(`{"n":2}`)}, pre: pre, preVer: ver}, rec); v.err != nil {
+	if v := p.decode(ctx, fetched{msg: source.Message{Value: []byte(`{"n":2}`)}, fits: true, preVer: ver}, rec); v.err != nil {
 		t.Fatal(v.err)
 	}
-	if _, ok := rec.Value["n"].(float64); !ok {
-		t.Fatalf("n decoded as %T (%v): the stale pre-decoded value was used", rec.Value["n"], rec.Value["n"])
+	if _, ok := rec.Value["n"].(float64); !ok || rec.JSON != nil {
+		t.Fatalf("n decoded as %T (%v), JSON %q: the stale check was used", rec.Value["n"], rec.Value["n"], rec.JSON)
 	}
-	// A current one is used as it is.
-	cur, ver, ok := p.predecode([]byte(`{"n":3}`))
-	if !ok {
-		t.Fatal("not pre-decoded against the current columns")
+	// A current one is kept as fetched.
+	value := []byte(`{"n":3}`)
+	fits, ver = p.predecode(&ck, value)
+	if !fits {
+		t.Fatal("not checked against the current columns")
 	}
 	rec = &records.Record{}
-	p.decode(ctx, fetched{msg: source.Message{Value: []byte(`{"n":3}`)}, pre: cur, preVer: ver}, rec)
-	if reflect.ValueOf(rec.Value).Pointer() != reflect.ValueOf(cur).Pointer() {
-		t.Fatal("a current pre-decoded value was decoded again")
+	p.decode(ctx, fetched{msg: source.Message{Value: value}, fits: true, preVer: ver}, rec)
+	if rec.Value != nil || string(rec.JSON) != string(value) {
+		t.Fatalf("a record checked against the current columns was decoded again: Value %v, JSON %q", rec.Value, rec.JSON)
 	}
 }
