@@ -5,8 +5,10 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/source"
 )
 
@@ -105,5 +107,64 @@ func TestStaleCheckIsRedone(t *testing.T) {
 	p.decode(ctx, fetched{msg: source.Message{Value: value}, fits: true, preVer: ver}, rec)
 	if rec.Value != nil || string(rec.JSON) != string(value) {
 		t.Fatalf("a record checked against the current columns was decoded again: Value %v, JSON %q", rec.Value, rec.JSON)
+	}
+}
+
+// TestKeptRecordCharge: a record kept as fetched carries the charge of a
+// raw one; one checked against columns that changed before the pipeline
+// took it is decoded, and its charge (and the budget's) grows to a
+// decoded value's without waiting.
+func TestKeptRecordCharge(t *testing.T) {
+	shape := &records.Shape{Kind: records.Struct}
+	if _, err := decodeJSON(shape, []byte(`{"n":1}`)); err != nil { // n: long, not committed yet
+		t.Fatal(err)
+	}
+	tr := status.NewTracker()
+	n := &Node{mem: newBudget(1<<20, nil)}
+	n.Config.TargetFileSize = 1 << 30
+	p := &Pipeline{n: n, spec: sink.TableSpec{Format: "json"}, shape: shape,
+		table: func() *status.Table { return tr.Table("t", "t") }}
+	tp := ledger.TopicPartition{Topic: "t", Partition: 0}
+	p.parts = map[ledger.TopicPartition]*partState{tp: {tp: tp, meter: &meter{}}}
+	p.publishShape()
+	var ck checker
+	fetch := func(off int64, value string) fetched {
+		m := source.Message{Offset: off, Value: []byte(value)}
+		f := fetched{tp: tp, msg: m}
+		f.fits, f.preVer = p.predecode(&ck, m.Value)
+		f.cost = RecordCost("json", m)
+		if f.fits {
+			f.cost = RecordCost("raw", m)
+		}
+		if err := n.mem.acquire(context.Background(), f.cost); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	ctx := context.Background()
+	kept := fetch(0, `{"n":2}`)
+	widen := fetch(1, `{"n":1.5}`)
+	stale := fetch(2, `{"n":3}`) // checked now, against n long; taken after widen
+	if !kept.fits || !stale.fits || widen.fits {
+		t.Fatalf("fits: %v %v %v, want true true false", kept.fits, stale.fits, widen.fits)
+	}
+	p.handle(ctx, kept)
+	p.handle(ctx, widen)
+	p.handle(ctx, stale)
+	if len(p.buf) != 3 {
+		t.Fatalf("%d records buffered, want 3", len(p.buf))
+	}
+	full := RecordCost("json", stale.msg)
+	for i, want := range []struct {
+		json bool
+		mem  int64
+	}{{true, kept.cost}, {false, widen.cost}, {false, full}} {
+		r := p.buf[i]
+		if (r.JSON != nil) != want.json || r.Mem != want.mem {
+			t.Errorf("record %d: kept %v, charged %d; want kept %v, charged %d", i, r.JSON != nil, r.Mem, want.json, want.mem)
+		}
+	}
+	if got, want := n.mem.Held(), kept.cost+widen.cost+full; got != want || p.charged != want {
+		t.Fatalf("budget holds %d, pipeline charged %d, want %d", got, p.charged, want)
 	}
 }
