@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"fmt"
-	"iter"
 	"math/big"
 	"time"
 
@@ -20,46 +19,32 @@ import (
 // does not hold every column of it in memory twice.
 const batchRows = 65536
 
-// recordBatches converts records into Arrow batches of the table schema sc
-// (as arrow schema as). dlq selects the dead-letter columns.
-func recordBatches(sc *iceberg.Schema, as *arrow.Schema, recs []*records.Record, dlq bool) iter.Seq2[arrow.RecordBatch, error] {
-	return func(yield func(arrow.RecordBatch, error) bool) {
-		fields := sc.Fields()
-		js := newJSONRows(fields)
-		for start := 0; start < len(recs); start += batchRows {
-			end := min(start+batchRows, len(recs))
-			rb := array.NewRecordBuilder(memory.DefaultAllocator, as)
-			var err error
-			for _, r := range recs[start:end] {
-				asJSON := r.JSON != nil && !dlq
-				for i, f := range fields {
-					if asJSON && !metadataColumn(f.Name) {
-						continue // appended from the JSON below
-					}
-					if err = appendColumn(rb.Field(i), f, r, dlq); err != nil {
-						break
-					}
-				}
-				if err == nil && asJSON {
-					err = js.appendRow(rb, r.JSON)
-				}
-				if err != nil {
-					err = fmt.Errorf("building row %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
-					break
-				}
+// buildBatch builds the Arrow batch of recs (at most batchRows) in the
+// table's schema (fields, as arrow schema as); js is the caller's own
+// JSON appender. dlq selects the dead-letter columns.
+func buildBatch(fields []iceberg.NestedField, as *arrow.Schema, recs []*records.Record, dlq bool, js *jsonRows) (arrow.RecordBatch, error) {
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, as)
+	defer rb.Release()
+	rb.Reserve(len(recs))
+	for _, r := range recs {
+		asJSON := r.JSON != nil && !dlq
+		var err error
+		for i, f := range fields {
+			if asJSON && !metadataColumn(f.Name) {
+				continue // appended from the JSON below
 			}
-			if err != nil {
-				rb.Release()
-				yield(nil, err)
-				return
-			}
-			batch := rb.NewRecordBatch()
-			rb.Release()
-			if !yield(batch, nil) {
-				return
+			if err = appendColumn(rb.Field(i), f, r, dlq); err != nil {
+				break
 			}
 		}
+		if err == nil && asJSON {
+			err = js.appendRow(rb, r.JSON)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("building row %s/%d@%d: %w", r.Topic, r.Partition, r.Offset, err)
+		}
 	}
+	return rb.NewRecordBatch(), nil
 }
 
 func appendColumn(b array.Builder, f iceberg.NestedField, r *records.Record, dlq bool) error {

@@ -25,7 +25,7 @@ import (
 
 // newSink returns a sink on a single-node group that leads, and the
 // committer role n1 holds for every table the test names with committer.
-func newSink(t *testing.T) (*Sink, *catalog.Catalog, *raftnode.Node) {
+func newSink(t testing.TB) (*Sink, *catalog.Catalog, *raftnode.Node) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
