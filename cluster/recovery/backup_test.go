@@ -3,6 +3,7 @@ package recovery
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 )
@@ -173,5 +175,58 @@ func TestBackupRunWritesOnlyAsLeader(t *testing.T) {
 	}
 	if at, _, err := bad.Last(); err == nil || !at.IsZero() {
 		t.Fatalf("failed backup reported at %v err %v", at, err)
+	}
+}
+
+// TestBackupWritesWhatSlippedIn: an entry applied between the state a
+// backup wrote and the entry reporting that backup is written at the next
+// tick, even when nothing is applied after; a report that follows the
+// written state directly needs no new write.
+func TestBackupWritesWhatSlippedIn(t *testing.T) {
+	f := seeded(t)
+	dir := t.TempDir()
+	b := NewBackup(f, "file://"+dir, iceberg.Properties{}, nil)
+	ctx := context.Background()
+	file := filepath.Join(dir, "_floe", "state", "latest.json")
+	var base uint64
+	f.Read(func(s *State) { base = s.Applied })
+	next := base
+	report := func(slipIn bool) {
+		b.RecordWith(func(_ context.Context, c fsm.BackupWritten) (uint64, error) {
+			if slipIn { // a commit lands while the backup is written
+				next++
+				if err := apply(t, f, next, RegisterNode{Node: Member{ID: fmt.Sprintf("n%d", next), Addr: "127.0.0.1:2"}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			next++
+			return next, apply(t, f, next, c)
+		})
+	}
+	report(true)
+	if err := b.WriteOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, applied, _ := b.Last(); applied != base {
+		t.Fatalf("backup at %d, want %d", applied, base)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	report(false)
+	if err := b.WriteOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("the entry that slipped in was never written: %v", err)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("written again after a report that followed it directly (stat %v)", err)
 	}
 }
