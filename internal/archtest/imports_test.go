@@ -30,6 +30,7 @@ var rules = map[string][]string{
 	"sinks/sink":        {"records", "ledger", "config"},
 	"internal/metaloc":  nil,
 	"internal/names":    nil,
+	"internal/jsontext": nil, // JSON scanning shared by the worker's decoder and the sink's appender
 	"internal/objstore": nil, // counts s3:// requests per table (iceberg-go's s3 FileIO, wrapped)
 
 	// The replicated state: fsm is pure; raftnode runs it; catalog and
@@ -45,12 +46,12 @@ var rules = map[string][]string{
 	"assignment": {"ledger"},
 
 	// The record's path: never Raft, never the cluster packages.
-	"worker/...": {"worker/...", "records", "ledger", "config", "sinks/sink", "status"},
+	"worker/...": {"worker/...", "records", "ledger", "config", "sinks/sink", "status", "internal/jsontext"},
 
 	// Providers behind the worker's interfaces.
 	"schemas":         {"records"},
 	"schemas/...":     {"records", "schemas"},
-	"sinks/iceberg":   {"sinks/sink", "sinks/delta", "records", "ledger", "internal/metaloc"},
+	"sinks/iceberg":   {"sinks/sink", "sinks/delta", "records", "ledger", "internal/metaloc", "internal/jsontext"},
 	"sinks/delta":     {"ledger"}, // the Delta log; never Raft, never the worker
 	"sinks/glue/...":  {"sinks/sink", "internal/metaloc"},
 	"sinks/restsync":  {"sinks/sink", "internal/metaloc", "auth"},

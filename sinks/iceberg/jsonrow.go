@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+
+	"github.com/floe-io/floe/internal/jsontext"
 )
 
 // A json table's record that fit the table's columns when it was fetched
@@ -106,40 +108,10 @@ type jsonReader struct {
 	seen []bool // the fields named so far in each object being read, stacked
 }
 
-func (r *jsonReader) ws() {
-	for r.pos < len(r.data) {
-		switch r.data[r.pos] {
-		case ' ', '\t', '\n', '\r':
-			r.pos++
-		default:
-			return
-		}
-	}
-}
-
-// describe names the JSON value starting at the current position, for
-// errors.
-func (r *jsonReader) describe() string {
-	if r.pos >= len(r.data) {
-		return "missing"
-	}
-	switch c := r.data[r.pos]; {
-	case c == '{':
-		return "an object"
-	case c == '[':
-		return "an array"
-	case c == '"':
-		return "a string"
-	case c == 't' || c == 'f':
-		return "a boolean"
-	case c == '-' || (c >= '0' && c <= '9'):
-		return "a number"
-	}
-	return "invalid JSON"
-}
+func (r *jsonReader) ws() { r.pos = jsontext.SkipSpace(r.data, r.pos) }
 
 func (r *jsonReader) mismatch(t iceberg.Type) error {
-	return fmt.Errorf(" is %s, value is %s", t, r.describe())
+	return fmt.Errorf(" is %s, value is %s", t, jsontext.Describe(r.data, r.pos))
 }
 
 func (r *jsonReader) literal(word string) bool {

@@ -19,9 +19,11 @@
 // operate.go, resume.go, drain.go, rates.go (measured throughput), node.go
 // (what the node's pipelines share, and the contracts they declare).
 //
-// It imports config, ledger, records, sinks/sink, status, worker/control,
-// worker/source and worker/internal/retry; never worker, cluster or Raft.
-// Only worker builds pipelines; cmd/floe uses DecodeJSON for benchmarks.
+// It imports config, internal/jsontext, ledger, records, sinks/sink,
+// status, worker/control, worker/source and worker/internal/retry; never
+// worker, cluster or Raft.
+// Only worker builds pipelines; cmd/floe uses DecodeJSON and FitsJSON for
+// benchmarks, and the sinks' tests FitsJSON.
 //
 // Locks: a Pipeline has none (its goroutine owns it); counting a record
 // takes only its table's status lock (status.Table). The rates lock is a

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/floe-io/floe/internal/jsontext"
 	"github.com/floe-io/floe/records"
 )
 
@@ -63,50 +64,13 @@ func (p *parser) separator(closer byte, what string) (done bool, err error) {
 	return false, p.fail("expected , or %c in %s", closer, what)
 }
 
-func (p *parser) ws() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
-}
+func (p *parser) ws() { p.pos = jsontext.SkipSpace(p.data, p.pos) }
 
 // describe names the kind of the value starting at the current position,
 // for error messages.
-func (p *parser) describe() string {
-	if p.pos >= len(p.data) {
-		return "missing"
-	}
-	switch c := p.data[p.pos]; {
-	case c == '{':
-		return "an object"
-	case c == '[':
-		return "an array"
-	case c == '"':
-		return "a string"
-	case c == 't' || c == 'f':
-		return "a boolean"
-	case c == 'n':
-		return "null"
-	case c == '-' || (c >= '0' && c <= '9'):
-		end := p.pos
-		for end < len(p.data) && isNumberByte(p.data[end]) {
-			end++
-		}
-		if isIntegral(json.Number(p.data[p.pos:end])) {
-			return "an integer"
-		}
-		return "a fractional number"
-	}
-	return "invalid"
-}
+func (p *parser) describe() string { return jsontext.Describe(p.data, p.pos) }
 
-func isNumberByte(c byte) bool {
-	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
-}
+func isNumberByte(c byte) bool { return jsontext.IsNumberByte(c) }
 
 func (p *parser) literal(word string) error {
 	if len(p.data)-p.pos < len(word) || string(p.data[p.pos:p.pos+len(word)]) != word {
