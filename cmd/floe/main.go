@@ -112,9 +112,9 @@ func serveCmd() *cobra.Command {
 				log.Warn("environment variable sets nothing: it is not a Floe setting", "name", u.Name, "did_you_mean", u.Closest)
 			}
 			ecsDefaults(cmd.Context(), &cfg, log)
-			applyMemoryLimit(cfg, log) // memlimit.go
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			applyMemoryLimit(ctx, cfg, log) // memlimit.go
 			n, err := newNode(ctx, cfg, log, node.WithRecover(recover))
 			if err != nil {
 				if ctx.Err() != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math"
+	"os"
 	"testing"
 
 	"github.com/floe-io/floe/config"
@@ -26,6 +28,41 @@ func TestSoftMemoryLimit(t *testing.T) {
 	} {
 		if got := softMemoryLimit(c.budget, c.env); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestLimitBeside(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name           string
+		limit, fileRes int64
+		want           int64
+	}{
+		{"the file-backed pages come out of the limit", 1280 * mib, 69 * mib, 1211 * mib},
+		{"none resident", 1280 * mib, 0, 1280 * mib},
+		{"at least half stays the runtime's", 1280 * mib, 1000 * mib, 640 * mib},
+		{"no limit", 0, 69 * mib, 0},
+		{"unbounded", math.MaxInt64, 69 * mib, math.MaxInt64},
+	} {
+		if got := limitBeside(c.limit, c.fileRes); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestFileResident(t *testing.T) {
+	status := "Name:\tfloe\nVmRSS:\t 1229604 kB\nRssAnon:\t 1158612 kB\nRssFile:\t   70992 kB\nRssShmem:\t     100 kB\nThreads:\t12\n"
+	if n, ok := fileResident([]byte(status)); !ok || n != (70992+100)<<10 {
+		t.Fatalf("fileResident = %d, %v; want %d", n, ok, (70992+100)<<10)
+	}
+	if _, ok := fileResident([]byte("Name:\tfloe\n")); ok {
+		t.Fatal("a status without RssFile reads as ok")
+	}
+	// This process's own, on Linux: its code is resident.
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		if n, ok := fileResident(b); !ok || n <= 0 {
+			t.Fatalf("own status: %d, %v", n, ok)
 		}
 	}
 }
