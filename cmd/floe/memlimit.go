@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"log/slog"
 	"math"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/procstatus"
 )
 
 // memLimitSlack is what the node may use beyond memory_budget: the Go
@@ -54,22 +52,15 @@ func limitBeside(limit, fileRes int64) int64 {
 	return max(limit-max(fileRes, 0), limit/2)
 }
 
-// fileResident reads the file-backed and shared resident bytes (RssFile
-// and RssShmem, in kB) from the text of /proc/self/status; ok is false
-// when neither is there (not Linux).
+// fileResident is the file-backed and shared resident bytes (RssFile
+// and RssShmem) of the text of /proc/self/status; ok is false when
+// neither is there (not Linux).
 func fileResident(status []byte) (n int64, ok bool) {
-	sc := bufio.NewScanner(bytes.NewReader(status))
-	for sc.Scan() {
-		key, val, found := bytes.Cut(sc.Bytes(), []byte(":"))
-		if !found || (string(key) != "RssFile" && string(key) != "RssShmem") {
-			continue
-		}
-		kb, err := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(val), []byte(" kB"))), 10, 64)
-		if err == nil {
-			n, ok = n+kb<<10, true
-		}
+	f, err := procstatus.Parse(status, "RssFile", "RssShmem")
+	if err != nil || len(f) == 0 {
+		return 0, false
 	}
-	return n, ok
+	return int64(f["RssFile"] + f["RssShmem"]), true
 }
 
 // memLimitRefresh is how often the limit follows the file-backed resident

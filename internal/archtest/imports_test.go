@@ -22,16 +22,17 @@ const module = "github.com/floe-io/floe/"
 // line here and in DESIGN.md.
 var rules = map[string][]string{
 	// Leaves: the contract types every layer shares.
-	"ledger":            nil,
-	"config":            {"internal/names"},
-	"records":           nil,
-	"auth":              {"config"},
-	"status":            nil,
-	"sinks/sink":        {"records", "ledger", "config"},
-	"internal/metaloc":  nil,
-	"internal/names":    nil,
-	"internal/jsontext": nil, // JSON scanning shared by the worker's decoder and the sink's appender
-	"internal/objstore": nil, // counts s3:// requests per table (iceberg-go's s3 FileIO, wrapped)
+	"ledger":              nil,
+	"config":              {"internal/names"},
+	"records":             nil,
+	"auth":                {"config"},
+	"status":              nil,
+	"sinks/sink":          {"records", "ledger", "config"},
+	"internal/metaloc":    nil,
+	"internal/names":      nil,
+	"internal/jsontext":   nil, // JSON scanning shared by the worker's decoder and the sink's appender
+	"internal/objstore":   nil, // counts s3:// requests per table (iceberg-go's s3 FileIO, wrapped)
+	"internal/procstatus": nil, // /proc/self/status figures: the tests' RSS, floe serve's memory limit
 
 	// The replicated state: fsm is pure; raftnode runs it; catalog and
 	// recovery do the I/O on top of it through small interfaces.

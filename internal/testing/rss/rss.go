@@ -1,16 +1,15 @@
 package rss
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/internal/procstatus"
 )
 
 // ErrUnsupported: no /proc/self/status (not Linux).
@@ -101,33 +100,16 @@ var resetHWM = func() error { return os.WriteFile("/proc/self/clear_refs", []byt
 
 type status struct{ rss, hwm uint64 }
 
-// read parses VmRSS and VmHWM (kB) of /proc/self/status.
+// read parses VmRSS and VmHWM of /proc/self/status.
 func read() (status, error) {
-	data, err := os.ReadFile("/proc/self/status")
+	f, err := procstatus.Read("VmRSS", "VmHWM")
 	if err != nil {
 		return status{}, err
 	}
-	var s status
-	found := 0
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		k, v, ok := bytes.Cut(sc.Bytes(), []byte(":"))
-		if !ok || (string(k) != "VmRSS" && string(k) != "VmHWM") {
-			continue
-		}
-		kb, err := strconv.ParseUint(string(bytes.TrimSuffix(bytes.TrimSpace(v), []byte(" kB"))), 10, 64)
-		if err != nil {
-			return status{}, fmt.Errorf("parsing %s in /proc/self/status: %w", k, err)
-		}
-		if string(k) == "VmRSS" {
-			s.rss = kb << 10
-		} else {
-			s.hwm = kb << 10
-		}
-		found++
-	}
-	if found < 2 {
+	rss, ok1 := f["VmRSS"]
+	hwm, ok2 := f["VmHWM"]
+	if !ok1 || !ok2 {
 		return status{}, errors.New("no VmRSS and VmHWM in /proc/self/status")
 	}
-	return s, nil
+	return status{rss: rss, hwm: hwm}, nil
 }
