@@ -33,6 +33,9 @@ type partState struct {
 	from  int64  // ledger end: where the next recorded range starts
 	next  int64  // next offset after the last consumed record
 	maxTS int64  // newest record time (unix ms) in [from, next)
+	// hw is the partition's end as its reader last saw it (the last
+	// stable offset): next reaching it means caught up (catchup.go).
+	hw    int64
 	stop  context.CancelFunc
 	done  chan struct{}
 	meter *meter // fetched bytes, for Rates

@@ -32,6 +32,7 @@ func (p *Pipeline) handle(ctx context.Context, f fetched) {
 	if f.msg.Control {
 		p.n.mem.release(f.cost)
 		p.passed(f, ps)
+		p.caughtUp(ctx, ps)
 		return
 	}
 	m := f.msg
@@ -66,8 +67,10 @@ func (p *Pipeline) handle(ctx context.Context, f fetched) {
 	}
 	p.consumed(f, ps)
 	if p.bytes >= int64(p.n.Config.TargetFileSize) || p.tombs >= ledger.MaxTombstones {
+		p.noteFlushForSpace(len(p.buf) + len(p.dlq))
 		p.flush(ctx, false)
 	}
+	p.caughtUp(ctx, ps)
 }
 
 // decode decodes a fetched record's value into rec per the table's format.
@@ -166,6 +169,7 @@ func (p *Pipeline) route(ctx context.Context, f fetched, rec *records.Record, v 
 func (p *Pipeline) consumed(f fetched, ps *partState) {
 	m := f.msg
 	ps.next = m.Offset + 1
+	ps.hw = max(ps.hw, m.HighWatermark)
 	ps.meter.add(int64(len(m.Key) + len(m.Value)))
 	if ms := m.Time.UnixMilli(); ms > p.maxTS {
 		p.maxTS = ms
@@ -191,6 +195,7 @@ func (p *Pipeline) consumed(f fetched, ps *partState) {
 // so the ledger stays contiguous and the partition reaches its end.
 func (p *Pipeline) passed(f fetched, ps *partState) {
 	ps.next = f.msg.Offset + 1
+	ps.hw = max(ps.hw, f.msg.HighWatermark)
 	p.status(func(t *status.TableStatus) {
 		if s, ok := t.Partitions[f.tp.String()]; ok {
 			s.Fetched = ps.next

@@ -49,6 +49,10 @@ type Pipeline struct {
 	charged  int64
 	buffered atomic.Int64
 	flushReq chan struct{} // the budget asks for a flush; cap 1
+	// backlog: the pipeline flushed for space while well behind its
+	// partitions' ends; it flushes once more as soon as it catches up
+	// (catchup.go).
+	backlog bool
 
 	suspended bool
 	// paused by an operator, and the rewind generation last applied; see
@@ -227,6 +231,7 @@ func (p *Pipeline) Run(ctx context.Context) {
 		case <-tick.C:
 			p.flush(ctx, false)
 		case <-p.flushReq:
+			p.noteFlushForSpace(len(p.buf) + len(p.dlq))
 			p.flush(ctx, false)
 		case <-retry.C:
 			p.retryHeld(ctx)
