@@ -32,7 +32,10 @@ type runResult struct {
 	// runs of the same build (62,000 or 90,000 records/s for Floe's 2M,
 	// 22 or 32 s). estDrain is the last commit before the completing one
 	// plus the records left at the rate of the interval before it; it is
-	// drain when there are too few commits to say (drainFigures).
+	// drain when there are too few commits to say (drainFigures). The
+	// baseline still commits on this grid; Floe flushes a backlog's tail as
+	// soon as it reaches the partitions' ends (worker/ingest/catchup.go), so
+	// its two figures agree unless a tick comes first.
 	estDrain time.Duration
 	cpuSec   float64
 	// brokerCPU is the broker's CPU seconds over the same drain (0: not

@@ -16,7 +16,8 @@
 // route, count), decode.go and jsonparse.go (JSON), predecode.go and
 // jsoncheck.go (the fetchers' check of JSON records), schemadecode.go
 // (registry formats), evolve.go, flush.go (flush jobs), schemareq.go,
-// operate.go, resume.go, drain.go, rates.go (measured throughput), node.go
+// operate.go, resume.go, drain.go, catchup.go (the flush when a backlog's
+// drain reaches the partitions' ends), rates.go (measured throughput), node.go
 // (what the node's pipelines share, and the contracts they declare).
 //
 // It imports config, internal/jsontext, ledger, records, sinks/sink,
