@@ -4,7 +4,7 @@ import "context"
 
 // A pipeline that flushes because its buffer reached the target file size
 // or the memory budget asked for room, while its partitions still hold
-// more than that flush's worth of records beyond what it has read, is
+// more than half that flush's records beyond what it has read, is
 // draining a backlog (a start from earliest, a node back from an outage, a
 // partition moved here). The records read after its last such flush would
 // otherwise wait for the commit-interval tick, up to a whole interval after
