@@ -121,7 +121,8 @@ func TestRecordBatchesAcrossBuilders(t *testing.T) {
 }
 
 // BenchmarkFlushJSON writes one flush of 200,000 bench orders kept as JSON
-// to a Parquet file, with one Arrow builder and with the default:
+// to Parquet: one Arrow builder and one file, the default builders and
+// one file, and the defaults (a file per core, writeparts.go):
 //
 //	go test -run '^$' -bench FlushJSON -benchtime 3x ./sinks/iceberg/
 func BenchmarkFlushJSON(b *testing.B) {
@@ -140,10 +141,10 @@ func BenchmarkFlushJSON(b *testing.B) {
 	if err := s.Prepare(ctx, spec, shape); err != nil {
 		b.Fatal(err)
 	}
-	for _, builders := range []int{1, maxBuilders} {
-		b.Run(fmt.Sprintf("builders=%d", builders), func(b *testing.B) {
-			defer func(was int) { maxBuilders = was }(maxBuilders)
-			maxBuilders = builders
+	for _, c := range []struct{ builders, writers int }{{1, 1}, {maxBuilders, 1}, {maxBuilders, maxWriters}} {
+		b.Run(fmt.Sprintf("builders=%d/writers=%d", c.builders, c.writers), func(b *testing.B) {
+			defer func(bs, ws int) { maxBuilders, maxWriters = bs, ws }(maxBuilders, maxWriters)
+			maxBuilders, maxWriters = c.builders, c.writers
 			b.SetBytes(int64(n * len(recs[0].JSON)))
 			for b.Loop() {
 				if _, err := s.Write(ctx, spec, uuid.NewString(), recs); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -323,6 +324,15 @@ func (s *Sink) write(ctx context.Context, tbl *table.Table, id string, recs []*r
 	if err != nil {
 		return nil, fmt.Errorf("write id %q: %w", id, err)
 	}
+	if k := fileParts(len(recs), tbl.Spec().IsUnpartitioned(), runtime.GOMAXPROCS(0)); k > 1 {
+		return s.writeParts(ctx, tbl, as, u, name, recs, dlq, k) // writeparts.go
+	}
+	return s.writeFiles(ctx, tbl, as, u, name, recs, dlq)
+}
+
+// writeFiles encodes recs into data files of tbl named after the write id
+// u, one unless they pass the target file size.
+func (s *Sink) writeFiles(ctx context.Context, tbl *table.Table, as *arrow.Schema, u uuid.UUID, name string, recs []*records.Record, dlq bool) ([]ledger.FileDescriptor, error) {
 	batches := recordBatches(tbl.Schema(), as, recs, dlq)
 	var out []ledger.FileDescriptor
 	files := table.WriteRecords(ctx, tbl, as, iter.Seq2[arrow.RecordBatch, error](batches),
