@@ -1,9 +1,10 @@
 // Package iceberg is Floe's Apache Iceberg table sink: it maps decoded
 // records to Iceberg schemas, writes Parquet data files with iceberg-go's
 // table.WriteRecords (building the Arrow batches from decoded values, or
-// straight from a JSON record's bytes: jsonrow.go), describes them for the
-// ledger, and commits ledger entries as append snapshots through the
-// catalog of record.
+// straight from a JSON record's bytes: jsonrow.go; a large flush of an
+// unpartitioned table as one file per core: writeparts.go), describes them
+// for the ledger, and commits ledger entries as append snapshots through
+// the catalog of record.
 //
 // Every snapshot it commits carries floe.offsets (the next offset of every
 // partition the table holds), floe.commit-id and floe.entries in its summary,

@@ -4,8 +4,8 @@
 // raw, or Schema Registry formats through a SchemaDecoder; a JSON record
 // that fits the table's columns is only checked and kept as fetched, for
 // the sink to append), buffers them,
-// and flushes one data file per table per flush for all of the node's
-// partitions together, then records the files and offset ranges in the
+// and flushes one data file per table per flush (a large one as one per
+// core, by the sink) for all of the node's partitions together, then records the files and offset ranges in the
 // ledger. It also evolves the table's shape (evolve.go) and asks the
 // committer to apply it (schemareq.go), suspends or pauses on bad records
 // and incompatible schemas, obeys operator resumes, pauses and rewinds, and
