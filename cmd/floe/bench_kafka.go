@@ -44,6 +44,8 @@ type kafkaBench struct {
 	// brokerPID is the broker's process, whose CPU during each drain is
 	// reported beside the consumer's: the two share this machine's cores.
 	brokerPID int
+	// cache is --broker-cache (bench_kafka_cache.go).
+	cache string
 
 	records  int
 	out      io.Writer
@@ -72,6 +74,7 @@ func addKafkaBenchFlags(cmd *cobra.Command) *kafkaBench {
 	f.BoolVar(&kb.gomaxprocs1, "gomaxprocs1", true, "drain the first backlog once more with Floe at GOMAXPROCS=1 (with --brokers)")
 	f.StringVar(&kb.formatList, "kafka-formats", "json", "record formats (json, avro, protobuf; comma-separated): Floe also drains an Avro and a Protobuf backlog on the first partition count (with --brokers)")
 	f.IntVar(&kb.brokerPID, "broker-pid", 0, "the broker's process ID, to report its CPU during each drain (with --brokers; 0: not reported)")
+	f.StringVar(&kb.cache, "broker-cache", cacheWarm, "the broker's page cache before each process: warm (read the topic first), cold (drop the page cache; root, local broker) or as-is (with --brokers)")
 	return kb
 }
 
@@ -85,6 +88,9 @@ func (kb *kafkaBench) run(ctx context.Context, out io.Writer, records int) error
 	if kb.formats, err = parseFormats(kb.formatList); err != nil {
 		return err
 	}
+	if err := validCache(kb.cache); err != nil {
+		return err
+	}
 	if err := kb.prepareDir(ctx); err != nil {
 		return err
 	}
@@ -96,8 +102,8 @@ func (kb *kafkaBench) run(ctx context.Context, out io.Writer, records int) error
 			kb.registry.Close()
 		}
 	}()
-	fmt.Fprintf(out, "floe bench --brokers %s: %d JSON records per topic, partitions %v, commit interval %s, GOMAXPROCS=%d, load %s\n",
-		kb.brokers, records, counts, kb.interval, runtime.GOMAXPROCS(0), loadAvg())
+	fmt.Fprintf(out, "floe bench --brokers %s: %d JSON records per topic, partitions %v, commit interval %s, GOMAXPROCS=%d, broker cache %s, load %s\n",
+		kb.brokers, records, counts, kb.interval, runtime.GOMAXPROCS(0), kb.cache, loadAvg())
 	fmt.Fprintf(out, "run directory %s\n\n", kb.dir)
 	kb.topics, kb.formatBacklogs = map[int]backlog{}, map[string]backlog{}
 	for _, p := range counts {

@@ -121,6 +121,11 @@ func (kb *kafkaBench) measure(ctx context.Context, s runSpec) (runResult, error)
 	if s.gomaxprocs > 0 {
 		cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", s.gomaxprocs))
 	}
+	prep, err := kb.prepareCache(ctx, topic, ends)
+	if err != nil {
+		return r, err
+	}
+	fmt.Fprintf(kb.out, "  %s: %s\n", r.name, prep)
 	load0 := strings.Fields(loadAvg())[0]
 	broker0 := kb.brokerCPU()
 	p, err := startKafkaProc(cmd, filepath.Join(dir, who+".log"))
