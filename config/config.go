@@ -23,8 +23,10 @@ type Config struct {
 	// CommitInterval is how often each table's buffered records are flushed
 	// to a data file and committed.
 	CommitInterval Duration `yaml:"commit_interval"`
-	// TargetFileSize flushes a table early once its buffered data would make
-	// a data file of about this size.
+	// TargetFileSize flushes a table early once its buffered records reach
+	// this size in memory, before Parquet's encoding and compression shrink
+	// them (JSON-like records by 5-20x), so a written file is smaller;
+	// compaction merges files toward this size on disk.
 	TargetFileSize ByteSize `yaml:"target_file_size"`
 	// MemoryBudget bounds the records the node holds, from fetch until
 	// their flush is recorded (three quarters of it; the rest sizes the
