@@ -13,7 +13,8 @@
 //
 // Files: pipeline.go (the Pipeline and its goroutine), fetch.go (the
 // partition fetchers and start offsets), handle.go (one record: decode,
-// route, count), decode.go and jsonparse.go (JSON), predecode.go and
+// route, count), burst.go (the records already queued, handled together and
+// counted in status once), decode.go and jsonparse.go (JSON), predecode.go and
 // jsoncheck.go (the fetchers' check of JSON records), schemadecode.go
 // (registry formats), evolve.go, flush.go (flush jobs), schemareq.go,
 // operate.go, resume.go, drain.go, catchup.go (the flush when a backlog's
@@ -26,7 +27,7 @@
 // Only worker builds pipelines; cmd/floe uses DecodeJSON and FitsJSON for
 // benchmarks, and the sinks' tests FitsJSON.
 //
-// Locks: a Pipeline has none (its goroutine owns it); counting a record
-// takes only its table's status lock (status.Table). The rates lock is a
+// Locks: a Pipeline has none (its goroutine owns it); counting a burst of
+// records takes only its table's status lock (status.Table), once. The rates lock is a
 // leaf.
 package ingest

@@ -24,6 +24,7 @@ func (p *Pipeline) drain(ctx context.Context) {
 			queued = false
 		}
 	}
+	p.publishConsumed()
 	// flush waits for a flush already in flight first; with wait set it
 	// also waits for its own. A refused flush resets the pipeline, which
 	// starts no fetcher while draining, and a flush of nothing is a no-op.

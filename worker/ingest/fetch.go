@@ -42,6 +42,9 @@ type partState struct {
 	// stopped: the fetcher has ended (Drain stops fetchers but keeps the
 	// partition's offsets so its buffered records can still be flushed).
 	stopped bool
+	// statusDirty: its fetched offset moved since status last showed it
+	// (burst.go).
+	statusDirty bool
 }
 
 // reconcile starts and stops fetchers so that exactly the wanted partitions,

@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
@@ -164,8 +163,9 @@ func (p *Pipeline) route(ctx context.Context, f fetched, rec *records.Record, v 
 	return rec, false
 }
 
-// consumed advances the partition past a handled record and counts it.
-// It takes only the table's status lock: this runs for every record.
+// consumed advances the partition past a handled record and counts it;
+// the count reaches status with the burst's (burst.go): this runs for
+// every record.
 func (p *Pipeline) consumed(f fetched, ps *partState) {
 	m := f.msg
 	ps.next = m.Offset + 1
@@ -175,18 +175,7 @@ func (p *Pipeline) consumed(f fetched, ps *partState) {
 		p.maxTS = ms
 	}
 	ps.maxTS = max(ps.maxTS, m.Time.UnixMilli())
-	p.status(func(t *status.TableStatus) {
-		t.Consumed++
-		t.BytesConsumed += int64(len(m.Key) + len(m.Value))
-		if s, ok := t.Partitions[f.tp.String()]; ok {
-			s.Fetched = ps.next
-			s.HighWatermark = max(s.HighWatermark, m.HighWatermark)
-			if s.LastError != "" {
-				s.LastError, s.ErrorSince = "", time.Time{}
-				t.Problem("kafka "+f.tp.String(), "")
-			}
-		}
-	})
+	p.noteConsumed(ps, int64(len(m.Key)+len(m.Value)))
 }
 
 // passed advances the partition past a transaction's commit or abort

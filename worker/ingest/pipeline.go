@@ -91,6 +91,8 @@ type Pipeline struct {
 	// takes only the table's lock, never a node-wide one: handle counts
 	// every record through it.
 	table func() *status.Table
+	// unpublished is consumed and not yet in status (burst.go).
+	unpublished consumedCounts
 }
 
 // Start is where a new pipeline begins: the table's resume generation and
@@ -225,7 +227,7 @@ func (p *Pipeline) Run(ctx context.Context) {
 		case c := <-p.control:
 			p.applyControl(ctx, c)
 		case f := <-in:
-			p.handle(ctx, f)
+			p.handleBurst(ctx, f)
 		case res := <-p.inflight:
 			p.finish(ctx, res)
 		case <-tick.C:

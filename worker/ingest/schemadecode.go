@@ -141,6 +141,7 @@ func (p *Pipeline) retryHeld(ctx context.Context) {
 	f := *p.held
 	p.held = nil
 	p.handle(ctx, f)
+	p.publishConsumed()
 	if p.held == nil {
 		p.holdBackoff = nil
 	}
