@@ -15,7 +15,8 @@
 // partition fetchers and start offsets), handle.go (one record: decode,
 // route, count), burst.go (the records already queued, handled together and
 // counted in status once), decode.go and jsonparse.go (JSON), predecode.go and
-// jsoncheck.go (the fetchers' check of JSON records), schemadecode.go
+// jsoncheck.go (the fetchers' check of JSON records and their decoding of
+// registry formats), schemadecode.go
 // (registry formats), evolve.go, flush.go (flush jobs), schemareq.go,
 // operate.go, resume.go, drain.go, catchup.go (the flush when a backlog's
 // drain reaches the partitions' ends), rates.go (measured throughput), node.go

@@ -23,6 +23,8 @@ type fetched struct {
 	// version preVer as they are (predecode.go, jsoncheck.go).
 	fits   bool
 	preVer uint64
+	// pre: the fetcher decoded the registry-format record (predecode.go).
+	pre *preDecoded
 }
 
 // partState is one partition this node fetches for a table.
@@ -175,6 +177,7 @@ func (p *Pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartiti
 		f := fetched{tp: tp, gen: gen, msg: m}
 		if !m.Control {
 			f.fits, f.preVer = p.predecode(&ck, m.Value)
+			f.pre = p.predecodeSchema(m.Value, m.Key)
 		}
 		// Charged before it is queued: the queue, the buffer and the flush
 		// in flight are all under the budget. Waiting here is the

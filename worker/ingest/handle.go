@@ -98,7 +98,7 @@ func (p *Pipeline) decode(ctx context.Context, f fetched, rec *records.Record) v
 		}
 		rec.Value = v
 	default:
-		switch out, err := p.decodeSchema(ctx, f.tp, m, rec); out {
+		switch out, err := p.decodeSchema(ctx, f.tp, m, f.pre, rec); out {
 		case held:
 			p.hold(f, err)
 			return verdict{stopped: true}

@@ -29,30 +29,19 @@ const (
 	problemSchema   = "config schema " // + topic: CONFIG_ISSUE
 )
 
-// decodeSchema decodes a record of a registry format into rec. A bad
-// record returns its error with outcome decoded; a registry failure
-// returns held; an incompatible schema returns paused.
-func (p *Pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m source.Message, rec *records.Record) (outcome, error) {
-	dec := p.n.Schemas
-	if dec == nil {
-		return held, errors.New("no schema registry is configured (schema_registry.url)")
-	}
-	subject := ""
-	if p.spec.Format == "latest" { // the only format that looks a subject up
-		subject = config.SubjectFor(p.mapping.Subject, tp.Topic)
-	}
-	d, err := dec.Value(ctx, p.spec.Format, subject, m.Value)
-	if errors.Is(err, records.ErrBadRecord) {
-		return decoded, err
-	}
-	if err != nil {
-		return held, err
-	}
-	var kd records.Decoded
-	keyOK := false
-	if len(m.Key) > 0 {
-		if kd, keyOK, err = dec.Key(ctx, m.Key); err != nil {
-			return held, err
+// decodeSchema decodes a record of a registry format into rec, or takes
+// what its fetcher decoded (pre, nil when it did not). A bad record returns
+// its error with outcome decoded; a registry failure returns held; an
+// incompatible schema returns paused.
+func (p *Pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m source.Message, pre *preDecoded, rec *records.Record) (outcome, error) {
+	d, kd, keyOK := records.Decoded{}, records.Decoded{}, false
+	if pre != nil {
+		d, kd, keyOK = pre.value, pre.key, pre.keyOK
+	} else {
+		var out outcome
+		var err error
+		if d, kd, keyOK, out, err = p.decodeHere(ctx, tp, m); err != nil {
+			return out, err
 		}
 	}
 	if p.schemas == nil {
@@ -79,6 +68,32 @@ func (p *Pipeline) decodeSchema(ctx context.Context, tp ledger.TopicPartition, m
 		p.status(func(t *status.TableStatus) { t.Problem(problemRegistry, "") })
 	}
 	return decoded, nil
+}
+
+// decodeHere decodes a registry-format value and key on the pipeline
+// goroutine, calling the registry when the decoder needs it.
+func (p *Pipeline) decodeHere(ctx context.Context, tp ledger.TopicPartition, m source.Message) (d, kd records.Decoded, keyOK bool, _ outcome, _ error) {
+	dec := p.n.Schemas
+	if dec == nil {
+		return d, kd, false, held, errors.New("no schema registry is configured (schema_registry.url)")
+	}
+	subject := ""
+	if p.spec.Format == "latest" { // the only format that looks a subject up
+		subject = config.SubjectFor(p.mapping.Subject, tp.Topic)
+	}
+	d, err := dec.Value(ctx, p.spec.Format, subject, m.Value)
+	if errors.Is(err, records.ErrBadRecord) {
+		return d, kd, false, decoded, err
+	}
+	if err != nil {
+		return d, kd, false, held, err
+	}
+	if len(m.Key) > 0 {
+		if kd, keyOK, err = dec.Key(ctx, m.Key); err != nil {
+			return d, kd, false, held, err
+		}
+	}
+	return d, kd, keyOK, decoded, nil
 }
 
 // follow evolves the table's shape by a schema seen for the first time
