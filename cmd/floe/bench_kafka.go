@@ -67,7 +67,7 @@ func addKafkaBenchFlags(cmd *cobra.Command) *kafkaBench {
 	f.IntVar(&kb.steadySeconds, "steady-seconds", 60, "length of the steady phase; 0 skips it (with --brokers)")
 	f.StringVar(&kb.baselineBin, "baseline-bin", "", "the bench/baseline binary (with --brokers; built into the run directory when empty)")
 	f.StringVar(&kb.pycheck, "pycheck", "", "command running the interop suite's pyiceberg_check.py, run on Floe's tables (with --brokers)")
-	f.StringVar(&kb.floeProfile, "floe-cpuprofile", "", "write a CPU profile of the first Floe run here (with --brokers)")
+	f.StringVar(&kb.floeProfile, "floe-cpuprofile", "", "write a CPU profile of the first Floe run here, and of the Avro and Protobuf runs beside it with the format before the extension (with --brokers)")
 	f.StringVar(&kb.dir, "dir", "", "run directory (with --brokers; a temporary one, removed afterwards, when empty)")
 	f.BoolVar(&kb.keep, "keep", false, "keep the run directory (with --brokers)")
 	f.BoolVar(&kb.oneFirst, "gomaxprocs1-first", false, "run the GOMAXPROCS=1 drain before the others (with --brokers)")

@@ -60,3 +60,16 @@ func TestReadTopicToEnds(t *testing.T) {
 		t.Fatalf("prepareCache: %q, %v", msg, err)
 	}
 }
+
+func TestProfilePath(t *testing.T) {
+	for _, tc := range []struct{ path, format, want string }{
+		{"/c/bench-kafka-floe.prof", "", "/c/bench-kafka-floe.prof"},
+		{"/c/bench-kafka-floe.prof", "json", "/c/bench-kafka-floe.prof"},
+		{"/c/bench-kafka-floe.prof", "avro", "/c/bench-kafka-floe-avro.prof"},
+		{"/c/p", "protobuf", "/c/p-protobuf"},
+	} {
+		if got := profilePath(tc.path, tc.format); got != tc.want {
+			t.Errorf("profilePath(%q, %q) = %q, want %q", tc.path, tc.format, got, tc.want)
+		}
+	}
+}

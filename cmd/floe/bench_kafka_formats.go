@@ -104,7 +104,7 @@ func (kb *kafkaBench) formatSpecs(partitions int) []runSpec {
 	var specs []runSpec
 	for _, f := range kb.formats {
 		if f != "json" {
-			specs = append(specs, runSpec{who: "floe", partitions: partitions, format: f})
+			specs = append(specs, runSpec{who: "floe", partitions: partitions, format: f, profile: true})
 		}
 	}
 	return specs

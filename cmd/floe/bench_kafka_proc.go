@@ -126,9 +126,20 @@ func (kb *kafkaBench) command(who, topic, format, dir string, profile bool) (*ex
 	}
 	args := []string{"serve", "-c", cfgPath}
 	if profile && kb.floeProfile != "" {
-		args = append(args, "--cpuprofile", kb.floeProfile)
+		args = append(args, "--cpuprofile", profilePath(kb.floeProfile, format))
 	}
 	return exec.Command(bin, args...), filepath.Join(wh, "bench", "floe"), nil
+}
+
+// profilePath is where the Floe run of format writes its CPU profile: the
+// JSON run at path, the Avro and Protobuf runs beside it with the format
+// before the extension (bench-kafka-floe-avro.prof).
+func profilePath(path, format string) string {
+	if format == "" || format == "json" {
+		return path
+	}
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-" + format + ext
 }
 
 // floeConfig writes a one-node configuration mapping topic, of format, to
