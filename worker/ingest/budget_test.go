@@ -10,6 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/floe-io/floe/internal/testing/wait"
+	"github.com/floe-io/floe/worker/source"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -132,5 +133,28 @@ func TestBudgetWaitsForRelease(t *testing.T) {
 	}
 	if h := b.Held(); h != 70 {
 		t.Fatalf("held %d after a cancelled acquire, want 70", h)
+	}
+}
+
+// TestRecordCostByFormat: a record is charged what its value takes once
+// held: as fetched for raw, a JSON text's decoded maps at 5 times its size,
+// a binary registry encoding's at 10 (BenchmarkDecodedHeap).
+func TestRecordCostByFormat(t *testing.T) {
+	m := source.Message{Key: []byte("k"), Value: make([]byte, 200)}
+	base := int64(recordOverhead + 1)
+	for _, c := range []struct {
+		format string
+		want   int64
+	}{
+		{"raw", base + 200},
+		{"json", base + decodedOverhead + 5*200},
+		{"json_schema", base + decodedOverhead + 5*200},
+		{"avro", base + decodedOverhead + 10*200},
+		{"protobuf", base + decodedOverhead + 10*200},
+		{"latest", base + decodedOverhead + 10*200},
+	} {
+		if got := RecordCost(c.format, m); got != c.want {
+			t.Errorf("RecordCost(%s) = %d, want %d", c.format, got, c.want)
+		}
 	}
 }
