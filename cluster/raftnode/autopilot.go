@@ -18,16 +18,22 @@ import (
 // DeadServerTimeout.
 type autopilot struct{ n *Node }
 
-// run is the autopilot's loop, until the node closes.
+// run is the autopilot's loop, until the node closes. A leader change
+// runs it at once as well as the tick: a node registers itself (which its
+// start waits for) as soon as it knows a leader, rather than up to a
+// second later, and a new leader takes up the checks without a gap.
 func (a autopilot) run() {
 	n := a.n
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	leaders, deregister := n.leaderChanges(1)
+	defer deregister()
 	for {
 		select {
 		case <-n.stop:
 			return
 		case <-tick.C:
+		case <-leaders:
 		}
 		n.ensureRegistered()
 		if !n.IsLeader() {

@@ -135,7 +135,7 @@ func Open(cfg NodeConfig) (*Node, error) {
 		st.store.Close()
 	}
 	f := fsm.New(cfg.FSM...)
-	r, has, err := startRaft(cfg, st, transport, NewRaftFSM(f, cfg.Logger))
+	r, lease, has, err := startRaft(cfg, st, transport, NewRaftFSM(f, cfg.Logger))
 	if err != nil {
 		closeAll()
 		return nil, err
@@ -154,6 +154,7 @@ func Open(cfg NodeConfig) (*Node, error) {
 			n.cfg.RPCAdvertise = n.rpc.Addr()
 		}
 	}
+	n.electAlone(lease) // electalone.go
 	n.startLoops(has)
 	return n, nil
 }
@@ -254,7 +255,8 @@ func openTransport(cfg NodeConfig, hlog hclog.Logger) (raft.Transport, error) {
 // startRaft starts Raft over the storage, first bootstrapping a
 // single-node group when cfg asks for one and there is no state. has
 // reports whether the node has (now) Raft state; one without joins later.
-func startRaft(cfg NodeConfig, st storage, transport raft.Transport, sm raft.FSM) (r *raft.Raft, has bool, err error) {
+// lease is the leader lease timeout Raft runs with.
+func startRaft(cfg NodeConfig, st storage, transport raft.Transport, sm raft.FSM) (r *raft.Raft, lease time.Duration, has bool, err error) {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.Logger = st.hlog
@@ -264,20 +266,20 @@ func startRaft(cfg NodeConfig, st storage, transport raft.Transport, sm raft.FSM
 	}
 	has, err = raft.HasExistingState(st.store, st.store, st.snaps)
 	if err != nil {
-		return nil, false, fmt.Errorf("inspecting raft state: %w", err)
+		return nil, 0, false, fmt.Errorf("inspecting raft state: %w", err)
 	}
 	if !has && cfg.BootstrapExpect == 1 {
 		conf := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: transport.LocalAddr()}}}
 		if err := raft.BootstrapCluster(rc, st.store, st.store, st.snaps, transport, conf); err != nil {
-			return nil, false, fmt.Errorf("bootstrapping raft: %w", err)
+			return nil, 0, false, fmt.Errorf("bootstrapping raft: %w", err)
 		}
 		has = true
 	}
 	r, err = raft.NewRaft(rc, sm, st.store, st.store, st.snaps, transport)
 	if err != nil {
-		return nil, false, fmt.Errorf("starting raft: %w", err)
+		return nil, 0, false, fmt.Errorf("starting raft: %w", err)
 	}
-	return r, has, nil
+	return r, rc.LeaderLeaseTimeout, has, nil
 }
 
 // startLoops starts the node's background work: joining (a node without
