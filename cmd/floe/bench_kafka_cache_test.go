@@ -73,3 +73,26 @@ func TestProfilePath(t *testing.T) {
 		}
 	}
 }
+
+func TestMeminfoKiB(t *testing.T) {
+	const meminfo = "MemTotal:       24576000 kB\nDirty:             39584 kB\nWriteback:             0 kB\n"
+	for _, c := range []struct {
+		field string
+		want  int64
+		ok    bool
+	}{
+		{"Dirty", 39584, true},
+		{"Writeback", 0, true},
+		{"MemTotal", 24576000, true},
+		{"Dirt", 0, false},
+		{"Missing", 0, false},
+	} {
+		got, ok := meminfoKiB(meminfo, c.field)
+		if got != c.want || ok != c.ok {
+			t.Errorf("meminfoKiB(%q) = %d, %v; want %d, %v", c.field, got, ok, c.want, c.ok)
+		}
+	}
+	if _, ok := meminfoKiB("Dirty: lots kB\n", "Dirty"); ok {
+		t.Error("a value that is not a number was read")
+	}
+}
