@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/floe-io/floe/internal/procstatus"
 )
 
 // The broker's page cache before each measured process (--broker-cache).
@@ -116,25 +116,15 @@ func (kb *kafkaBench) readTopic(ctx context.Context, topic string, ends map[int3
 func writeBack() string {
 	dirty := "dirty pages"
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		if kib, ok := meminfoKiB(string(b), "Dirty"); ok {
-			dirty = fmt.Sprintf("%d MiB of dirty pages", kib>>10)
+		// The same "Name:   N kB" lines as /proc/PID/status.
+		if m, err := procstatus.Parse(b, "Dirty"); err == nil {
+			if d, ok := m["Dirty"]; ok {
+				dirty = fmt.Sprintf("%d MiB of dirty pages", d>>20)
+			}
 		}
 	}
 	syscall.Sync()
 	return dirty
-}
-
-// meminfoKiB returns field's value in /proc/meminfo text (kB).
-func meminfoKiB(meminfo, field string) (int64, bool) {
-	for _, line := range strings.Split(meminfo, "\n") {
-		name, rest, ok := strings.Cut(line, ":")
-		if !ok || name != field {
-			continue
-		}
-		v, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		return v, err == nil
-	}
-	return 0, false
 }
 
 // dropPageCache writes back dirty pages and drops the clean ones.
