@@ -153,7 +153,7 @@ func (a *tableAPI) RunMaintenance(ctx context.Context, req *adminv1.RunMaintenan
 	if err := required("table", req.GetTable()); err != nil {
 		return nil, err
 	}
-	res, err := a.b.Maintain(ctx, req.GetTable())
+	res, err := a.b.Maintain(ctx, req.GetTable(), req.GetForce())
 	if err != nil {
 		return nil, apiError(err)
 	}

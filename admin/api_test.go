@@ -74,7 +74,7 @@ func (f *fakeBackend) Report(context.Context) (status.Report, error) {
 
 func (f *fakeBackend) Ready() error { return f.readyErr }
 
-func (f *fakeBackend) Maintain(_ context.Context, table string) (any, error) {
+func (f *fakeBackend) Maintain(_ context.Context, table string, _ bool) (any, error) {
 	if _, err := f.record("Maintain %s", table); err != nil {
 		return nil, err
 	}

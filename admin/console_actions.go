@@ -68,7 +68,7 @@ func (c *console) action(w http.ResponseWriter, r *http.Request, sess consoleSes
 		}
 		res, err = c.b.RewindTable(ctx, req)
 	case "maintain":
-		res, err = c.b.Maintain(ctx, table)
+		res, err = c.b.Maintain(ctx, table, false)
 	default:
 		c.render(w, http.StatusNotFound, "message", &messageView{page: c.page("Not found", sess), Message: "No action " + act + ".", Back: tableLink(table)})
 		return

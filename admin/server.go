@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -23,7 +24,9 @@ type Source interface {
 	// Ready returns nil when the node can serve (joined, leader known).
 	Ready() error
 	// Maintain runs a table's maintenance now; table is namespace.name.
-	Maintain(ctx context.Context, table string) (any, error)
+	// force compacts a table whose mapping disables compaction; without
+	// it such a table's maintenance is refused (ErrConflict).
+	Maintain(ctx context.Context, table string, force bool) (any, error)
 }
 
 // Server is the node's admin server: HTTP routes and, when it has a
@@ -103,7 +106,12 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) maintain(w http.ResponseWriter, r *http.Request) {
-	res, err := s.src.Maintain(r.Context(), r.PathValue("table"))
+	force, err := forceParam(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	res, err := s.src.Maintain(r.Context(), r.PathValue("table"), force)
 	if err != nil {
 		s.log.Warn("maintenance", "table", r.PathValue("table"), "err", err)
 		http.Error(w, err.Error(), http.StatusConflict)
@@ -191,4 +199,18 @@ func FetchWith(ctx context.Context, client *http.Client, base, token string) (st
 		return status.Report{}, fmt.Errorf("decoding status from %s: %w", addr, err)
 	}
 	return rep, nil
+}
+
+// forceParam reads the maintenance request's optional force query
+// parameter ("true"/"false", "1"/"0"); anything else is refused by name.
+func forceParam(r *http.Request) (bool, error) {
+	v := r.URL.Query().Get("force")
+	if v == "" {
+		return false, nil
+	}
+	force, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("force: %q is not a boolean (use force=true)", v)
+	}
+	return force, nil
 }

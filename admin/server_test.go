@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -25,11 +26,11 @@ type src struct {
 
 func (s src) Report(context.Context) (status.Report, error) { return s.rep, nil }
 func (s src) Ready() error                                  { return s.ready }
-func (s src) Maintain(_ context.Context, table string) (any, error) {
+func (s src) Maintain(_ context.Context, table string, force bool) (any, error) {
 	if table != "db.orders" {
 		return nil, errors.New("no mapping writes " + table)
 	}
-	return map[string]int{"files_rewritten": 3}, nil
+	return map[string]any{"files_rewritten": 3, "forced": force}, nil
 }
 
 func TestServerEndpoints(t *testing.T) {
@@ -70,5 +71,23 @@ func TestServerEndpoints(t *testing.T) {
 	}
 	if _, err := Fetch(context.Background(), "127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "reaching floe") {
 		t.Fatalf("unreachable node: %v", err)
+	}
+	for _, tc := range []struct {
+		query, want string
+		code        int
+	}{
+		{"", `"forced": false`, http.StatusOK},
+		{"?force=true", `"forced": true`, http.StatusOK},
+		{"?force=maybe", `force: "maybe" is not a boolean`, http.StatusBadRequest},
+	} {
+		resp, err := http.Post("http://"+srv.Addr()+"/v1/tables/db.orders/maintenance"+tc.query, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.want) {
+			t.Errorf("maintenance%s: %d %s, want %d with %s", tc.query, resp.StatusCode, body, tc.code, tc.want)
+		}
 	}
 }

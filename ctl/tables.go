@@ -58,12 +58,15 @@ func tablesCmd(o *options) *cobra.Command {
 }
 
 func maintainCmd(o *options) *cobra.Command {
-	return &cobra.Command{
+	var force bool
+	cmd := &cobra.Command{
 		Use:   "maintain TABLE",
 		Short: "Run a table's snapshot expiry, orphan cleanup and compaction now",
-		Args:  exactArgs(1, "TABLE"),
+		Long: "Run a table's snapshot expiry, orphan cleanup and compaction now, on its committer.\n" +
+			"A table whose mapping sets compaction.enabled: false is refused unless --force.",
+		Args: exactArgs(1, "TABLE"),
 		RunE: o.action(func(e *env, args []string) error {
-			r, err := e.tables.RunMaintenance(e.ctx, &adminv1.RunMaintenanceRequest{Table: args[0]})
+			r, err := e.tables.RunMaintenance(e.ctx, &adminv1.RunMaintenanceRequest{Table: args[0], Force: force})
 			return e.show(r, err, func() error {
 				fmt.Fprintf(e.out, "maintenance ran on node %s\n", dash(r.GetNode()))
 				var buf bytes.Buffer
@@ -79,6 +82,8 @@ func maintainCmd(o *options) *cobra.Command {
 			})
 		}),
 	}
+	cmd.Flags().BoolVar(&force, "force", false, "compact even a table whose mapping sets compaction.enabled: false")
+	return cmd
 }
 
 func resumeCmd(o *options) *cobra.Command {

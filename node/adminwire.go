@@ -81,8 +81,12 @@ func (p peerClient) fetch(ctx context.Context, addr string) (status.Report, erro
 
 // maintain asks a peer (the table's committer) to run a table's maintenance
 // and returns its JSON answer.
-func (p peerClient) maintain(ctx context.Context, addr, table string) (json.RawMessage, error) {
-	body, err := admin.PostWith(ctx, p.client, p.scheme+"://"+addr, "/v1/tables/"+table+"/maintenance", p.admin, "maintenance of "+table+" on the committer at "+addr)
+func (p peerClient) maintain(ctx context.Context, addr, table string, force bool) (json.RawMessage, error) {
+	path := "/v1/tables/" + table + "/maintenance"
+	if force {
+		path += "?force=true"
+	}
+	body, err := admin.PostWith(ctx, p.client, p.scheme+"://"+addr, path, p.admin, "maintenance of "+table+" on the committer at "+addr)
 	switch {
 	case errors.Is(err, admin.ErrRefused):
 		return nil, fmt.Errorf("%w: %w", admin.ErrConflict, err)

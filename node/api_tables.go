@@ -300,7 +300,7 @@ func (n *Node) Snapshots(ctx context.Context, table string) ([]admin.SnapshotInf
 }
 
 // Maintain implements admin.Source.
-func (n *Node) Maintain(ctx context.Context, name string) (any, error) {
+func (n *Node) Maintain(ctx context.Context, name string, force bool) (any, error) {
 	select {
 	case <-n.started:
 	default:
@@ -323,11 +323,14 @@ func (n *Node) Maintain(ctx context.Context, name string) (any, error) {
 		}
 	})
 	if committer != "" && committer != n.cfg.Node.ID && addr != "" {
-		return n.peers.maintain(ctx, addr, name) // adminwire.go
+		return n.peers.maintain(ctx, addr, name, force) // adminwire.go
 	}
-	res, err := n.worker.Maintain(ctx, key)
-	if errors.Is(err, worker.ErrUnknownTable) {
+	res, err := n.worker.Maintain(ctx, key, force)
+	switch {
+	case errors.Is(err, worker.ErrUnknownTable):
 		return nil, fmt.Errorf("%w: %w", admin.ErrNotFound, err)
+	case errors.Is(err, worker.ErrCompactionDisabled):
+		return nil, fmt.Errorf("%w: %w", admin.ErrConflict, err)
 	}
 	return res, err
 }

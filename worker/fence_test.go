@@ -64,7 +64,7 @@ func TestMaintenanceCommitsAreFenced(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// On demand, through the loop: every call it makes is fenced by epoch 2.
-	if _, err := h.w.Maintain(ctx, key); err != nil {
+	if _, err := h.w.Maintain(ctx, key, false); err != nil {
 		t.Fatal(err)
 	}
 	check(2)

@@ -129,6 +129,10 @@ type Config struct {
 // ErrNotCommitter: the table's committer role is held by another node.
 var ErrNotCommitter = errors.New("this node does not commit the table")
 
+// ErrCompactionDisabled: maintenance on demand of a table whose mapping
+// disables compaction, asked without force.
+var ErrCompactionDisabled = errors.New("compaction is disabled for the table")
+
 // ErrUnknownTable: no mapping routes into the table.
 var ErrUnknownTable = errors.New("no mapping writes this table")
 
@@ -168,9 +172,10 @@ func (c *Committer) maintainChan(table string) chan maintainReq {
 // Maintain runs a table's maintenance now (expiry, orphan cleanup and a
 // compaction that ignores the hot-table bound and the window), in its
 // commit loop so it serializes with appends, and reports what it did. The
-// caller checks that the table has a loop.
-func (c *Committer) Maintain(ctx context.Context, table string) (MaintenanceResult, error) {
-	req := maintainReq{reply: make(chan maintainReply, 1)}
+// caller checks that the table has a loop. A table whose mapping disables
+// compaction is refused (ErrCompactionDisabled) unless force.
+func (c *Committer) Maintain(ctx context.Context, table string, force bool) (MaintenanceResult, error) {
+	req := maintainReq{force: force, reply: make(chan maintainReply, 1)}
 	select {
 	case c.maintainChan(table) <- req:
 	case <-ctx.Done():

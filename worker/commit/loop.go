@@ -296,7 +296,7 @@ func (l *tableLoop) wait(ctx context.Context, a ledger.Assignment, mine bool, ch
 			// background one.
 			l.cleanedUp(ctx, <-l.cleaning)
 		}
-		req.reply <- l.c.maintainNow(ctx, l.table, mine, a, &l.sched.budget, l.log)
+		req.reply <- l.c.maintainNow(ctx, l.table, req, mine, a, &l.sched.budget, l.log)
 	}
 	return again
 }

@@ -23,6 +23,7 @@ type MaintenanceResult struct {
 }
 
 type maintainReq struct {
+	force bool // compact even when the mapping disables compaction
 	reply chan maintainReply
 }
 
@@ -39,7 +40,7 @@ type rewriteOutcome struct {
 
 // maintainNow runs maintenance on demand; its commits are fenced by a, the
 // role the loop read.
-func (c *Committer) maintainNow(ctx context.Context, table string, mine bool, a ledger.Assignment, budget *hourlyBudget, log *slog.Logger) maintainReply {
+func (c *Committer) maintainNow(ctx context.Context, table string, req maintainReq, mine bool, a ledger.Assignment, budget *hourlyBudget, log *slog.Logger) maintainReply {
 	res := MaintenanceResult{Table: ledger.DisplayName(table)}
 	if !mine {
 		return maintainReply{res: res, err: ErrNotCommitter}
@@ -47,6 +48,13 @@ func (c *Committer) maintainNow(ctx context.Context, table string, mine bool, a 
 	_, m, ok := c.lookup(table)
 	if !ok {
 		return maintainReply{res: res, err: ErrUnknownTable}
+	}
+	// An operator who disabled compaction (to keep files as written for a
+	// downstream copy, or to schedule it elsewhere) meant it: maintenance
+	// on demand does not quietly compact; --force says otherwise.
+	if !m.Compaction.On() && !req.force {
+		return maintainReply{res: res, err: fmt.Errorf("table %s: %w (compaction.enabled is false in its mapping; run `floe ctl tables maintain --force %s` to compact it anyway)",
+			res.Table, ErrCompactionDisabled, res.Table)}
 	}
 	before, _ := c.status.Snapshot()
 	c.expire(ctx, table, a, log)

@@ -2455,8 +2455,12 @@ func (x *Snapshot) GetSummary() map[string]string {
 }
 
 type RunMaintenanceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Table         string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Table string                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	// force compacts a table whose mapping disables compaction
+	// (compaction.enabled: false); without it such a table's maintenance is
+	// refused with FAILED_PRECONDITION.
+	Force         bool `protobuf:"varint,2,opt,name=force,proto3" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2496,6 +2500,13 @@ func (x *RunMaintenanceRequest) GetTable() string {
 		return x.Table
 	}
 	return ""
+}
+
+func (x *RunMaintenanceRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
 }
 
 type RunMaintenanceResponse struct {
@@ -2862,9 +2873,10 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\asummary\x18\a \x03(\v2$.floe.admin.v1.Snapshot.SummaryEntryR\asummary\x1a:\n" +
 	"\fSummaryEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"-\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"C\n" +
 	"\x15RunMaintenanceRequest\x12\x14\n" +
-	"\x05table\x18\x01 \x01(\tR\x05table\"M\n" +
+	"\x05table\x18\x01 \x01(\tR\x05table\x12\x14\n" +
+	"\x05force\x18\x02 \x01(\bR\x05force\"M\n" +
 	"\x16RunMaintenanceResponse\x12\x1f\n" +
 	"\vresult_json\x18\x01 \x01(\tR\n" +
 	"resultJson\x12\x12\n" +

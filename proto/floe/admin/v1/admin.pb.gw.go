@@ -581,6 +581,8 @@ func local_request_TableService_ListSnapshots_0(ctx context.Context, marshaler r
 	return msg, metadata, err
 }
 
+var filter_TableService_RunMaintenance_0 = &utilities.DoubleArray{Encoding: map[string]int{"table": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
 func request_TableService_RunMaintenance_0(ctx context.Context, marshaler runtime.Marshaler, client TableServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq RunMaintenanceRequest
@@ -594,6 +596,12 @@ func request_TableService_RunMaintenance_0(ctx context.Context, marshaler runtim
 	protoReq.Table, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "table", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_TableService_RunMaintenance_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
@@ -615,6 +623,12 @@ func local_request_TableService_RunMaintenance_0(ctx context.Context, marshaler 
 	protoReq.Table, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "table", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_TableService_RunMaintenance_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	msg, err := server.RunMaintenance(ctx, &protoReq)
 	return msg, metadata, err
