@@ -11,17 +11,24 @@ import (
 // its data never rewritten); a log that missed changes of the table (its
 // Delta format turned off and on again, a replace delete, a compaction
 // whose Delta version was not written before a crash) gets a version that
-// removes what left the table and adds what entered it, with dataChange
-// true. When they agree nothing is written (Result.Published false). c
-// names the table, commit id, offsets and time; its Sequence, Add and
-// Remove are ignored; its Deletes are the rows deleted from the live
-// files (all of them, not since the log's version): each live file's DV
-// is made exactly those rows.
+// removes what left the table and adds what entered it. When they agree
+// nothing is written (Result.Published false). c names the table, commit
+// id, offsets and time; its Sequence, Add and Remove are ignored; its
+// Deletes are the rows deleted from the live files (all of them, not
+// since the log's version): each live file's DV is made exactly those
+// rows.
+//
+// c.Rearrange says the caller knows the table changed only by rewrites
+// that keep its rows (compactions the log missed): the version is then an
+// OPTIMIZE whose removes and adds carry dataChange false, so a streaming
+// reader of the log does not read those rows again. The log checks what
+// it can: no kept file's DV changes and the live row count is the same
+// before and after; otherwise the version changes data, as without it.
 func (l *Log) Sync(ctx context.Context, c Commit, live []File) (Result, error) {
 	if err := l.prepare(ctx, &c); err != nil {
 		return Result{}, err
 	}
-	deletes := c.Deletes
+	deletes, rearrange := c.Deletes, c.Rearrange
 	c.Sequence, c.Add, c.Remove, c.Rearrange, c.Deletes = 0, nil, nil, false, map[string][]int64{}
 	at := c.At.UnixMilli()
 	keep := map[string]bool{}
@@ -59,6 +66,7 @@ func (l *Log) Sync(ctx context.Context, c Commit, live []File) (Result, error) {
 	if len(c.Add) == 0 && len(gone) == 0 && len(rewrites) == 0 && l.snap.version >= 0 {
 		return Result{Version: l.snap.version}, nil
 	}
+	c.Rearrange = rearrange && l.snap.version >= 0 && len(rewrites) == 0 && l.sameRowCount(live, deletes)
 	v := l.snap.version + 1
 	actions, err := l.actions(c, v)
 	if err != nil {
@@ -67,8 +75,26 @@ func (l *Log) Sync(ctx context.Context, c Commit, live []File) (Result, error) {
 	for _, p := range gone {
 		add := l.snap.files[p]
 		size := add.Size
-		actions = append(actions, Action{Remove: &Remove{Path: p, DeletionTimestamp: &at, DataChange: true,
+		actions = append(actions, Action{Remove: &Remove{Path: p, DeletionTimestamp: &at, DataChange: !c.Rearrange,
 			ExtendedFileMetadata: true, PartitionValues: add.PartitionValues, Size: &size, DeletionVector: add.DeletionVector}})
 	}
 	return l.write(ctx, c, v, append(actions, rewrites...))
+}
+
+// sameRowCount reports whether the table's live files hold as many rows as
+// the log's: a rearrangement's necessary condition.
+func (l *Log) sameRowCount(live []File, deletes map[string][]int64) bool {
+	adds := make([]*Add, 0, len(l.snap.files))
+	for _, a := range l.snap.files {
+		adds = append(adds, a)
+	}
+	before, ok := liveRows(adds)
+	if !ok {
+		return false
+	}
+	var after int64
+	for _, f := range live {
+		after += f.RecordCount - int64(len(deletes[f.Path]))
+	}
+	return before == after
 }

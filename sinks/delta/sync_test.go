@@ -66,3 +66,57 @@ func TestSync(t *testing.T) {
 		t.Fatalf("txn %d %v", v, ok)
 	}
 }
+
+// TestSyncRearrange: a sync the caller marks as a rearrangement is an
+// OPTIMIZE with dataChange false when the rows agree; the log refuses the
+// mark (the version changes data, as an unmarked sync does) when the live
+// row count differs or a kept file's DV would change.
+func TestSyncRearrange(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		liveRows   int64 // rows of the compacted file
+		dataChange bool
+		operation  string
+	}{
+		{"same rows", 20, false, "OPTIMIZE"},
+		{"rows added on the way", 25, true, "WRITE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tbl := testTable(dir, 1)
+			a, b := dataFile(t, dir, 1, "eu", 0, 9), dataFile(t, dir, 1, "eu", 10, 19)
+			l := openLog(t, LocalStore(dir))
+			if _, err := l.Publish(ctx, appendCommit(tbl, 1, a, b)); err != nil {
+				t.Fatal(err)
+			}
+			compacted := dataFile(t, dir, 1, "eu", 0, tc.liveRows-1)
+			res, err := l.Sync(ctx, Commit{Table: tbl, CommitID: "sync-1", Offsets: map[string]int64{"orders/0": 100}, Rearrange: true},
+				[]File{compacted})
+			if err != nil || !res.Published {
+				t.Fatalf("sync: %+v %v", res, err)
+			}
+			actions, err := readCommit(ctx, LocalStore(dir), res.Version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := 0
+			for _, act := range actions {
+				switch {
+				case act.CommitInfo != nil && act.CommitInfo.Operation != tc.operation:
+					t.Errorf("operation %q, want %q", act.CommitInfo.Operation, tc.operation)
+				case act.Add != nil && act.Add.DataChange != tc.dataChange, act.Remove != nil && act.Remove.DataChange != tc.dataChange:
+					t.Errorf("a file action with dataChange %v, want %v", !tc.dataChange, tc.dataChange)
+				case act.Txn != nil:
+					t.Errorf("a sync wrote a txn")
+				}
+				if act.Add != nil || act.Remove != nil {
+					files++
+				}
+			}
+			if files != 3 {
+				t.Fatalf("%d file actions, want 2 removes and 1 add", files)
+			}
+		})
+	}
+}

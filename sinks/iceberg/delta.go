@@ -59,6 +59,11 @@ type deltaSide struct {
 	// there to prove a crash between the two neither skips a version nor
 	// publishes one twice.
 	published func(key string, version int64) error
+	// rearranging, when set, runs before a committed compaction is
+	// published to the log: tests fail there to prove a crash between the
+	// Iceberg commit and the Delta version only defers the version to the
+	// next sync, still as an OPTIMIZE.
+	rearranging func(key string) error
 	// mirroring, when set, runs before a dead-letter table's log is
 	// synced: tests fail there to prove a crash after the commit entry and
 	// before the mirror only delays it.
@@ -137,7 +142,9 @@ func (s *Sink) openDelta(ctx context.Context, key string, tbl *table.Table, comm
 }
 
 // syncLog makes the log's live files the table's current snapshot's, with
-// the snapshot's offsets and id in its commitInfo.
+// the snapshot's offsets and id in its commitInfo; when the table only
+// compacted since the log's head, the version is an OPTIMIZE with
+// dataChange false (deltasync.go).
 func syncLog(ctx context.Context, l *delta.Log, dt delta.Table, tbl *table.Table, at time.Time) error {
 	snap := tbl.CurrentSnapshot()
 	offsets, err := Offsets(snap)
@@ -148,7 +155,12 @@ func syncLog(ctx context.Context, l *delta.Log, dt delta.Table, tbl *table.Table
 	if err != nil {
 		return err
 	}
-	c := delta.Commit{Table: dt, CommitID: fmt.Sprintf("sync-%d", snap.SnapshotID), Offsets: offsets, At: at}
+	head, err := l.Head(ctx)
+	if err != nil {
+		return err
+	}
+	c := delta.Commit{Table: dt, CommitID: fmt.Sprintf("%s%d", syncCommitPrefix, snap.SnapshotID), Offsets: offsets, At: at,
+		Rearrange: rearrangedSince(tbl, head)}
 	if dt.DeletionVectors {
 		if c.Deletes, err = deletedRows(ctx, tbl); err != nil {
 			return err
@@ -372,6 +384,12 @@ func (s *Sink) rearrangeDelta(ctx context.Context, key string, tbl *table.Table,
 	s.delta.mu.Unlock()
 	if !ok {
 		return nil // opening it syncs it with the compacted table
+	}
+	if s.delta.rearranging != nil {
+		if err := s.delta.rearranging(key); err != nil {
+			s.delta.forget(key)
+			return err
+		}
 	}
 	offsets, err := Offsets(tbl.CurrentSnapshot())
 	if err != nil {
