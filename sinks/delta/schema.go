@@ -81,6 +81,9 @@ func (m *mapper) structOf(fields []iceberg.NestedField, path string) (deltaStruc
 			return deltaStruct{}, fmt.Errorf("%w: columns %q and %q differ only in case", ErrUnsupported, other, name)
 		}
 		seen[strings.ToLower(f.Name)] = name
+		if omitted(f.Type) {
+			continue
+		}
 		t, err := m.typeOf(f.Type, name)
 		if err != nil {
 			return deltaStruct{}, err
@@ -125,11 +128,30 @@ func (m *mapper) typeOf(t iceberg.Type, name string) (any, error) {
 	return nil, fmt.Errorf("%w: column %s of type %s (docs/formats.md)", ErrUnsupported, name, t)
 }
 
+// omitted reports whether a column of type t is left out of the Delta
+// schema: time, and a list or map that holds one. Delta has no time of
+// day type, and the Parquet column is INT64 annotated TIME(MICROS), which
+// Spark and Trino refuse to read as a long; a reader reads only the
+// columns its schema names, so the rest of the table reads, and the
+// column stays readable through Iceberg (docs/formats.md). Refusing the
+// column instead stopped the table's whole Delta log.
+func omitted(t iceberg.Type) bool {
+	switch t := t.(type) {
+	case iceberg.TimeType:
+		return true
+	case *iceberg.ListType:
+		return omitted(t.Element)
+	case *iceberg.MapType:
+		return omitted(t.KeyType) || omitted(t.ValueType)
+	}
+	return false
+}
+
 // primitives maps the Iceberg primitives with a Delta type of the same
 // Parquet representation. uuid and fixed(n) become binary: Delta has
-// neither, and the bytes read back unchanged. time, timestamp_ns and
-// timestamptz_ns have no Delta type (Delta times are microsecond
-// timestamps) and are refused.
+// neither, and the bytes read back unchanged. time is left out of the
+// schema (omitted); timestamp_ns and timestamptz_ns have no Delta type
+// (Delta times are microsecond timestamps) and are refused.
 var primitives = map[string]string{
 	"boolean":     "boolean",
 	"int":         "integer",

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/floe-io/floe/ledger"
 )
 
 // TestMapSchemaTypes maps each Iceberg type to its Delta type.
@@ -67,13 +70,44 @@ func TestMapSchemaTypes(t *testing.T) {
 	}
 }
 
+// TestMapSchemaOmitsTime: a time column (top level, in a struct, as a
+// list element or a map value) is left out of the Delta schema and its
+// statistics, and the other columns are kept: the Delta log goes on.
+func TestMapSchemaOmitsTime(t *testing.T) {
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 2, Name: "at", Type: iceberg.PrimitiveTypes.Time},
+		iceberg.NestedField{ID: 3, Name: "s", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 4, Name: "open", Type: iceberg.PrimitiveTypes.Time}, {ID: 5, Name: "n", Type: iceberg.PrimitiveTypes.Int32}}}},
+		iceberg.NestedField{ID: 6, Name: "times", Type: &iceberg.ListType{ElementID: 7, Element: iceberg.PrimitiveTypes.Time}},
+		iceberg.NestedField{ID: 8, Name: "by", Type: &iceberg.MapType{KeyID: 9, KeyType: iceberg.PrimitiveTypes.String,
+			ValueID: 10, ValueType: iceberg.PrimitiveTypes.Time}},
+	)
+	info, err := mapSchema(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},` +
+		`{"name":"s","type":{"type":"struct","fields":[{"name":"n","type":"integer","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}]}`
+	if info.schemaString != want {
+		t.Fatalf("schema\n%s\nwant\n%s", info.schemaString, want)
+	}
+	stats, err := statsJSON(sc, nil, ledger.FileDescriptor{Path: "f", RecordCount: 1,
+		NullCounts: map[int]int64{1: 0, 2: 0, 4: 1, 5: 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stats, `"at"`) || strings.Contains(stats, `"open"`) {
+		t.Fatalf("statistics of an omitted time column: %s", stats)
+	}
+}
+
 // TestMapSchemaRefuses lists the Iceberg schemas Delta cannot express.
 func TestMapSchemaRefuses(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		fields []iceberg.NestedField
 	}{
-		{"time", []iceberg.NestedField{{ID: 1, Name: "t", Type: iceberg.PrimitiveTypes.Time}}},
 		{"timestamp_ns", []iceberg.NestedField{{ID: 1, Name: "t", Type: iceberg.PrimitiveTypes.TimestampNs}}},
 		{"timestamptz_ns in a list", []iceberg.NestedField{{ID: 1, Name: "l", Type: &iceberg.ListType{ElementID: 2, Element: iceberg.PrimitiveTypes.TimestampTzNs}}}},
 		{"names differing in case", []iceberg.NestedField{

@@ -49,7 +49,7 @@ func statsJSON(sc *iceberg.Schema, skip map[string]bool, d ledger.FileDescriptor
 func structStats(fields []iceberg.NestedField, skip map[string]bool, d ledger.FileDescriptor) (mins, maxs, nulls map[string]any, err error) {
 	mins, maxs, nulls = map[string]any{}, map[string]any{}, map[string]any{}
 	for _, f := range fields {
-		if skip[f.Name] {
+		if skip[f.Name] || omitted(f.Type) {
 			continue
 		}
 		if st, ok := f.Type.(*iceberg.StructType); ok {

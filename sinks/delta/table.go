@@ -65,7 +65,7 @@ func partitionColumns(sc *iceberg.Schema, spec iceberg.PartitionSpec) []partCol 
 			continue
 		}
 		switch src.Type.(type) {
-		case iceberg.BinaryType, iceberg.UUIDType, iceberg.FixedType:
+		case iceberg.BinaryType, iceberg.UUIDType, iceberg.FixedType, iceberg.TimeType:
 			continue
 		}
 		out = append(out, partCol{name: src.Name, fieldID: f.FieldID, typ: src.Type})
