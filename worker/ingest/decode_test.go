@@ -30,6 +30,10 @@ func TestDecodeJSON(t *testing.T) {
 		{"rejected record leaves shape", []string{`{"a":1}`, `{"b":1,"a":"x"}`}, "struct<a: long>", []string{"", "field a"}},
 		{"nested conflict named", []string{`{"o":{"p":{"q":true}}}`, `{"o":{"p":{"q":3}}}`}, "struct<o: struct<p: struct<q: boolean>>>", []string{"", "field o.p.q"}},
 		{"null and empty skipped", []string{`{"a":null,"b":[],"c":{}}`}, "struct<>", []string{""}},
+		{"nested fields in first-seen order", []string{`{"o":{"z":1,"a":2,"m":{"y":1,"b":2}}}`, `{"o":{"c":1,"z":2}}`},
+			"struct<o: struct<z: long, a: long, m: struct<y: long, b: long>, c: long>>", []string{"", ""}},
+		{"list elements' fields in first-seen order", []string{`{"l":[{"b":1},{"a":2,"b":3,"c":{"y":1,"x":2}}]}`},
+			"struct<l: list<struct<b: long, a: long, c: struct<y: long, x: long>>>>", []string{""}},
 		{"huge integer is double", []string{`{"a":123456789012345678901234}`}, "struct<a: double>", []string{""}},
 	}
 	for _, c := range cases {

@@ -266,6 +266,7 @@ func (p *parser) newField(s *records.Shape, name, path string) (any, error) {
 	if err != nil || ns == nil {
 		return nil, err
 	}
+	reorder(ns, orderOf(raw)) // nested columns in the record's order (jsonorder.go)
 	// The new field's value sits at depth len(p.path); its names and
 	// nesting are checked before it can become columns.
 	if err := p.lim.Check(ns, len(p.path), path); err != nil {
