@@ -199,6 +199,9 @@ type fakeCluster struct {
 	orphanGate                                   chan struct{} // when set, CleanOrphans waits until it closes
 	orphanErr                                    error         // what CleanOrphans returns
 	rewrite                                      sink.Rewrite  // what PlanRewrite returns
+	// settleFails is how many Settle calls fail before one succeeds;
+	// settles counts the calls.
+	settleFails, settles int
 	// committerReads counts Committer calls: a commit loop makes one per
 	// round, so a test can wait for rounds instead of sleeping;
 	// committerReadsOf counts them per table.
@@ -571,6 +574,17 @@ func (c *fakeCluster) Mappings() []config.Table { return nil }
 // DeleteFrom implements Sink; the fake never rewinds.
 func (c *fakeCluster) DeleteFrom(context.Context, string, map[ledger.TopicPartition]int64, uint64, ledger.Assignment, time.Time) (int64, error) {
 	return 0, errors.New("fake sink: DeleteFrom not supported")
+}
+
+func (c *fakeCluster) Settle(context.Context, string, ledger.Assignment, time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.settles++
+	if c.settleFails > 0 {
+		c.settleFails--
+		return errors.New("fake sink: the dead-letter mirror is unreachable")
+	}
+	return nil
 }
 
 // payload is a written record's decoded value: Value, or its JSON when the

@@ -50,3 +50,34 @@ func TestMaintainCompactionDisabled(t *testing.T) {
 		t.Fatalf("maintain --force committed %d compactions, want 1", n)
 	}
 }
+
+// TestSettleRetried: the commit loop has the sink settle a table's
+// followers as soon as it holds the role, shows a failure as the table's
+// follow-up problem, and retries it with backoff until it clears, with
+// no commit to trigger it.
+func TestSettleRetried(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) {
+		h.c.settleFails = 2
+		h.k.produce("orders", 1, values(5, nil)...)
+	})
+	eventually(t, "committed", func() bool { return committedCount(h, key) == 5 })
+	settles := func() int {
+		h.c.mu.Lock()
+		defer h.c.mu.Unlock()
+		return h.c.settles
+	}
+	problem := func() string {
+		ts, _ := h.w.Status().Snapshot()
+		if r := ts[key].Reason; strings.Contains(r, "follow-up") {
+			return r
+		}
+		return ""
+	}
+	eventually(t, "a failed settle shown", func() bool { return strings.Contains(problem(), "unreachable") })
+	commits := func() int64 { ts, _ := h.w.Status().Snapshot(); return ts[key].Commits }
+	before := commits()
+	eventually(t, "settled after two failures", func() bool { return settles() >= 3 && problem() == "" })
+	if n := commits(); n != before {
+		t.Fatalf("%d commits while settling: the settle was not retried on its own", n-before)
+	}
+}

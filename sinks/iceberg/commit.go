@@ -112,7 +112,8 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	// The commit is durable: a dead-letter mirror that fails is retried
 	// by the next commit (dlqdelta.go), never failing this one.
 	if err := s.mirrorDLQ(ctx, key, committer, at); err != nil {
-		s.log.Warn("the dead-letter table's delta log lags its iceberg table; the next commit syncs it", "table", name, "err", err)
+		s.delta.setLevel(key, false) // the commit loop's Settle retries it
+		s.log.Warn("the dead-letter table's delta log lags its iceberg table; retrying", "table", name, "err", err)
 	}
 	return nil
 }

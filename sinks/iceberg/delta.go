@@ -53,6 +53,10 @@ type deltaSide struct {
 	// mirrored is, by dead-letter table key, the metadata location last
 	// mirrored to its Delta log by this process (dlqdelta.go).
 	mirrored map[string]string
+	// level is, by table key, whether this process brought the table's
+	// followers (its dead-letter table's log) level with its commits
+	// (settle.go); absent: not known to be.
+	level map[string]bool
 
 	// published, when set, runs after a Delta version is published and
 	// before the replicated entry that records it is proposed: tests fail
@@ -74,7 +78,7 @@ type deltaSide struct {
 // table t says writes one. Call it before the sink is used.
 func (s *Sink) SetDelta(t DeltaTables, props map[string]string, opts delta.Options) {
 	s.delta = &deltaSide{tables: t, props: props, opts: opts, retention: delta.DefaultLogRetention,
-		logs: map[string]*delta.Log{}, mirrored: map[string]string{}}
+		logs: map[string]*delta.Log{}, mirrored: map[string]string{}, level: map[string]bool{}}
 }
 
 // writesDelta reports whether table key writes a Delta log.

@@ -30,8 +30,9 @@ import (
 // snapshot's floe.offsets in commitInfo, no txn). A sync is idempotent, so
 // a crash after the entry and before the sync only delays it: the next
 // commit, on this node or the next committer, finds the dead-letter
-// table's metadata moved past what it mirrored and syncs again. Every dead
-// letter is in the log once, at most one commit after its Iceberg commit.
+// table's metadata moved past what it mirrored and syncs again; so does
+// the commit loop's next round (Settle, settle.go), without waiting for a
+// commit a quiet table may not make. Every dead letter is in the log once.
 
 // dlqKey is the key of key's dead-letter table.
 func dlqKey(key string) string { return ledger.TableKey(DLQIdent(ledger.TableIdent(key))) }
@@ -50,6 +51,7 @@ func (s *Sink) mirrorDLQ(ctx context.Context, key string, committer ledger.Assig
 	if !s.writesDelta(key) {
 		d.forget(dk) // delta off: mirror from scratch once it is back
 		d.setMirrored(dk, "")
+		d.setLevel(key, false)
 		return nil
 	}
 	dlqTbl, err := s.cat.LoadTable(ctx, DLQIdent(ledger.TableIdent(key)))

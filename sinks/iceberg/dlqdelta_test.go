@@ -189,3 +189,43 @@ func TestDeadLetterDeltaLogLagsUntilTheNextCommit(t *testing.T) {
 	}
 	sameOffsets(t, "caught up", c.dlqView(true), append(dead, more...))
 }
+
+// TestDeadLetterDeltaLogSettles: a dead-letter mirror lost after its
+// commit (a failure, or a crash and a new process) is made level by
+// Settle, which the commit loop calls every round, without waiting for
+// the table's next commit; once level, Settle writes nothing.
+func TestDeadLetterDeltaLogSettles(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			c := newDeltaCase(t, true)
+			c.spec.Format = "json"
+			dead := c.recordWithDead(4, 2)
+			if err := c.commit(); err != nil {
+				t.Fatal(err)
+			}
+			more := c.recordWithDead(4, 3)
+			c.s.delta.mirroring = func(string) error { return errCrash }
+			if err := c.commit(); err != nil {
+				t.Fatal(err)
+			}
+			sameOffsets(t, "mirror failed", c.dlqView(false), dead)
+			c.s.delta.mirroring = nil
+			if restart {
+				c.restart()
+			}
+			if err := c.s.Settle(c.ctx, c.spec.Key, c.a, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			all := append(dead, more...)
+			sameOffsets(t, "settled", c.dlqView(true), all)
+			versions := len(deltaview.Read(t, c.dlqRoot()).Versions)
+			c.s.delta.mirroring = func(string) error { return errors.New("a level log was mirrored again") }
+			if err := c.s.Settle(c.ctx, c.spec.Key, c.a, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(deltaview.Read(t, c.dlqRoot()).Versions); n != versions {
+				t.Fatalf("settling a level log wrote %d versions", n-versions)
+			}
+		})
+	}
+}

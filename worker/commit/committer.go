@@ -109,6 +109,11 @@ type Sink interface {
 	// DeleteFrom deletes the rows at or after the given offsets, as the
 	// replace delete of rewind gen, fenced by committer.
 	DeleteFrom(ctx context.Context, table string, from map[ledger.TopicPartition]int64, gen uint64, committer ledger.Assignment, at time.Time) (int64, error)
+	// Settle brings what follows a table's commits level with its
+	// committed state (the dead-letter table's Delta log), as committer:
+	// after a restart, a failover or a follow-up that failed after its
+	// commit. Cheap when level: the loop calls it every round.
+	Settle(ctx context.Context, table string, committer ledger.Assignment, at time.Time) error
 }
 
 // Lookup returns the spec and mapping of a table some mapping routes into;

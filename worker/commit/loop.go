@@ -46,6 +46,9 @@ type tableLoop struct {
 	// schema requests that failed are retried with backoff
 	schemaBackoff *retry.Backoff
 	schemaRetryAt time.Time
+	// settling what follows a commit (settle.go) is retried with backoff
+	settleBackoff *retry.Backoff
+	settleRetryAt time.Time
 	maintain      chan maintainReq
 }
 
@@ -61,7 +64,7 @@ func (c *Committer) Run(ctx context.Context, table string) {
 	l := &tableLoop{
 		c: c, table: table, log: c.log.With("table", ledger.DisplayName(table), "role", "committer"),
 		b: retry.New(), tick: time.NewTicker(c.cfg.CommitInterval), sched: newSchedule(time.Now()),
-		schemaBackoff: retry.New(), maintain: c.maintainChan(table),
+		schemaBackoff: retry.New(), settleBackoff: retry.New(), maintain: c.maintainChan(table),
 	}
 	defer l.tick.Stop()
 	defer func() {
@@ -90,6 +93,7 @@ func (l *tableLoop) round(ctx context.Context) next {
 	}
 	a, mine := l.role()
 	if mine {
+		l.settle(ctx, a)
 		l.maintainIfDue(ctx, a)
 	}
 	if l.planned != nil {
@@ -119,7 +123,7 @@ func (l *tableLoop) role() (ledger.Assignment, bool) {
 		// The role moved away: problems of committing and maintaining
 		// are the new committer's to report now, not this node's.
 		l.c.update(l.table, func(t *status.TableStatus) {
-			for _, c := range []string{"commit", "compaction", "expiry", "orphan cleanup"} {
+			for _, c := range []string{"commit", "compaction", "expiry", "orphan cleanup", "follow-up"} {
 				t.Problem(c, "")
 			}
 		})
