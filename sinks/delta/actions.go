@@ -51,6 +51,13 @@ type Add struct {
 	// DeletionVector holds the rows of the file that are not in the table
 	// (an upsert table's replaced and deleted rows); nil: none.
 	DeletionVector *DeletionVector `json:"deletionVector,omitempty"`
+
+	// dvRows are DeletionVector's rows once this process wrote or read
+	// them, so the next commit that deletes from the file does not read
+	// its DV file again; dvData is the serialized DV of an add whose
+	// descriptor the commit has not stored yet (Log.storeDVs).
+	dvRows *RowSet
+	dvData []byte
 }
 
 // Remove is the remove action: a data file leaves the table (a tombstone
@@ -121,8 +128,10 @@ func encodeActions(actions []Action) ([]byte, error) {
 
 // parseActions decodes a commit file (newline-delimited JSON) and checks
 // what replay relies on: required fields present, at most one protocol and
-// one metaData, no path added or removed twice. The caller bounds the
-// input's size (MaxCommitBytes).
+// one metaData, no path added twice, no logical file (path and DV)
+// removed twice: a checkpoint holds the tombstones of one path with each
+// DV it had. The
+// caller bounds the input's size (MaxCommitBytes).
 func parseActions(data []byte) ([]Action, error) {
 	var out []Action
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -152,10 +161,11 @@ func parseActions(data []byte) ([]Action, error) {
 			}
 			adds[a.Add.Path] = true
 		case a.Remove != nil:
-			if removes[a.Remove.Path] {
-				return nil, fmt.Errorf("%w: line %d: path %q removed twice", ErrCorruptLog, line, a.Remove.Path)
+			k := tombstoneKey(a.Remove.Path, a.Remove.DeletionVector)
+			if removes[k] {
+				return nil, fmt.Errorf("%w: line %d: logical file %q removed twice", ErrCorruptLog, line, a.Remove.Path)
 			}
-			removes[a.Remove.Path] = true
+			removes[k] = true
 		}
 		out = append(out, a)
 	}

@@ -50,17 +50,22 @@ func (l *Log) fileActions(c Commit, partCols []string, at int64) ([]Action, erro
 		if mod == 0 {
 			mod = at
 		}
-		out = append(out, Action{Add: &Add{Path: path, PartitionValues: pv, Size: f.SizeBytes,
-			ModificationTime: mod, DataChange: dataChange, Stats: stats, DeletionVector: dvs[path]}})
+		add := &Add{Path: path, PartitionValues: pv, Size: f.SizeBytes, ModificationTime: mod, DataChange: dataChange, Stats: stats}
+		if rows, ok := dvs[path]; ok {
+			if err := setDV(add, rows); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, Action{Add: add})
 	}
 	return out, nil
 }
 
-// deleteActions renders the commit's Deletes: the DVs of files the commit
-// adds (by path) and, for each live file that loses rows, the remove of
+// deleteActions renders the commit's Deletes: the deleted rows of files
+// the commit adds (by path) and, for each live file that loses rows, the remove of
 // its logical file and the add of the same file with its cumulative DV.
 // The DV a file had comes from the log, so it survives restarts.
-func (l *Log) deleteActions(c Commit, removed map[string]bool, at int64) (map[string]*DeletionVector, []Action, error) {
+func (l *Log) deleteActions(c Commit, removed map[string]bool, at int64) (map[string]*RowSet, []Action, error) {
 	if len(c.Deletes) > 0 && !c.Table.DeletionVectors {
 		return nil, nil, fmt.Errorf("%w: table %s deletes rows but has no deletion vectors", ErrInvalidCommit, c.Table.Name)
 	}
@@ -70,7 +75,7 @@ func (l *Log) deleteActions(c Commit, removed map[string]bool, at int64) (map[st
 			adding[rel] = true
 		}
 	}
-	dvs := map[string]*DeletionVector{}
+	dvs := map[string]*RowSet{}
 	var out []Action
 	for _, full := range sortedKeys(c.Deletes) {
 		path, err := relPath(c.Table.Location, full)
@@ -89,9 +94,7 @@ func (l *Log) deleteActions(c Commit, removed map[string]bool, at int64) (map[st
 		case removed[path]:
 			return nil, nil, fmt.Errorf("%w: rows deleted from %s, which the commit removes", ErrInvalidCommit, path)
 		case adding[path]:
-			if dvs[path], err = InlineDV(&rows); err != nil {
-				return nil, nil, err
-			}
+			dvs[path] = &rows
 			continue
 		case !live:
 			return nil, nil, fmt.Errorf("%w: rows deleted from %s, which is neither added nor in the table", ErrInvalidCommit, path)
@@ -108,10 +111,16 @@ func (l *Log) deleteActions(c Commit, removed map[string]bool, at int64) (map[st
 // rewriteDV replaces a live logical file by the same data file with more
 // deleted rows (union: rows join its DV; else rows are its whole DV): the
 // remove of its path and DV, the add of its path and the new DV, both
-// with dataChange true. Nothing when the DV stays the same.
+// with dataChange true. Nothing when the DV stays the same. The new DV is
+// stored when the version is written (Log.storeDVs); the old one must be
+// inline or read already (Log.loadDVs), unless a sync replaces it by a
+// set of another cardinality, which needs no reading.
 func rewriteDV(cur *Add, rows *RowSet, union bool, at int64) ([]Action, error) {
-	if cur.DeletionVector != nil {
-		had, err := ReadInlineDV(cur.DeletionVector)
+	switch d := cur.DeletionVector; {
+	case d == nil && rows.Cardinality() == 0:
+		return nil, nil
+	case d != nil && (union || d.Cardinality == int64(rows.Cardinality())):
+		had, err := cur.deleted()
 		if err != nil {
 			return nil, err
 		}
@@ -121,21 +130,15 @@ func rewriteDV(cur *Add, rows *RowSet, union bool, at int64) ([]Action, error) {
 		if had.Cardinality() == rows.Cardinality() && (union || sameRows(had, rows)) {
 			return nil, nil
 		}
-	} else if rows.Cardinality() == 0 {
-		return nil, nil
-	}
-	var dv *DeletionVector
-	if rows.Cardinality() > 0 {
-		var err error
-		if dv, err = InlineDV(rows); err != nil {
-			return nil, err
-		}
 	}
 	size := cur.Size
 	rm := &Remove{Path: cur.Path, DeletionTimestamp: &at, DataChange: true, ExtendedFileMetadata: true,
 		PartitionValues: cur.PartitionValues, Size: &size, DeletionVector: cur.DeletionVector}
 	add := *cur
-	add.DataChange, add.DeletionVector = true, dv
+	add.DataChange = true
+	if err := setDV(&add, rows); err != nil {
+		return nil, err
+	}
 	return []Action{{Remove: rm}, {Add: &add}}, nil
 }
 

@@ -61,7 +61,7 @@ type snapshot struct {
 	metadata *Metadata
 	txns     map[string]int64
 	files    map[string]*Add    // live files by path
-	removed  map[string]*Remove // tombstones by path
+	removed  map[string]*Remove // tombstones by tombstoneKey
 	// Known only for versions read from their commit files (not from a
 	// checkpoint): the version that last set each app's txn, and the
 	// commit id and offsets of every Floe commit.
@@ -87,7 +87,7 @@ func (s *snapshot) apply(v int64, actions []Action) {
 			s.txnAt[a.Txn.AppID] = v
 		case a.Add != nil:
 			s.files[a.Add.Path] = a.Add
-			delete(s.removed, a.Add.Path)
+			delete(s.removed, tombstoneKey(a.Add.Path, a.Add.DeletionVector))
 		case a.Remove != nil:
 			// A remove ends the logical file of its path and DV only
 			// ("Add File and Remove File"): a file whose DV grows is
@@ -96,12 +96,20 @@ func (s *snapshot) apply(v int64, actions []Action) {
 			if cur, ok := s.files[a.Remove.Path]; ok && cur.DeletionVector.UniqueID() == a.Remove.DeletionVector.UniqueID() {
 				delete(s.files, a.Remove.Path)
 			}
-			s.removed[a.Remove.Path] = a.Remove
+			s.removed[tombstoneKey(a.Remove.Path, a.Remove.DeletionVector)] = a.Remove
 		case a.CommitInfo != nil:
 			s.commits[v] = a.CommitInfo
 		}
 	}
 	s.version = v
+}
+
+// tombstoneKey is the logical file of a path and DV: tombstones are kept
+// per logical file ("Action Reconciliation"), so the remove of a file's
+// old DV stays (and keeps its DV file referenced) when the same path is
+// added again with a new DV.
+func tombstoneKey(path string, dv *DeletionVector) string {
+	return path + "\x00" + dv.UniqueID()
 }
 
 // lastCheckpoint is the _last_checkpoint file (the fields Floe uses).

@@ -147,7 +147,7 @@ func (v View) Rows(t testing.TB, root string) map[string]int {
 		var deleted map[int64]bool
 		if dv := v.DVs[rel]; dv != nil {
 			var err error
-			if deleted, err = dv.Rows(); err != nil {
+			if deleted, err = dv.RowsAt(root); err != nil {
 				t.Fatalf("deletion vector of %s: %v", rel, err)
 			}
 		}

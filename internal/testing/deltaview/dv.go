@@ -3,12 +3,17 @@ package deltaview
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
 )
 
 // Deletion vectors read from the protocol ("Deletion Vector Format") and
 // the Roaring format spec, apart from sinks/delta's encoder: Z85, the
-// portable 64-bit RoaringBitmapArray and the 32-bit containers. Inline
-// DVs only (storageType 'i'); others fail the test.
+// portable 64-bit RoaringBitmapArray and the 32-bit containers; inline
+// ('i') and in files relative to the table root ('u'); others ('p') fail
+// the test.
 
 // DV is an add's or remove's deletionVector.
 type DV struct {
@@ -30,23 +35,85 @@ func (d *DV) uniqueID() string {
 	return d.StorageType + d.PathOrInlineDv
 }
 
-// Rows decodes an inline DV's deleted row positions.
-func (d *DV) Rows() (map[int64]bool, error) {
-	if d.StorageType != "i" {
+// Rows decodes an inline DV's deleted row positions; a DV in a file
+// needs the table root (RowsAt).
+func (d *DV) Rows() (map[int64]bool, error) { return d.RowsAt("") }
+
+// RowsAt decodes a DV's deleted row positions: inline, or ('u') from its
+// file under the table root root, as the protocol lays it out
+// ("Deletion Vector File Storage Format"): a version byte 1, then at the
+// descriptor's offset a big-endian size, the bitmap and its big-endian
+// CRC-32.
+func (d *DV) RowsAt(root string) (map[int64]bool, error) {
+	var raw []byte
+	switch d.StorageType {
+	case "i":
+		var err error
+		if raw, err = z85(d.PathOrInlineDv); err != nil {
+			return nil, err
+		}
+		if int(d.SizeInBytes) > len(raw) {
+			return nil, fmt.Errorf("deletion vector of %d bytes in %d", d.SizeInBytes, len(raw))
+		}
+		raw = raw[:d.SizeInBytes]
+	case "u":
+		var err error
+		if raw, err = d.fromFile(root); err != nil {
+			return nil, err
+		}
+	default:
 		return nil, fmt.Errorf("deletion vector of storageType %q", d.StorageType)
 	}
+	rows, err := roaringArray(raw)
+	if err == nil && int64(len(rows)) != d.Cardinality {
+		err = fmt.Errorf("deletion vector holds %d rows, cardinality %d", len(rows), d.Cardinality)
+	}
+	return rows, err
+}
+
+// fromFile reads a 'u' DV's bitmap from <root>/<prefix>/deletion_vector_<uuid>.bin.
+func (d *DV) fromFile(root string) ([]byte, error) {
+	p := d.PathOrInlineDv
+	if root == "" || len(p) < 20 {
+		return nil, fmt.Errorf("deletion vector %q in a file, no table root or no UUID", p)
+	}
+	id, err := z85(p[len(p)-20:])
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("deletion_vector_%x-%x-%x-%x-%x.bin", id[0:4], id[4:6], id[6:8], id[8:10], id[10:16])
+	file, err := os.ReadFile(filepath.Join(root, p[:len(p)-20], name))
+	if err != nil {
+		return nil, err
+	}
+	off := int64(1)
+	if d.Offset != nil {
+		off = int64(*d.Offset)
+	}
+	end := off + 4 + int64(d.SizeInBytes) + 4
+	switch {
+	case len(file) == 0 || file[0] != 1:
+		return nil, fmt.Errorf("%s: not a version 1 deletion vector file", name)
+	case off < 1 || end > int64(len(file)):
+		return nil, fmt.Errorf("%s: deletion vector at %d of %d bytes past the end", name, off, d.SizeInBytes)
+	case binary.BigEndian.Uint32(file[off:]) != uint32(d.SizeInBytes):
+		return nil, fmt.Errorf("%s: size at %d is %d, the log says %d", name, off, binary.BigEndian.Uint32(file[off:]), d.SizeInBytes)
+	}
+	data := file[off+4 : end-4]
+	if crc32.ChecksumIEEE(data) != binary.BigEndian.Uint32(file[end-4:]) {
+		return nil, fmt.Errorf("%s: deletion vector at %d fails its checksum", name, off)
+	}
+	return data, nil
+}
+
+// z85 decodes Z85 text (a multiple of 5 characters).
+func z85(s string) ([]byte, error) {
 	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
 	var raw []byte
-	s := d.PathOrInlineDv
 	for i := 0; i+5 <= len(s); i += 5 {
 		var v uint32
 		for _, c := range []byte(s[i : i+5]) {
-			idx := -1
-			for j := range len(alphabet) {
-				if alphabet[j] == c {
-					idx = j
-				}
-			}
+			idx := strings.IndexByte(alphabet, c)
 			if idx < 0 {
 				return nil, fmt.Errorf("z85 character %q", c)
 			}
@@ -54,14 +121,7 @@ func (d *DV) Rows() (map[int64]bool, error) {
 		}
 		raw = binary.BigEndian.AppendUint32(raw, v)
 	}
-	if int(d.SizeInBytes) > len(raw) {
-		return nil, fmt.Errorf("deletion vector of %d bytes in %d", d.SizeInBytes, len(raw))
-	}
-	rows, err := roaringArray(raw[:d.SizeInBytes])
-	if err == nil && int64(len(rows)) != d.Cardinality {
-		err = fmt.Errorf("deletion vector holds %d rows, cardinality %d", len(rows), d.Cardinality)
-	}
-	return rows, err
+	return raw, nil
 }
 
 // rd reads little-endian integers, failing once past the end.
