@@ -23,6 +23,7 @@ import (
 	"github.com/floe-io/floe/cluster/recovery"
 	"github.com/floe-io/floe/cluster/tlsconf"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/localfs"
 	"github.com/floe-io/floe/internal/objstore"
 	"github.com/floe-io/floe/metrics"
 	"github.com/floe-io/floe/notify"
@@ -103,6 +104,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 	}
 	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{}), history: status.NewHistory()}
 	objstore.Install()                                          // count s3:// requests per table, storage classes
+	localfs.Install()                                           // file:// locations name files literally (partition paths)
 	probeErr := probeWarehouse(ctx, cfg.Warehouse, cfg.Node.ID) // probe.go
 	if probeErr != nil {
 		n.log.Error("warehouse not writable at start; retrying with backoff", "err", probeErr)

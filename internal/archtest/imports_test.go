@@ -33,6 +33,7 @@ var rules = map[string][]string{
 	"internal/jsontext":   nil, // JSON scanning shared by the worker's decoder and the sink's appender
 	"internal/objstore":   nil, // counts s3:// requests per table (iceberg-go's s3 FileIO, wrapped)
 	"internal/procstatus": nil, // /proc/self/status figures: the tests' RSS, floe serve's memory limit
+	"internal/localfs":    nil, // file:// FileIO taking locations literally (partition paths)
 
 	// The replicated state: fsm is pure; raftnode runs it; catalog and
 	// recovery do the I/O on top of it through small interfaces.
@@ -52,7 +53,7 @@ var rules = map[string][]string{
 	// Providers behind the worker's interfaces.
 	"schemas":         {"records"},
 	"schemas/...":     {"records", "schemas"},
-	"sinks/iceberg":   {"sinks/sink", "sinks/delta", "records", "ledger", "internal/metaloc", "internal/jsontext"},
+	"sinks/iceberg":   {"sinks/sink", "sinks/delta", "records", "ledger", "internal/metaloc", "internal/jsontext", "internal/localfs"},
 	"sinks/delta":     {"ledger"}, // the Delta log; never Raft, never the worker
 	"sinks/glue/...":  {"sinks/sink", "internal/metaloc"},
 	"sinks/restsync":  {"sinks/sink", "internal/metaloc", "auth"},

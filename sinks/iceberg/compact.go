@@ -156,9 +156,13 @@ func (s *Sink) PlanRewrite(ctx context.Context, key string, p sink.CompactionPol
 		if g.TotalSizeBytes > budget {
 			continue // the hourly cap; a later run takes it
 		}
-		gr, err := table.ExecuteCompactionGroup(ctx, tbl,
+		// Written and recorded as appends are (partpath.go).
+		gr, err := table.ExecuteCompactionGroup(ctx, shortNamed(tbl),
 			table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes},
 			table.WithCompactionTargetFileSize(p.TargetFileSize))
+		if err == nil {
+			gr.NewDataFiles, err = shortFiles(tbl.Metadata(), tbl.Location(), gr.NewDataFiles)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("compacting %s: rewriting partition %q: %w", name, g.PartitionKey, err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/floe-io/floe/internal/localfs"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
@@ -75,6 +76,9 @@ func New(cat Catalog, targetSize int64, log *slog.Logger, nsLocations map[string
 	if log == nil {
 		log = slog.Default()
 	}
+	// file:// locations name files literally, as keys on S3 (partition
+	// paths, partpath.go); the node installs it too, before any table IO.
+	localfs.Install()
 	return &Sink{cat: cat, targetSize: targetSize, log: log, locks: map[string]*sync.Mutex{}, nsLocations: nsLocations}
 }
 
@@ -335,13 +339,15 @@ func (s *Sink) write(ctx context.Context, tbl *table.Table, id string, recs []*r
 func (s *Sink) writeFiles(ctx context.Context, tbl *table.Table, as *arrow.Schema, u uuid.UUID, name string, recs []*records.Record, dlq bool) ([]ledger.FileDescriptor, error) {
 	batches := recordBatches(tbl.Schema(), as, recs, dlq)
 	var out []ledger.FileDescriptor
-	files := table.WriteRecords(ctx, tbl, as, iter.Seq2[arrow.RecordBatch, error](batches),
+	// A partition directory iceberg-go would name too long for a file
+	// system or an S3 key is written and recorded shorter (partpath.go).
+	files := table.WriteRecords(ctx, shortNamed(tbl), as, iter.Seq2[arrow.RecordBatch, error](batches),
 		table.WithTargetFileSize(s.targetSize), table.WithWriteUUID(u))
 	for df, err := range files {
 		if err != nil {
 			return nil, fmt.Errorf("writing data file of %s: %w", name, err)
 		}
-		out = append(out, describe(df))
+		out = append(out, shortDescriptor(tbl.Location(), df))
 	}
 	return out, nil
 }
