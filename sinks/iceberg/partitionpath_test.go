@@ -461,3 +461,39 @@ func TestPlainPartitionPathUnchanged(t *testing.T) {
 		})
 	}
 }
+
+// TestShortPath: only a partition directory name over maxDirName bytes
+// changes; its short form never cuts an escape, stays a valid URI path
+// segment, and differs for different long names with the same prefix.
+func TestShortPath(t *testing.T) {
+	loc := "s3://lake/wh/db/t"
+	for _, p := range []string{
+		loc + "/data/region=100%25/f.parquet",
+		loc + "/data/f.parquet",
+		loc + "/data/region=" + strings.Repeat("x", maxDirName-len("region=")) + "/f.parquet",
+		"s3://lake/other/data/region=" + strings.Repeat("x", 500) + "/f.parquet",
+	} {
+		if got := shortPath(loc, p); got != p {
+			t.Fatalf("shortPath(%s) = %s, want it unchanged", p, got)
+		}
+	}
+	long := func(v string) string { return loc + "/data/region=" + url.QueryEscape(v) + "/day=1/f.parquet" }
+	seen := map[string]bool{}
+	for _, v := range []string{strings.Repeat("é", 300), strings.Repeat("é", 301), "a" + strings.Repeat("é", 300), strings.Repeat("x", 1000)} {
+		got := shortPath(loc, long(v))
+		seg := strings.Split(strings.TrimPrefix(got, loc+"/data/"), "/")
+		if len(seg) != 3 || len(seg[0]) > maxDirName || seg[1] != "day=1" || seg[2] != "f.parquet" {
+			t.Fatalf("shortPath of a %d-byte value: %s", len(v), got)
+		}
+		if _, err := url.PathUnescape(seg[0]); err != nil {
+			t.Fatalf("%s cuts an escape: %v", seg[0], err)
+		}
+		if seen[seg[0]] {
+			t.Fatalf("two values share %s", seg[0])
+		}
+		seen[seg[0]] = true
+		if shortPath(loc, got) != got {
+			t.Fatalf("shortPath is not idempotent on %s", got)
+		}
+	}
+}
