@@ -26,7 +26,7 @@ func TestUpsertSettingsValidated(t *testing.T) {
 		{"key field twice", `{"topic": "a", "mode": "upsert", "key": ["id", "id"]}`, "tables[0].key[1]", "listed twice"},
 		{"empty key field", `{"topic": "a", "mode": "upsert", "key": [""]}`, "tables[0].key[0]", ""},
 		{"raw with key fields", `{"topic": "a", "format": "raw", "mode": "upsert", "key": ["id"]}`, "tables[0].key", "raw table"},
-		{"partitioned upsert", `{"topic": "a", "mode": "upsert", "partition_by": [{"column": "x", "transform": "day"}]}`, "tables[0].partition_by", "not supported with mode upsert"},
+		{"partitioned upsert", `{"topic": "a", "mode": "upsert", "partition_by": [{"column": "x", "transform": "day"}]}`, "", ""},
 		{"upsert with a Delta log (deletion vectors)", `{"topic": "a", "mode": "upsert", "formats": ["iceberg", "delta"]}`, "", ""},
 		{"upsert published as Delta only (deletion vectors)", `{"topic": "a", "mode": "upsert", "formats": ["delta"]}`, "", ""},
 		{"too many key fields", `{"topic": "a", "mode": "upsert", "key": ["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"]}`, "tables[0].key", "more than 16"},

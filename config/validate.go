@@ -385,9 +385,6 @@ func validateMode(t *Table, f func(string) string, bad func(field, format string
 	if len(t.Key) > 0 && t.Format == "raw" {
 		bad(f("key"), "a raw table has no payload fields: leave key empty to key by the Kafka record key")
 	}
-	if len(t.PartitionBy) > 0 {
-		bad(f("partition_by"), "not supported with mode upsert yet (docs/upsert.md)")
-	}
 	seen := map[string]bool{}
 	for j, k := range t.Key {
 		switch {

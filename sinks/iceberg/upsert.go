@@ -242,11 +242,17 @@ func commitUpsert(ctx context.Context, tx *table.Transaction, tbl *table.Table, 
 		if err != nil {
 			return err
 		}
-		del, err := writePosDeletes(fs, tbl.Location(), tbl.Spec(), plan.deletes)
+		groups, err := deleteGroups(ctx, tbl, files, plan.deletes) // upsertparts.go
 		if err != nil {
 			return err
 		}
-		rd.AddDeletes(del)
+		for _, g := range groups {
+			del, err := writePosDeletes(fs, tbl.Location(), g.spec, g.partition, g.dels)
+			if err != nil {
+				return err
+			}
+			rd.AddDeletes(del)
+		}
 	}
 	return rd.Commit(ctx)
 }

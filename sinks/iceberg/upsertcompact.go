@@ -22,10 +22,10 @@ type upsertRewrite struct {
 	policy   sink.CompactionPolicy
 }
 
-// planUpsertRewrite plans compaction of an upsert table into rw: one group
-// (an upsert table is unpartitioned) of every data file that has position
-// deletes and every small one, read with the deletes applied, so the new
-// files hold live rows only. The delete files whose every row targets a
+// planUpsertRewrite plans compaction of an upsert table into rw: a group
+// per partition of every data file that has position deletes and every
+// small one, read with the deletes applied, so the new files hold live
+// rows only. The delete files whose every row targets a
 // file the rewrite replaces (or one no longer in the table) are removed in
 // the same commit. It runs when the table has at least MinInputFiles
 // delete files or small files (HotMinInputFiles while being written), and
@@ -69,26 +69,60 @@ func planUpsertRewrite(ctx context.Context, tbl *table.Table, tasks []table.File
 	if len(in) == 0 || (len(dels) < need && small < need) {
 		return nil
 	}
-	gr, err := table.ExecuteCompactionGroup(ctx, tbl, table.CompactionTaskGroup{Tasks: in, TotalSizeBytes: size},
-		table.WithCompactionTargetFileSize(p.TargetFileSize))
-	if err != nil {
-		return fmt.Errorf("rewriting with deletes applied: %w", err)
-	}
-	if gr.SafePosDeletes, err = deadDeletes(ctx, fs, tasks, gr.OldDataFiles, dels); err != nil {
-		return err
-	}
-	rw.Groups = append(rw.Groups, gr)
-	rw.stats.FilesBefore += len(gr.OldDataFiles)
-	rw.stats.FilesAfter += len(gr.NewDataFiles)
-	rw.stats.BytesBefore += gr.BytesBefore
-	rw.stats.BytesAfter += gr.BytesAfter
-	rw.stats.DeleteFilesRemoved += len(gr.SafePosDeletes)
-	for _, df := range gr.NewDataFiles {
-		if df.FileSizeBytes() < p.TargetFileSize*3/4 {
-			rw.stats.SmallAfter++
+	var old []iceberg.DataFile
+	for _, g := range byPartition(in) {
+		// Written and recorded as appends are (partpath.go).
+		gr, err := table.ExecuteCompactionGroup(ctx, shortNamed(tbl), g, table.WithCompactionTargetFileSize(p.TargetFileSize))
+		if err == nil {
+			gr.NewDataFiles, err = shortFiles(tbl.Metadata(), tbl.Location(), gr.NewDataFiles)
+		}
+		if err != nil {
+			return fmt.Errorf("rewriting partition %q with deletes applied: %w", g.PartitionKey, err)
+		}
+		// iceberg-go's safe list is every delete file matched to a
+		// rewritten file, which would drop deletes of files kept:
+		// deadDeletes below decides, once for all groups.
+		gr.SafePosDeletes = nil
+		old = append(old, gr.OldDataFiles...)
+		rw.Groups = append(rw.Groups, gr)
+		rw.stats.FilesBefore += len(gr.OldDataFiles)
+		rw.stats.FilesAfter += len(gr.NewDataFiles)
+		rw.stats.BytesBefore += gr.BytesBefore
+		rw.stats.BytesAfter += gr.BytesAfter
+		for _, df := range gr.NewDataFiles {
+			if df.FileSizeBytes() < p.TargetFileSize*3/4 {
+				rw.stats.SmallAfter++
+			}
 		}
 	}
+	// The delete files no live row needs once every group is replaced,
+	// removed once (with the first group): the groups commit together.
+	dead, err := deadDeletes(ctx, fs, tasks, old, dels)
+	if err != nil {
+		return err
+	}
+	rw.Groups[0].SafePosDeletes = dead
+	rw.stats.DeleteFilesRemoved += len(dead)
 	return nil
+}
+
+// byPartition groups tasks by their data file's partition (spec id and
+// values), in a stable order: a compaction group's files must share one.
+func byPartition(tasks []table.FileScanTask) []table.CompactionTaskGroup {
+	idx := map[string]int{}
+	var out []table.CompactionTaskGroup
+	for _, t := range tasks {
+		id := partitionID(t.File)
+		i, ok := idx[id]
+		if !ok {
+			i = len(out)
+			idx[id] = i
+			out = append(out, table.CompactionTaskGroup{PartitionKey: id})
+		}
+		out[i].Tasks = append(out[i].Tasks, t)
+		out[i].TotalSizeBytes += t.File.FileSizeBytes()
+	}
+	return out
 }
 
 // liveDeleteFiles lists the delete files of snap.

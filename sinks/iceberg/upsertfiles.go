@@ -202,8 +202,10 @@ type posDelete struct {
 
 // writePosDeletes writes one position-delete file (format v2) of dels,
 // which must be sorted by path then position as the spec asks, in the
-// table's data directory, and returns its entry for the row delta.
-func writePosDeletes(fs icebergio.IO, location string, spec iceberg.PartitionSpec, dels []posDelete) (iceberg.DataFile, error) {
+// table's data directory, and returns its entry for the row delta: in
+// spec with the partition values of the data files it targets (nil for an
+// unpartitioned spec), since a reader applies it only to those.
+func writePosDeletes(fs icebergio.IO, location string, spec iceberg.PartitionSpec, partition map[int]any, dels []posDelete) (iceberg.DataFile, error) {
 	wfs, ok := fs.(icebergio.WriteFileIO)
 	if !ok {
 		return nil, fmt.Errorf("writing position deletes: the table's file system cannot write")
@@ -238,7 +240,7 @@ func writePosDeletes(fs icebergio.IO, location string, spec iceberg.PartitionSpe
 	if err := w.Close(); err != nil { // closes out too
 		return nil, fmt.Errorf("writing position-delete file %s: %w", path, err)
 	}
-	bld, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentPosDeletes, path, iceberg.ParquetFile, nil, nil, nil, int64(len(dels)), cw.n)
+	bld, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentPosDeletes, path, iceberg.ParquetFile, partition, nil, nil, int64(len(dels)), cw.n)
 	if err != nil {
 		return nil, fmt.Errorf("describing position-delete file %s: %w", path, err)
 	}
