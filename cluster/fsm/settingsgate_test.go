@@ -90,3 +90,44 @@ func TestTableSettingsAreGated(t *testing.T) {
 		})
 	}
 }
+
+// TestPartitionedUpsertIsGated: an upsert mapping with partition_by needs
+// every member at ProtocolPartitionedUpsert: a level-4 committer would
+// write its position deletes unpartitioned, which readers apply to no
+// data file of a partition. The gate refuses it while a level-4 member is
+// registered, naming it, and passes once the member is at level 5; an
+// upsert mapping without partition_by still needs level 4 only.
+func TestPartitionedUpsertIsGated(t *testing.T) {
+	part := config.Table{Topic: "t", Namespace: "n", Name: "t", Mode: config.ModeUpsert,
+		PartitionBy: []config.PartitionField{{Column: "region", Transform: "identity"}}}
+	plain := part
+	plain.PartitionBy = nil
+	f := New()
+	for i, m := range []Member{
+		{ID: "a", ProposalIDs: true, Protocol: ProtocolPartitionedUpsert},
+		{ID: "b", ProposalIDs: true, Protocol: ProtocolTableSettings},
+	} {
+		if err := apply(t, f, uint64(i+1), RegisterNode{Node: m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lv := SpecOf(part).Level(); lv != ProtocolPartitionedUpsert {
+		t.Fatalf("level of a partitioned upsert mapping %d, want %d", lv, ProtocolPartitionedUpsert)
+	}
+	put := func(tbl config.Table) error {
+		_, err := f.GateCommand(PutMapping{Mapping: Mapping{Name: "m", Table: SpecOf(tbl)}, Create: true}, ProtocolLevel)
+		return err
+	}
+	if err := put(part); !errors.Is(err, ErrProtocolTooLow) || !strings.Contains(err.Error(), "b at level 4") {
+		t.Fatalf("partitioned upsert with a level-4 member: %v, want refused naming b", err)
+	}
+	if err := put(plain); err != nil {
+		t.Fatalf("unpartitioned upsert with level-4 members: %v", err)
+	}
+	if err := apply(t, f, 3, RegisterNode{Node: Member{ID: "b", ProposalIDs: true, Protocol: ProtocolPartitionedUpsert}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(part); err != nil {
+		t.Fatalf("every member at level 5: %v", err)
+	}
+}

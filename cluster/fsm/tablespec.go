@@ -158,6 +158,9 @@ func (s TableSpec) Config() config.Table {
 // old way). Each such setting adds its check here; its key is omitted when
 // unset, so a mapping without it keeps the bytes an older node writes.
 func (s TableSpec) Level() int {
+	if s.Mode == config.ModeUpsert && len(s.PartitionBy) > 0 {
+		return ProtocolPartitionedUpsert
+	}
 	if s.StorageClass != "" {
 		// An older build would drop it and write data files in the
 		// bucket's default class on the nodes it runs.

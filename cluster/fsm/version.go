@@ -46,8 +46,13 @@ const (
 	// drop their keys from a mapping and write the table its old way, so a
 	// mapping that sets one is proposed only once every member is here.
 	ProtocolTableSettings = 4
+	// ProtocolPartitionedUpsert: builds that write a partitioned upsert
+	// table's position deletes one file per partition. An older committer
+	// would write them unpartitioned, which readers apply to no data file
+	// of a partition: every replaced row would stay live.
+	ProtocolPartitionedUpsert = 5
 	// ProtocolLevel is this build's level.
-	ProtocolLevel = ProtocolTableSettings
+	ProtocolLevel = ProtocolPartitionedUpsert
 )
 
 // leveled is a command whose content may need a higher protocol level than
