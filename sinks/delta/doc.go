@@ -29,6 +29,11 @@
 // Every checkpoint_interval versions (default 10) the writer adds a classic
 // Parquet checkpoint (arrow-go) and _last_checkpoint.
 //
+// An upsert table's deleted rows are deletion vectors, written into one
+// DV file per version (deletion_vector_<uuid>.bin at the table root, put
+// before the version is published) and listed by Log.Referenced so that
+// orphan cleanup spares them; inline DVs of older logs are read too.
+//
 // The package imports neither Raft nor the worker: the committer calls it
 // and records the version it returns.
 package delta

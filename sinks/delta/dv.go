@@ -12,9 +12,10 @@ import (
 
 // Deletion vectors ("Deletion Vectors", "Deletion Vector Format"): the
 // rows of a data file an upsert table's later commits replaced or deleted.
-// Floe writes them inline in the log (storageType 'i'): no DV file to
-// write before the commit, to keep from orphan cleanup or to lose, at the
-// cost of a larger log line per rewritten file (docs/formats.md).
+// Floe writes them into DV files (storageType 'u', dvfile.go), the kind
+// every reader reads (Trino reads no inline DVs), and reads inline ones
+// ('i') too: an older Floe wrote those, and Options.InlineDVs still does
+// (docs/formats.md). This file holds the descriptor and the bitmap.
 
 // DeletionVector is the deletionVector descriptor of an add or remove.
 type DeletionVector struct {
@@ -198,12 +199,10 @@ func InlineDV(r *RowSet) (*DeletionVector, error) {
 }
 
 // ReadInlineDV decodes an inline descriptor's rows and checks its size
-// and cardinality. DVs in files ('u', 'p') are not read: Floe writes
-// none, and a log with one (another writer's) is refused where the rows
-// are needed.
+// and cardinality. A DV in a file needs the table's store (ReadDV).
 func ReadInlineDV(d *DeletionVector) (*RowSet, error) {
 	if d.StorageType != "i" {
-		return nil, fmt.Errorf("%w: deletion vector of storageType %q (Floe reads inline ones only)", ErrUnsupported, d.StorageType)
+		return nil, fmt.Errorf("%w: deletion vector of storageType %q is not inline (read it with ReadDV)", ErrUnsupported, d.StorageType)
 	}
 	b, err := z85Decode(d.PathOrInlineDv, int(d.SizeInBytes))
 	if err != nil {
