@@ -321,11 +321,11 @@ func adopt(c deltaCommit, conflict *delta.SequenceConflictError) ([]ledger.Entry
 	return entries, g, nil
 }
 
-// deltaFiles names the data files the table's Delta log references, live
-// or removed but still in its tombstones (paths relative to the table
-// root; orphan cleanup matches them by base name, unique per write), so
-// that cleanup spares them while a Delta reader may still read them; nil
-// for a sink without Delta.
+// deltaFiles names the data files and deletion vector files the table's
+// Delta log references, live or removed but still in its tombstones
+// (paths relative to the table root; orphan cleanup matches them by base
+// name, unique per write), so that cleanup spares them while a Delta
+// reader may still read them; nil for a sink without Delta.
 func (s *Sink) deltaFiles(ctx context.Context, key string, tbl *table.Table) (map[string]bool, error) {
 	if s.delta == nil || tbl == nil {
 		return nil, nil

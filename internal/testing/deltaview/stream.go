@@ -77,7 +77,7 @@ func (s *Stream) apply(t testing.TB, root, name string, line []byte) {
 		var deleted map[int64]bool
 		if a.Add.DeletionVector != nil {
 			var err error
-			if deleted, err = a.Add.DeletionVector.Rows(); err != nil {
+			if deleted, err = a.Add.DeletionVector.RowsAt(root); err != nil {
 				t.Fatalf("%s: deletion vector of %s: %v", name, a.Add.Path, err)
 			}
 		}
