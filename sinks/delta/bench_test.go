@@ -49,3 +49,41 @@ func BenchmarkCheckpoint(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPublishDeletes is the cost of one upsert version (a new data
+// file, and rows deleted from it and from an older file whose DV grows),
+// DVs in a file per version (the default) or inline.
+func BenchmarkPublishDeletes(b *testing.B) {
+	for _, inline := range []bool{false, true} {
+		name := "file"
+		if inline {
+			name = "inline"
+		}
+		b.Run(name, func(b *testing.B) {
+			t := &testing.T{}
+			dir := b.TempDir()
+			tbl := testTable("file://"+dir, 1)
+			tbl.DeletionVectors = true
+			l, err := Open(context.Background(), LocalStore(dir), Options{InlineDVs: inline})
+			if err != nil {
+				b.Fatal(err)
+			}
+			old := dataFile(t, tbl.Location, 1, "eu", 0, 1<<20)
+			if _, err := l.Publish(context.Background(), appendCommit(tbl, 1, old)); err != nil {
+				b.Fatal(err)
+			}
+			files := make([]File, b.N)
+			for i := range files {
+				files[i] = dataFile(t, tbl.Location, 1, "eu", int64(i), int64(i)+100)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				c := appendCommit(tbl, int64(i+2), files[i])
+				c.Deletes = map[string][]int64{old.Path: {int64(i) * 7}, files[i].Path: {3}}
+				if _, err := l.Publish(context.Background(), c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
