@@ -131,8 +131,13 @@ func writeIndentedJSON(w http.ResponseWriter, v any) {
 
 // RunMaintenance asks a node to run a table's maintenance now and returns
 // its JSON answer.
-func RunMaintenance(ctx context.Context, addr, table string) ([]byte, error) {
-	return post(ctx, addr, "/v1/tables/"+table+"/maintenance", "maintenance of "+table)
+// force compacts a table whose mapping disables compaction.
+func RunMaintenance(ctx context.Context, addr, table string, force bool) ([]byte, error) {
+	path := "/v1/tables/" + table + "/maintenance"
+	if force {
+		path += "?force=true"
+	}
+	return post(ctx, addr, path, "maintenance of "+table)
 }
 
 // post sends an empty POST to a node's admin path and returns the body of a

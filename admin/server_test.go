@@ -63,10 +63,10 @@ func TestServerEndpoints(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("healthz = %d", resp.StatusCode)
 	}
-	if out, err := RunMaintenance(context.Background(), srv.Addr(), "db.orders"); err != nil || !strings.Contains(string(out), `"files_rewritten": 3`) {
+	if out, err := RunMaintenance(context.Background(), srv.Addr(), "db.orders", false); err != nil || !strings.Contains(string(out), `"files_rewritten": 3`) {
 		t.Fatalf("maintenance: %s %v", out, err)
 	}
-	if _, err := RunMaintenance(context.Background(), srv.Addr(), "db.nope"); err == nil || !strings.Contains(err.Error(), "no mapping writes db.nope") {
+	if _, err := RunMaintenance(context.Background(), srv.Addr(), "db.nope", false); err == nil || !strings.Contains(err.Error(), "no mapping writes db.nope") {
 		t.Fatalf("maintenance of an unknown table: %v", err)
 	}
 	if _, err := Fetch(context.Background(), "127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "reaching floe") {

@@ -81,7 +81,8 @@ func TestMaintenanceOnTheCommitter(t *testing.T) {
 }
 
 // TestMaintenanceRunOnDemand: with compaction switched off small files pile
-// up; `floe maintenance run` (its HTTP endpoint) compacts them now.
+// up; maintenance on demand (its HTTP endpoint) refuses such a table
+// unless forced, and forced compacts them now.
 func TestMaintenanceRunOnDemand(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -108,7 +109,13 @@ func TestMaintenanceRunOnDemand(t *testing.T) {
 	if before.DataFiles < 8 {
 		t.Fatalf("only %d data files before maintenance", before.DataFiles)
 	}
-	out, err := admin.RunMaintenance(context.Background(), n.AdminAddr(), "e2e.md")
+	// Compaction is off in the mapping: maintenance is refused, naming
+	// the setting and --force, and compacts nothing; forced, it compacts.
+	if _, err := admin.RunMaintenance(context.Background(), n.AdminAddr(), "e2e.md", false); err == nil ||
+		!strings.Contains(err.Error(), "compaction.enabled is false") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("maintenance of a table with compaction disabled: %v, want a refusal naming the setting and --force", err)
+	}
+	out, err := admin.RunMaintenance(context.Background(), n.AdminAddr(), "e2e.md", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +132,7 @@ func TestMaintenanceRunOnDemand(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkExactlyOnce(t, []*table.Table{tbl}, "md", per)
-	if _, err := admin.RunMaintenance(context.Background(), n.AdminAddr(), "e2e.nope"); err == nil || !strings.Contains(err.Error(), "no mapping writes") {
+	if _, err := admin.RunMaintenance(context.Background(), n.AdminAddr(), "e2e.nope", false); err == nil || !strings.Contains(err.Error(), "no mapping writes") {
 		t.Fatalf("maintenance of an unknown table: %v", err)
 	}
 }
