@@ -27,6 +27,8 @@ source "$INTEROP_DIR/scenario12.sh"
 source "$INTEROP_DIR/scenario13.sh"
 # shellcheck source=scenario14.sh
 source "$INTEROP_DIR/scenario14.sh"
+# shellcheck source=scenario15.sh
+source "$INTEROP_DIR/scenario15.sh"
 
 RUN_START=$(date +%s)
 RUN_DIR=""
