@@ -37,7 +37,6 @@ import argparse
 import collections
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time

@@ -13,7 +13,7 @@ declare -A SCENARIO_TITLES=(
 	[3]="Floe node SIGKILLed mid-stream and restarted"
 	[4]="MinIO stopped for 20s mid-stream: DEGRADED, then catch up"
 	[5]="every metadata.json parses with Iceberg Java; summaries carry floe.offsets"
-	[6]="table health: ${FLOE_S6_MINUTES:-10} min of 1-second commits on 4 partitions, compaction alongside"
+	[6]="table health: ${FLOE_S6_MINUTES:-5} min of 1-second commits on 4 partitions, compaction alongside"
 	[7]="cluster chaos on real Kafka: ${FLOE_S7_DURATION:-3m} of kills, pauses, drains and joins over 5+ floe processes (one table also as Delta)"
 	[8]="schema registry: Avro and Protobuf through 6 compatible versions, an incompatible one, poison records, registry stopped ${FLOE_S8_OUTAGE:-30s}"
 )
@@ -216,11 +216,11 @@ scenario_5() {
 	verify_metadata_dirs
 }
 
-# Scenario 6: FLOE_S6_MINUTES of production (default 10) at FLOE_S6_RATE records/s
-# (default 60) into a table partitioned by day(_kafka_timestamp) x bucket[8](_kafka_key),
+# Scenario 6: FLOE_S6_MINUTES of production (default 5) at FLOE_S6_RATE records/s
+# (default 120: the same 36,000 records as the 10 minutes at 60/s it used to take) into a table partitioned by day(_kafka_timestamp) x bucket[8](_kafka_key),
 # with 1 s commits and compaction running alongside.
-S6_MINUTES=${FLOE_S6_MINUTES:-10}
-S6_RATE=${FLOE_S6_RATE:-60}
+S6_MINUTES=${FLOE_S6_MINUTES:-5}
+S6_RATE=${FLOE_S6_RATE:-120}
 S6_DAYS=3      # record timestamps over the 3 UTC days before today
 S6_KEYS=64     # distinct keys, so bucket[8] fills every bucket
 S6_BUCKETS=8
