@@ -7,11 +7,12 @@ engines nobody here wrote, against what the broker acknowledged.
                    [--spark-jars DIR[,DIR]] [--duckdb-ext DIR] [--floe-bin BIN] --work DIR
                    --out MATRIX.txt + the S3 options of pyiceberg_check.py
 
-`produce` writes three topics (2 partitions each) in three batches with a pause between
+`produce` writes four topics (2 partitions each) in three batches with a pause between
 them (so each table gets several commits): s15_append (an append table; the field `extra`
 first appears in the last batch, `tags` is a list that is sometimes null), s15_upsert
-(mode upsert keyed by the Kafka key, 40 keys, every tenth record a tombstone) and s15_part
-(partition_by identity(region) over hostile values). Every record carries `big` =
+(mode upsert keyed by the Kafka key, 40 keys, every tenth record a tombstone), s15_part
+(partition_by identity(region) over hostile values) and s15_upart (upsert and partitioned by
+region; each record of a key moves it to another partition). Every record carries `big` =
 2^60 + 1 + id, above 2^53, so a reader that goes through a double is caught. It records
 each acknowledged (partition, offset, key, value) and checks that they are exactly Kafka's
 [low, high) per partition.
@@ -47,11 +48,12 @@ from urllib.parse import unquote, urlparse
 BIG = 2**60 + 1
 BATCHES = 3
 HOSTILE = ["100%", "a/b", "são paulo", "with space", "k=v", "#hash", "what?", "a+b", "\U0001F986", "", None, "L" * 1000]
-TOPICS = {"append": "s15_append", "upsert": "s15_upsert", "part": "s15_part"}
-PER_BATCH = {"append": 200, "upsert": 200, "part": 120}
+TOPICS = {"append": "s15_append", "upsert": "s15_upsert", "part": "s15_part", "upart": "s15_upart"}
+PER_BATCH = {"append": 200, "upsert": 200, "part": 120, "upart": 120}
 UPSERT_KEYS = 40
 CORE = ["_kafka_partition", "_kafka_offset", "id", "k", "big"]
-COLS = {"append": CORE + ["n", "tags", "extra", "labels"], "upsert": CORE + ["v"], "part": CORE + ["region"]}
+COLS = {"append": CORE + ["n", "tags", "extra", "labels"], "upsert": CORE + ["v"], "part": CORE + ["region"],
+        "upart": CORE + ["v", "region"]}
 
 
 def fail(msg: str) -> None:
@@ -73,6 +75,11 @@ def value_of(table: str, i: int, batch: int) -> tuple[str, dict | None]:
         if i % 10 == 9:
             return k, None  # a tombstone
         return k, {"id": i, "k": k, "big": BIG + i, "v": f"val-{i}"}
+    if table == "upart":  # partitioned upsert: a key's region changes from one record to the next
+        k = f"q-{i % 24}"
+        if i % 10 == 9:
+            return k, None
+        return k, {"id": i, "k": k, "big": BIG + i, "v": f"val-{i}", "region": ("eu", "us", "ap", "a/b")[(i // 24) % 4]}
     k = f"p-{i}"
     return k, {"id": i, "k": k, "region": HOSTILE[i % len(HOSTILE)], "big": BIG + i}
 
@@ -155,7 +162,7 @@ class Expect:
         recs = sorted(self.acked[topic], key=lambda r: (r[0], r[1]))
         if offsets is not None:
             recs = [r for r in recs if r[1] < int(offsets.get(f"{topic}/{r[0]}", 0))]
-        if table == "upsert":
+        if table in ("upsert", "upart"):
             live: dict[tuple, list] = {}
             for r in recs:
                 if r[3] is None:
@@ -463,7 +470,7 @@ class DeltaRsDataFusion(Engine):
 class DeltaRsPyArrow(Engine):
     name, fmt = "delta-rs to_pyarrow_table", "delta"
     limits = [("refuses deletion vectors", "delta-io/delta-rs (to_pyarrow_table: deletionVectors)",
-               lambda t, wh: t.startswith("upsert"), None), EMPTY_PARTITION]
+               lambda t, wh: t.startswith("upsert") or t == "upart", None), EMPTY_PARTITION]
 
     def __init__(self, opts: dict) -> None:
         self.opts = opts
@@ -698,7 +705,7 @@ def check_cell(c: Cell, exp: Expect) -> None:
                 problems.append(f"engine {k} = {agg[k]}, want {fw[k]}")
         f = agg
     c.figures = {"rows": f["rows"], "sum_id": f["sum_id"], "min_big": f["min_big"], "max_big": f["max_big"]}
-    if table == "upsert":
+    if table in ("upsert", "upart"):
         c.figures["keys"] = f["keys"]
     # The current snapshot or version must be at the topics' end offsets.
     pts = at_points(ref, c.fmt)
@@ -883,7 +890,7 @@ def cmd_matrix(a: argparse.Namespace) -> None:
         deadline = time.time() + 60
         while metadata_location(admin, "upsert") == before and time.time() < deadline:
             time.sleep(1)
-    refs = refs_for(["append", "part", "upsert"])
+    refs = refs_for(["append", "part", "upsert", "upart"])
     for (wh, table), r in refs.items():
         if table == "upsert" and isinstance(r, Ref):
             comp = [s for s in r.snapshots if s[2] in ("compaction", "replace")]
@@ -902,6 +909,7 @@ def cmd_matrix(a: argparse.Namespace) -> None:
             print(f"  {c.status:7} {c.engine.name:30} upsert+compacted delta   {wh:4} {'; '.join(c.notes)[:300]}", flush=True)
     run("upsert+compacted", {k: v for k, v in refs.items() if k[1] == "upsert"})
     run("part", {k: v for k, v in refs.items() if k[1] == "part"})
+    run("upart", {k: v for k, v in refs.items() if k[1] == "upart"})
     cells += self_test(engines, refs, exp)
     report(cells, context, a.out, time.time() - t0)
     sys.stdout.flush()

@@ -1,11 +1,12 @@
 # shellcheck shell=bash
 # Interop scenario 15: the engine matrix of issue 36 (engines_check.py). Sourced by run.sh.
 #
-# Two Floe nodes write the same three topics, one into a warehouse on MinIO
+# Two Floe nodes write the same four topics, one into a warehouse on MinIO
 # (s3://interop/s15s), one into a file:// warehouse ($RUN_DIR/s15f/warehouse), every
 # table with formats [iceberg, delta]: s15_append (append; a field appears in the last
 # batch), s15_upsert (mode upsert on the Kafka key, tombstones) and s15_part
-# (partition_by identity(region) with hostile values). engines_check.py then reads each
+# (partition_by identity(region) with hostile values) and s15_upart (upsert and
+# partitioned: keys move between partitions). engines_check.py then reads each
 # table with PyIceberg, DuckDB (iceberg_scan, REST ATTACH on Floe's catalog, delta_scan),
 # Polars (scan_iceberg, read_delta), delta-rs (QueryBuilder, to_pyarrow_table), Spark
 # (Iceberg through Floe's REST catalog, Delta) and Trino 476 (Iceberg connector on Floe's
@@ -147,7 +148,7 @@ wait_trino() {
 }
 
 scenario_15() {
-	local dir="$RUN_DIR/s15" topics=(s15_append s15_upsert s15_part) t0=$SECONDS n
+	local dir="$RUN_DIR/s15" topics=(s15_append s15_upsert s15_part s15_upart) t0=$SECONDS n
 	mkdir -p "$dir"
 	install_trino
 	install_iceberg_spark
@@ -159,6 +160,8 @@ scenario_15() {
 		table_setting $n s15_upsert "mode: upsert"
 		table_setting $n s15_upsert "compaction: {interval: 1h, min_input_files: 2, hot_min_input_files: 2}" # maintain compacts it, below
 		table_setting $n s15_part "partition_by: [{column: region, transform: identity}]"
+		table_setting $n s15_upart "mode: upsert"
+		table_setting $n s15_upart "partition_by: [{column: region, transform: identity}]"
 	done
 	mkdir -p "$RUN_DIR/s15f/warehouse"
 	sed -i "s|location: s3://$S3_BUCKET/s15f|location: file://$RUN_DIR/s15f/warehouse|" "$RUN_DIR/s15f/floe.yaml"
