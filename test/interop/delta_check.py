@@ -25,7 +25,12 @@ Apache Spark with Delta (one local[1] session for every table given), when --spa
     Floe writes, the appends as STREAMING UPDATE with queryId = appId and
     epochId = the sequence, the newest append's epochId = SEQUENCE;
   - DeltaLog.forTable(spark, path).update().transactions()[appId] (Delta's own Scala API
-    through the py4j gateway) equals SEQUENCE.
+    through the py4j gateway) equals SEQUENCE;
+  - a Structured Streaming query from version 0 (startingVersion 0, trigger availableNow:
+    a reader that ran across every append, compaction, kill and failover) reads every
+    expected (topic/partition, offset) exactly once: compactions are OPTIMIZE with
+    dataChange false, never new data (issue 36). Not for a log a stream cannot cross by
+    design (deletion vectors, a DELETE, a schema change); the OK line says which.
 --dead-letters METADATA_LOCATION EXPECT_FILE: a dead-letter table of a Delta table (its
 Delta log mirrors its Iceberg snapshots, with no txn; docs/formats.md). EXPECT_FILE is
 {"table": NAME, "offsets": {"topic/partition": [offset, ...]}}, the source records that
@@ -99,6 +104,7 @@ class Table:
         self.version = -1
         self.live_files: list[str] = []
         self.rs_reads = True  # delta-rs read the rows (False: a typeWidening table it refuses)
+        self.stream: int | None = None  # rows a Spark stream from version 0 read (None: not streamable)
 
     def problem(self, msg: str) -> None:
         self.problems.append(msg)
@@ -226,19 +232,82 @@ def check_time_travel(t: Table, history: list[dict]) -> None:
 
 
 def local_copy(t: Table, s3, dest: str) -> None:
-    """The table's _delta_log and live data files, byte for byte, under dest."""
+    """The table's _delta_log and data files, byte for byte, under dest: the live ones and
+    every file an add of the log names that is still in the bucket (a streaming reader
+    from version 0 reads files compaction removed since)."""
     u = urlparse(t.root)
     bucket, prefix = u.netloc, u.path.lstrip("/") + "/"
-    keys = []
+    logs = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix + "_delta_log/"):
-        keys += [o["Key"] for o in page.get("Contents", [])]
+        logs += [o["Key"] for o in page.get("Contents", [])]
+    keys = set(logs)
     for f in t.live_files:
         fu = urlparse(f)
-        keys.append(unquote(fu.path.lstrip("/")) if fu.scheme == "s3" else f)
-    for k in keys:
+        keys.add(unquote(fu.path.lstrip("/")) if fu.scheme == "s3" else f)
+    for k in logs:
+        if k.endswith(".json"):
+            body = s3.get_object(Bucket=bucket, Key=k)["Body"].read().decode()
+            keys |= {prefix + unquote(p) for p in added_paths(body)}
+    for k in sorted(keys):
         out = os.path.join(dest, k[len(prefix):])
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        s3.download_file(bucket, k, out)
+        try:
+            s3.download_file(bucket, k, out)
+        except Exception as e:  # a removed file orphan cleanup took: the stream check says so
+            if k in logs or not str(e).startswith("An error occurred (404)"):
+                raise
+
+
+def added_paths(commit_json: str) -> list[str]:
+    """The relative paths of the adds of one commit file (as written: URI-escaped)."""
+    out = []
+    for line in commit_json.splitlines():
+        if line.strip():
+            a = json.loads(line).get("add")
+            if a and "://" not in a["path"]:
+                out.append(a["path"])
+    return out
+
+
+def log_lines(path: str):
+    """Every action of the JSON commit files under path's _delta_log, in version order."""
+    local = unquote(urlparse(path).path) if path.startswith("file:") else path
+    d = os.path.join(local, "_delta_log")
+    for name in sorted(n for n in os.listdir(d) if n.endswith(".json")):
+        with open(os.path.join(d, name)) as f:
+            for line in f:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def check_spark_stream(spark, t: Table, path: str) -> None:
+    """Spark Structured Streaming from version 0 (trigger availableNow, as a reader that ran
+    across every append, compaction, kill and failover): every (partition, offset) once.
+
+    A compaction published as new data (dataChange true) would be read twice, or stop the
+    stream at its removes ("Detected a data update"). Skipped, and said so, for a log a
+    stream cannot cross by design: deletion vectors (an upsert table's updates are data
+    changes), a replace rewind's DELETE, or a schema change in its history (a stream
+    restarts on one)."""
+    actions = list(log_lines(path))
+    schemas = {a["metaData"]["schemaString"] for a in actions if "metaData" in a}
+    deletes = any((a.get("commitInfo") or {}).get("operation") == "DELETE" for a in actions)
+    if any("deletionVector" in (a.get("add") or {}) for a in actions) or len(schemas) > 1 or deletes:
+        t.stream = None
+        return
+    name = "floe_stream_" + "".join(c if c.isalnum() else "_" for c in t.name)
+    q = (spark.readStream.format("delta").option("startingVersion", 0).load(path).select(*KEY_COLS)
+         .writeStream.format("memory").queryName(name).trigger(availableNow=True).start())
+    try:
+        q.awaitTermination()  # raises when the query failed
+    except Exception as e:  # noqa: BLE001 - Spark's StreamingQueryException, reported as a problem
+        t.problem(f"a Spark stream from version 0 failed: {str(e).splitlines()[0][:400]}")
+        return
+    rows = spark.sql(f"SELECT * FROM {name}").collect()
+    got = collections.Counter((f"{r[0]}/{r[1]}", r[2]) for r in rows)
+    for p in offset_problems("a Spark stream from version 0", got, t.ranges):
+        t.problem(p)
+    t.stream = sum(got.values())
 
 
 def spark_session(jars_dir: str):
@@ -295,6 +364,7 @@ def check_spark(spark, t: Table, path: str) -> None:
     if txn is None or (t.sequence >= 0 and txn != t.sequence):
         t.problem(f"Spark DeltaLog transactions[{t.app_id}] = {txn}, want {t.sequence}")
     t.spark = (sum(got.values()), dict(ops), txn)
+    check_spark_stream(spark, t, path)
 
 
 def self_test(spark, t: Table, path: str) -> list[str]:
@@ -393,7 +463,10 @@ def main() -> int:
             check_spark(spark, t, path)
             if not t.problems:
                 rows, ops, txn = t.spark
-                print(f"OK Spark {t.name}: {rows} rows, history {ops}, transactions[appId] = {txn} ({time.time() - t0:.1f}s)")
+                stream = (f"a stream from version 0 read {t.stream} rows once each" if t.stream is not None else
+                          "no stream (deletion vectors, a DELETE or a schema change in the log)")
+                print(f"OK Spark {t.name}: {rows} rows, history {ops}, transactions[appId] = {txn}, {stream} "
+                      f"({time.time() - t0:.1f}s)")
         for d in dlqs:
             path = d.root if not opts else os.path.join(args.work, d.name)
             if opts:
