@@ -170,18 +170,24 @@ func (s *Sink) PlanRewrite(ctx context.Context, key string, p sink.CompactionPol
 			continue
 		}
 		budget -= g.TotalSizeBytes
-		rw.Groups = append(rw.Groups, gr)
-		rw.stats.FilesBefore += len(gr.OldDataFiles)
-		rw.stats.FilesAfter += len(gr.NewDataFiles)
-		rw.stats.BytesBefore += gr.BytesBefore
-		rw.stats.BytesAfter += gr.BytesAfter
-		for _, df := range gr.NewDataFiles {
-			if df.FileSizeBytes() < p.TargetFileSize*3/4 {
-				rw.stats.SmallAfter++
-			}
-		}
+		rw.add(gr, p.TargetFileSize)
 	}
 	return rw, nil
+}
+
+// add appends a rewritten group to rw and counts it in its stats; a new
+// file under three quarters of target counts as small.
+func (rw *Rewrite) add(gr table.CompactionGroupResult, target int64) {
+	rw.Groups = append(rw.Groups, gr)
+	rw.stats.FilesBefore += len(gr.OldDataFiles)
+	rw.stats.FilesAfter += len(gr.NewDataFiles)
+	rw.stats.BytesBefore += gr.BytesBefore
+	rw.stats.BytesAfter += gr.BytesAfter
+	for _, df := range gr.NewDataFiles {
+		if df.FileSizeBytes() < target*3/4 {
+			rw.stats.SmallAfter++
+		}
+	}
 }
 
 // CommitRewrite commits a rewrite on top of the table's latest snapshot:

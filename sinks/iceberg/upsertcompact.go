@@ -84,16 +84,7 @@ func planUpsertRewrite(ctx context.Context, tbl *table.Table, tasks []table.File
 		// deadDeletes below decides, once for all groups.
 		gr.SafePosDeletes = nil
 		old = append(old, gr.OldDataFiles...)
-		rw.Groups = append(rw.Groups, gr)
-		rw.stats.FilesBefore += len(gr.OldDataFiles)
-		rw.stats.FilesAfter += len(gr.NewDataFiles)
-		rw.stats.BytesBefore += gr.BytesBefore
-		rw.stats.BytesAfter += gr.BytesAfter
-		for _, df := range gr.NewDataFiles {
-			if df.FileSizeBytes() < p.TargetFileSize*3/4 {
-				rw.stats.SmallAfter++
-			}
-		}
+		rw.add(gr, p.TargetFileSize)
 	}
 	// The delete files no live row needs once every group is replaced,
 	// removed once (with the first group): the groups commit together.
