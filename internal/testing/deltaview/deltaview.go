@@ -43,29 +43,42 @@ type View struct {
 // Read replays the log under root.
 func Read(t testing.TB, root string) View {
 	t.Helper()
+	v := View{Live: map[string]bool{}, DVs: map[string]*DV{}}
+	eachVersion(t, root, func(name string, version int64, lines [][]byte) {
+		v.Versions = append(v.Versions, version)
+		for _, line := range lines {
+			v.apply(t, name, line)
+		}
+	})
+	return v
+}
+
+// eachVersion calls fn with every JSON commit file under root's
+// _delta_log, in version order: its name, version and action lines.
+func eachVersion(t testing.TB, root string, fn func(name string, version int64, lines [][]byte)) {
+	t.Helper()
 	names, err := filepath.Glob(filepath.Join(root, "_delta_log", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
-	v := View{Live: map[string]bool{}, DVs: map[string]*DV{}}
 	for _, name := range names {
 		var version int64
 		if _, err := fmt.Sscanf(filepath.Base(name), "%020d.json", &version); err != nil {
 			t.Fatalf("log file %s: %v", name, err)
 		}
-		v.Versions = append(v.Versions, version)
 		data, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
+		var lines [][]byte
 		sc := bufio.NewScanner(bytes.NewReader(data))
 		sc.Buffer(nil, 16<<20)
 		for sc.Scan() {
-			v.apply(t, name, sc.Bytes())
+			lines = append(lines, slices.Clone(sc.Bytes()))
 		}
+		fn(name, version, lines)
 	}
-	return v
 }
 
 // apply replays one action line.

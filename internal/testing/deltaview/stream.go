@@ -1,12 +1,7 @@
 package deltaview
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -29,23 +24,12 @@ type Stream struct {
 // version 0.
 func ReadStream(t testing.TB, root string) Stream {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(root, "_delta_log", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(names)
 	s := Stream{Rows: map[string]int{}}
-	for _, name := range names {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
+	eachVersion(t, root, func(name string, _ int64, lines [][]byte) {
+		for _, line := range lines {
+			s.apply(t, root, name, line)
 		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			s.apply(t, root, name, sc.Bytes())
-		}
-	}
+	})
 	return s
 }
 
