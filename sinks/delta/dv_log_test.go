@@ -42,9 +42,7 @@ func dvRows(t *testing.T, l *Log, loc string, f File) []int64 {
 // a checkpoint keep them; compaction removes the file with its DV.
 func TestPublishDeletes(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	tbl := testTable("file://"+dir, 0)
-	tbl.DeletionVectors = true
+	dir, tbl := dvTable(t)
 	l := openLog(t, LocalStore(dir))
 	a := dataFile(t, tbl.Location, 0, "eu", 0, 9)
 	b := dataFile(t, tbl.Location, 0, "eu", 10, 19)
@@ -153,9 +151,7 @@ func checkpointKeepsDVs(t *testing.T, l *Log) {
 // table deletes from it, and an append table refuses deletes.
 func TestSyncSetsDVs(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	tbl := testTable("file://"+dir, 0)
-	tbl.DeletionVectors = true
+	dir, tbl := dvTable(t)
 	l := openLog(t, LocalStore(dir))
 	a := dataFile(t, tbl.Location, 0, "eu", 0, 9)
 	b := dataFile(t, tbl.Location, 0, "eu", 10, 19)

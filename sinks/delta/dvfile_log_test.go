@@ -59,9 +59,7 @@ func independentRows(t *testing.T, dir string, d *DeletionVector) []int64 {
 // stays referenced through the tombstone.
 func TestUpsertLogWritesDVFiles(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	tbl := testTable("file://"+dir, 0)
-	tbl.DeletionVectors = true
+	dir, tbl := dvTable(t)
 	l := openLog(t, LocalStore(dir))
 	a := dataFile(t, tbl.Location, 0, "eu", 0, 9)
 	b := dataFile(t, tbl.Location, 0, "eu", 10, 19)
@@ -135,9 +133,7 @@ func TestUpsertLogWritesDVFiles(t *testing.T) {
 func TestInlineLogExtended(t *testing.T) {
 	ctx := context.Background()
 	for _, checkpoint := range []bool{false, true} {
-		dir := t.TempDir()
-		tbl := testTable("file://"+dir, 0)
-		tbl.DeletionVectors = true
+		dir, tbl := dvTable(t)
 		old, err := Open(ctx, LocalStore(dir), Options{Now: fixedClock(), InlineDVs: true})
 		if err != nil {
 			t.Fatal(err)
@@ -189,9 +185,7 @@ func TestInlineLogExtended(t *testing.T) {
 // next deletes (nothing of it in memory).
 func TestDVCheckpointCarriesOffset(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	tbl := testTable("file://"+dir, 0)
-	tbl.DeletionVectors = true
+	dir, tbl := dvTable(t)
 	l, err := Open(ctx, LocalStore(dir), Options{Now: fixedClock(), CheckpointInterval: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -275,9 +269,7 @@ func TestDVFileBeforeVersion(t *testing.T) {
 		{"the DV file fails", failingStore{dv: true}, 0},
 		{"the version fails", failingStore{commit: true}, 1},
 	} {
-		dir := t.TempDir()
-		tbl := testTable("file://"+dir, 0)
-		tbl.DeletionVectors = true
+		dir, tbl := dvTable(t)
 		a := dataFile(t, tbl.Location, 0, "eu", 0, 9)
 		if _, err := openLog(t, LocalStore(dir)).Publish(ctx, appendCommit(tbl, 1, a)); err != nil {
 			t.Fatal(err)

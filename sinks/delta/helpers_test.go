@@ -101,3 +101,13 @@ func appendCommit(tbl Table, seq int64, files ...File) Commit {
 	return Commit{Table: tbl, Sequence: seq, CommitID: uuid.NewString(),
 		Offsets: map[string]int64{"orders/0": seq * 100}, Entries: []string{fmt.Sprintf("entry-%d", seq)}, Add: files}
 }
+
+// dvTable is a table that writes deletion vectors, rooted in a new
+// temporary directory (returned with it).
+func dvTable(t *testing.T) (string, Table) {
+	t.Helper()
+	dir := t.TempDir()
+	tbl := testTable("file://"+dir, 0)
+	tbl.DeletionVectors = true
+	return dir, tbl
+}
