@@ -20,6 +20,19 @@ type Observer interface {
 // tells the Observer, until the node closes.
 func (n *Node) observeLeaders() {
 	ch, deregister := n.leaderChanges(16)
+	changed := func() {
+		n.leaderChangedAt.Store(time.Now().UnixNano())
+		if n.cfg.Observer != nil {
+			n.cfg.Observer.LeaderChanged()
+		}
+	}
+	// A single node bootstrapped alone can elect itself before the observer
+	// is registered; that first election is counted here. last dedupes it
+	// against an observation of the same leader already in the channel.
+	_, last := n.raft.LeaderWithID()
+	if last != "" {
+		changed()
+	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -28,11 +41,13 @@ func (n *Node) observeLeaders() {
 			select {
 			case <-n.stop:
 				return
-			case <-ch:
-				n.leaderChangedAt.Store(time.Now().UnixNano())
-				if n.cfg.Observer != nil {
-					n.cfg.Observer.LeaderChanged()
+			case o := <-ch:
+				lo, _ := o.Data.(raft.LeaderObservation)
+				if lo.LeaderID == last && last != "" {
+					continue
 				}
+				last = lo.LeaderID
+				changed()
 			}
 		}
 	}()
