@@ -367,8 +367,10 @@ func Defaults() Config {
 			DrainTimeout: Duration(60 * time.Second), BackupInterval: Duration(time.Minute),
 			TLS: ClusterTLS{VerifyIncoming: true},
 		},
-		Kafka:           Kafka{BootstrapServers: []string{"localhost:9092"}, ClientID: "floe"},
-		Warehouse:       Warehouse{Location: "file://./warehouse"},
+		Kafka: Kafka{BootstrapServers: []string{"localhost:9092"}, ClientID: "floe"},
+		// No warehouse.location: where the tables go is the operator's
+		// choice, and a default (./warehouse, relative to wherever the
+		// process happened to start) wrote them somewhere nobody looked.
 		CommitInterval:  Duration(10 * time.Second),
 		TargetFileSize:  128 << 20,
 		MemoryBudget:    1 << 30,
@@ -431,7 +433,7 @@ func Load(path string, env []string) (Config, error) {
 		dec := yaml.NewDecoder(strings.NewReader(string(data)))
 		dec.KnownFields(true)
 		if err := dec.Decode(&cfg); err != nil && err.Error() != "EOF" {
-			return Config{}, fmt.Errorf("parsing config %s: %w", path, err)
+			return Config{}, yamlFileError(path, data, err)
 		}
 	}
 	if err := applyEnv(&cfg, env); err != nil {

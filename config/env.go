@@ -82,14 +82,16 @@ func applyEnv(cfg *Config, env []string) error {
 		if !ok {
 			return
 		}
-		if e := setField(root.FieldByIndex(index), typ, raw); e != nil {
+		if e := setField(root.FieldByIndex(index), typ, raw, path); e != nil {
 			err = fmt.Errorf("config: %s (from %s): %w", path, envName(path), e)
 		}
 	})
 	return err
 }
 
-func setField(v reflect.Value, typ reflect.Type, raw string) error {
+// setField sets the field at path, of type typ, from an environment
+// variable's value.
+func setField(v reflect.Value, typ reflect.Type, raw, path string) error {
 	switch {
 	case typ == durationType:
 		d, err := time.ParseDuration(raw)
@@ -128,7 +130,7 @@ func setField(v reflect.Value, typ reflect.Type, raw string) error {
 	case typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map:
 		ptr := reflect.New(typ)
 		if err := yaml.Unmarshal([]byte(raw), ptr.Interface()); err != nil {
-			return fmt.Errorf("not YAML or JSON of the field's shape: %w", err)
+			return fmt.Errorf("not YAML or JSON of the field's shape: %w", yamlValueError(raw, err, typ, path))
 		}
 		v.Set(ptr.Elem())
 	default:

@@ -19,6 +19,12 @@ func FuzzLoad(f *testing.F) {
 		"node:\n  raft_addr: 0.0.0.0:7420\n",
 		"a: &a [*a, *a]\n",
 		"memory_budget: 1KiB\n",
+		// Accepted ones (a warehouse.location is required), and type
+		// errors for the explanation's walk (yamlerr.go).
+		"warehouse: {location: file:///tmp/wh}\ntables:\n  - topic: orders\n    partition_by: [{column: _kafka_timestamp, transform: day}]\n",
+		"warehouse: {location: s3://b/p, s3: {region: r}}\ncommit_interval: 5s\n",
+		"kafka:\n  bootstrap_servers: 127.0.0.1:9092\n  tls: yes\ncommit_interval: [1]\nnamespaces: {a: {location: [x]}}\n",
+		"kafka: {bootstrap_server: [a:1]}\ntables: [{topic: a, key: k, compaction: {enabled: maybe}}]\n",
 	} {
 		f.Add(s)
 	}

@@ -12,11 +12,16 @@ import (
 // Duration is a time.Duration written as "10s" in YAML.
 type Duration time.Duration
 
-// UnmarshalYAML implements yaml.Unmarshaler.
+// UnmarshalYAML implements yaml.Unmarshaler. Its errors are
+// *yaml.TypeError, so that decoding goes on and reports every bad field of
+// the file at once (Load names the field of each).
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if err := scalarOnly(n, "config.Duration"); err != nil {
+		return err
+	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration like 10s or 1m30s", n.Line, n.Value)
+		return typeError(n, fmt.Sprintf("%q is not a duration like 10s or 1m30s", n.Value))
 	}
 	*d = Duration(v)
 	return nil
@@ -56,12 +61,34 @@ func ParseByteSize(s string) (ByteSize, error) {
 	return ByteSize(n * float64(mult)), nil
 }
 
-// UnmarshalYAML implements yaml.Unmarshaler.
+// UnmarshalYAML implements yaml.Unmarshaler, with errors as Duration's.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	if err := scalarOnly(n, "config.ByteSize"); err != nil {
+		return err
+	}
 	v, err := ParseByteSize(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		return typeError(n, err.Error())
 	}
 	*b = v
 	return nil
+}
+
+// typeError is a *yaml.TypeError about node n, in yaml.v3's form
+// ("line 3: ...").
+func typeError(n *yaml.Node, msg string) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %s", n.Line, msg)}}
+}
+
+// scalarOnly refuses a list or mapping where a unit type's scalar belongs,
+// in the words yaml.v3 uses for its own types.
+func scalarOnly(n *yaml.Node, goType string) error {
+	if n.Kind == yaml.ScalarNode {
+		return nil
+	}
+	tag := map[yaml.Kind]string{yaml.SequenceNode: "!!seq", yaml.MappingNode: "!!map"}[n.Kind]
+	if tag == "" {
+		tag = "!!alias"
+	}
+	return typeError(n, "cannot unmarshal "+tag+" into "+goType)
 }

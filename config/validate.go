@@ -442,7 +442,7 @@ func (c *Config) validateLocation(field, loc string, bad func(field, format stri
 func (c *Config) validateWarehouse(bad func(field, format string, args ...any)) {
 	loc := c.Warehouse.Location
 	if loc == "" {
-		bad("warehouse.location", "must not be empty")
+		bad("warehouse.location", "not set: say where the tables go, e.g. s3://my-bucket/floe or file:///var/lib/floe/warehouse (or FLOE_WAREHOUSE_LOCATION)")
 		return
 	}
 	if !c.validateLocation("warehouse.location", loc, bad) {
