@@ -79,10 +79,10 @@ func Names() []string {
 		BytesConsumed, BytesRewritten, BytesWritten, CatalogInSync, CatalogSyncFailures, CatalogSyncLag,
 		ClusterMembers, CommitDuration, CommitFailures, Commits, Compactions,
 		ConsumerLagRecords, ConsumerLagSeconds, FilesRewritten, FilesWritten,
-		LedgerPendingBytes, LedgerPendingEntries, MemberUp, MemoryBudgetBytes, MetadataBytesWritten, NodeInfo, ObjectRequests, OrphanFilesDeleted,
+		KafkaBrokerResponseAge, KafkaBrokerUp, LedgerPendingBytes, LedgerPendingEntries, MemberUp, MemoryBudgetBytes, MetadataBytesWritten, NodeInfo, ObjectRequests, OrphanFilesDeleted,
 		RaftAppliedIndex, RaftApplyDuration, RaftIsLeader, RaftLeaderChanges, RaftState,
 		RecordsConsumed, RecordsDeadLettered, RecordsSkipped, ScrapeError,
-		SnapshotsExpired, TableFreshness, TableState,
+		SnapshotsExpired, TableFetchAge, TableFreshness, TableState,
 		UpsertDeleteFiles, UpsertDeletedRows, UpsertIndexBytes, UpsertRebuildSeconds, UpsertIndexRebuilds, UpsertKeys,
 	}
 }
@@ -204,6 +204,7 @@ type reportCollector struct {
 	memory                                             *prometheus.Desc
 	// An upsert table's counters, reported only for upsert tables.
 	upKeys, upDelFiles, upDelRows, upRebuilds, upRebuildS, upIndexBytes *prometheus.Desc
+	source                                                              sourceDescs // source.go
 }
 
 // tableSeries are the metrics that carry only the table label, each one
@@ -264,6 +265,7 @@ func newReportCollector(src Source, version string, timeout time.Duration) *repo
 	for _, m := range tableSeries {
 		c.perTable = append(c.perTable, d(m.name, m.help, table...))
 	}
+	c.source = newSourceDescs()
 	return c
 }
 
@@ -280,6 +282,7 @@ func (c *reportCollector) Describe(ch chan<- *prometheus.Desc) {
 	} {
 		ch <- d
 	}
+	c.source.describe(ch)
 }
 
 func (c *reportCollector) Collect(ch chan<- prometheus.Metric) {
@@ -302,6 +305,7 @@ func (c *reportCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- constMetric(c.scrapeErr, prometheus.GaugeValue, 0)
 	ch <- constMetric(c.info, prometheus.GaugeValue, 1, rep.Node, c.version)
 	c.collectRaft(ch, rep)
+	c.source.collect(ch, rep)
 	if m := rep.Memory; m != nil {
 		ch <- constMetric(c.memory, prometheus.GaugeValue, float64(m.HeldBytes), "held")
 		ch <- constMetric(c.memory, prometheus.GaugeValue, float64(m.LimitBytes), "limit")

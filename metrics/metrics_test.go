@@ -37,7 +37,12 @@ func (f *fakeSource) Report(ctx context.Context) (status.Report, error) {
 func testReport() status.Report {
 	return status.Report{
 		Node: "n1", Leader: "n1", RaftState: "Leader", AppliedIndex: 4242,
-		Memory: &status.MemoryReport{HeldBytes: 3 << 20, LimitBytes: 48 << 20},
+		Memory:      &status.MemoryReport{HeldBytes: 3 << 20, LimitBytes: 48 << 20},
+		GeneratedAt: time.Unix(1_000_000, 0),
+		Brokers: []status.BrokerStatus{
+			{Addr: "b1:9092", NodeID: 1, Up: true, LastResponse: time.Unix(1_000_000, 0).Add(-500 * time.Millisecond), Partitions: 1},
+			{Addr: "b2:9092", NodeID: 2, Up: false, Since: time.Unix(1_000_000, 0).Add(-21 * time.Second), LastResponse: time.Unix(1_000_000, 0).Add(-31 * time.Second), Reason: "no answer for 31s", Partitions: 1},
+		},
 		Members: []status.MemberReport{
 			{ID: "n1", Role: "leader", Healthy: true},
 			{ID: "n2", Role: "voter", Healthy: true},
@@ -52,8 +57,8 @@ func testReport() status.Report {
 					Upsert: &status.UpsertStatus{Keys: 40, DeleteFiles: 3, DeletedRows: 17, IndexRebuilds: 1, RebuildSeconds: 0.25}},
 				NodeCommits: 7, FreshnessSec: 12.5, PendingEntries: 4, PendingBytes: 2048, MetadataBytesWritten: 70123,
 				Partitions: []status.PartitionReport{
-					{Topic: "orders", Partition: 0, Lag: 10, LagSec: 1.5, Node: "n1"},
-					{Topic: "orders", Partition: 1, Lag: 20, LagSec: 2.5, Node: "n1"},
+					{Topic: "orders", Partition: 0, Lag: 10, LagSec: 1.5, Node: "n1", Leader: "b1:9092", FetchAgeSec: 0.5},
+					{Topic: "orders", Partition: 1, Lag: 20, LagSec: 2.5, Node: "n1", Leader: "b2:9092", FetchAgeSec: 31},
 					{Topic: "orders", Partition: 2, Lag: 30, LagSec: 3.5, Node: "n2"}, // another node's
 					{Topic: "orders", Partition: 3, Lag: 40, LagSec: 4.5},             // unassigned: the leader's
 				},
@@ -383,6 +388,21 @@ func TestSourceTimeoutAndPanic(t *testing.T) {
 	}
 	if time.Since(start) > 2*time.Second {
 		t.Errorf("a source that ignores ctx blocked the scrape for %v", time.Since(start))
+	}
+}
+
+// TestSourceSeries: each broker's up and response age, and each table's
+// fetch age by the broker leading its partitions.
+func TestSourceSeries(t *testing.T) {
+	fams := scrape(t, New(&fakeSource{rep: testReport()}, "dev"))
+	expect(t, fams, KafkaBrokerUp, map[string]string{"broker": "b1:9092"}, 1)
+	expect(t, fams, KafkaBrokerUp, map[string]string{"broker": "b2:9092"}, 0)
+	expect(t, fams, KafkaBrokerResponseAge, map[string]string{"broker": "b1:9092"}, 0.5)
+	expect(t, fams, KafkaBrokerResponseAge, map[string]string{"broker": "b2:9092"}, 31)
+	expect(t, fams, TableFetchAge, map[string]string{"table": "db.orders", "broker": "b2:9092"}, 31)
+	expect(t, fams, TableFetchAge, map[string]string{"table": "db.orders", "broker": "b1:9092"}, 0.5)
+	if n := len(fams[TableFetchAge].GetMetric()); n != 2 {
+		t.Errorf("%d fetch-age series, want 2 (partitions without a known leader have none)", n)
 	}
 }
 

@@ -82,6 +82,7 @@ func (n *Node) Report(ctx context.Context) (status.Report, error) {
 	upgradeRequired(&rep, n.raft.FSM())
 	held, limit := n.worker.MemoryHeld()
 	rep.Memory = &status.MemoryReport{HeldBytes: held, LimitBytes: limit}
+	rep.Brokers = n.worker.Status().Brokers()
 	n.raft.FSM().Read(func(s *fsm.State) {
 		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
 		if m := s.Nodes[leader]; m != nil {

@@ -130,6 +130,10 @@ func partitionReports(ti tableInfo, rt status.TableStatus, now time.Time) []stat
 		pr := status.PartitionReport{Start: o.Start, Committed: o.Committed, Recorded: o.End, Node: a.Node, Epoch: a.Epoch}
 		if ps, ok := rt.Partitions[tp]; ok {
 			pr.Topic, pr.Partition, pr.HighWatermark, pr.LastError = ps.Topic, ps.Partition, ps.HighWatermark, ps.LastError
+			pr.Leader = ps.Leader
+			if !ps.LeaderAnsweredAt.IsZero() {
+				pr.FetchAgeSec = max(0, now.Sub(ps.LeaderAnsweredAt).Seconds())
+			}
 			if _, known := ti.offsets[tp]; !known {
 				pr.Start, pr.Committed, pr.Recorded = ps.Fetched, ps.Fetched, ps.Fetched
 			}

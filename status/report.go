@@ -30,7 +30,23 @@ type Report struct {
 	// (fetched and not yet recorded) and the limit they are held to; nil
 	// before the worker runs.
 	Memory *MemoryReport `json:"memory,omitempty"`
-	Tables []TableReport `json:"tables"`
+	// Brokers is what this node's partition readers saw of the Kafka
+	// brokers they talked to: each one's health (source health).
+	Brokers []BrokerStatus `json:"brokers,omitempty"`
+	Tables  []TableReport  `json:"tables"`
+}
+
+// BrokerStatus is one Kafka broker as this node's readers saw it: up, or
+// down since when and why, and when it last answered.
+type BrokerStatus struct {
+	Addr         string    `json:"addr"`
+	NodeID       int32     `json:"node_id"` // -1: known only as a bootstrap server
+	Up           bool      `json:"up"`
+	Since        time.Time `json:"down_since,omitzero"`
+	LastResponse time.Time `json:"last_response,omitzero"`
+	Reason       string    `json:"reason,omitempty"`
+	// Partitions is how many partitions read on this node it leads.
+	Partitions int `json:"partitions"`
 }
 
 // NodeUpgradeRequired is Report.State of a node that stopped applying the
@@ -174,6 +190,11 @@ type PartitionReport struct {
 	Node      string  `json:"node,omitempty"`
 	Epoch     uint64  `json:"epoch,omitempty"`
 	LastError string  `json:"last_error,omitempty"`
+	// Leader is the broker leading the partition and FetchAgeSec the
+	// seconds since it last answered the node reading it (on that node
+	// only).
+	Leader      string  `json:"leader,omitempty"`
+	FetchAgeSec float64 `json:"fetch_age_seconds,omitempty"`
 }
 
 // RewindReport describes a table's last rewind.

@@ -42,6 +42,11 @@ type PartitionStatus struct {
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
 	// ErrorSince is when the current run of reader errors began.
 	ErrorSince time.Time `json:"error_since,omitzero"`
+	// Leader is the broker that leads the partition, as its reader last
+	// learnt, and LeaderAnsweredAt when that broker last answered this
+	// node (its fetch age: source health).
+	Leader           string    `json:"leader,omitempty"`
+	LeaderAnsweredAt time.Time `json:"leader_answered_at,omitzero"`
 }
 
 // TableStatus is the runtime view of one table on this node.
@@ -154,7 +159,9 @@ type Tracker struct {
 	mu     sync.Mutex
 	tables map[string]*Table // table key
 	global map[string]string // component -> problem (kafka discovery...)
-	now    func() time.Time  // the clock of FAILED's threshold
+	// brokers is the node's view of the Kafka brokers (source health).
+	brokers []BrokerStatus
+	now     func() time.Time // the clock of FAILED's threshold
 }
 
 // NewTracker returns an empty status.
@@ -189,6 +196,20 @@ func (s *Tracker) SetGlobal(component, msg string) {
 	} else {
 		s.global[component] = msg
 	}
+}
+
+// SetBrokers replaces the node's view of the Kafka brokers.
+func (s *Tracker) SetBrokers(b []BrokerStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.brokers = slices.Clone(b)
+}
+
+// Brokers returns the node's view of the Kafka brokers.
+func (s *Tracker) Brokers() []BrokerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.brokers)
 }
 
 // Snapshot returns a deep copy of the status: per table key, and the

@@ -43,8 +43,15 @@ func (w *Worker) discover(ctx context.Context) {
 func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 	topics, err := w.kafka.Topics(ctx)
 	if err != nil {
-		w.status.SetGlobal("kafka", err.Error())
-		w.forEachMapped(func(t *status.TableStatus) { t.Problem("kafka", err.Error()) })
+		// When the readers already judged a broker down, the source
+		// health's one problem names it (sourcehealth.go); listing topics
+		// failing is that same outage, not a second reason.
+		msg := err.Error()
+		if brokerDown(w.kafka.Health()) {
+			msg = ""
+		}
+		w.status.SetGlobal("kafka", msg)
+		w.forEachMapped(func(t *status.TableStatus) { t.Problem("kafka", msg) })
 		return err
 	}
 	w.status.SetGlobal("kafka", "")

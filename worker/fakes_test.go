@@ -33,6 +33,20 @@ type fakeKafka struct {
 	// open counts the readers of each partition not closed yet: a test
 	// that asserts nothing more is fetched waits for them to close.
 	open map[ledger.TopicPartition]int
+	// health is what Health returns (source health tests set it).
+	health source.Health
+}
+
+func (k *fakeKafka) Health() source.Health {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.health
+}
+
+func (k *fakeKafka) setHealth(h source.Health) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.health = h
 }
 
 func newFakeKafka() *fakeKafka {

@@ -7,6 +7,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/worker/commit"
 	"github.com/floe-io/floe/worker/ingest"
+	"github.com/floe-io/floe/worker/source"
 )
 
 // The worker's contracts are the union of what its parts declare where they
@@ -66,4 +67,7 @@ type Kafka interface {
 	ingest.Kafka
 	// Topics returns every topic and its partition count.
 	Topics(ctx context.Context) (map[string]int32, error)
+	// Health is what the partition readers saw of the brokers: which are
+	// down and which partitions read here wait on them (sourcehealth.go).
+	Health() source.Health
 }

@@ -170,6 +170,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		defer w.wg.Done()
 		w.discover(ctx)
 	}()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.watchSource(ctx) // sourcehealth.go
+	}()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ type harness struct {
 	cancel context.CancelFunc
 	done   chan error
 	cfg    func(*Config) // adjusts the configuration before New
+	log    *slog.Logger  // the worker's logger (nil: its default)
 }
 
 func start(t *testing.T, mode string, prep func(*harness)) *harness {
@@ -43,7 +45,7 @@ func start(t *testing.T, mode string, prep func(*harness)) *harness {
 	if h.cfg != nil {
 		h.cfg(&cfg)
 	}
-	w, err := New(cfg, h.k, h.c, h.c, h.c, status.NewTracker(), nil)
+	w, err := New(cfg, h.k, h.c, h.c, h.c, status.NewTracker(), h.log)
 	if err != nil {
 		t.Fatal(err)
 	}

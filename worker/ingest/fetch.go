@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -144,7 +145,11 @@ func (p *Pipeline) startPartition(ctx context.Context, tp ledger.TopicPartition,
 			// what kafka-go reports against some brokers; nothing is
 			// waiting to be read, so it is not a problem.
 			idle := ps.HighWatermark > 0 && ps.Fetched >= ps.HighWatermark && strings.Contains(err.Error(), "i/o timeout")
-			if !idle && now.Sub(ps.ErrorSince) >= p.n.Config.ReaderErrorGrace {
+			// A broker's error (unreachable, silent) is shown once per
+			// table by the worker's source health, naming the broker, not
+			// once per partition here.
+			broker := errors.Is(err, source.ErrBroker)
+			if !idle && !broker && now.Sub(ps.ErrorSince) >= p.n.Config.ReaderErrorGrace {
 				t.Problem("kafka "+tp.String(), err.Error())
 			}
 		})
@@ -167,7 +172,11 @@ func (p *Pipeline) fetch(ctx context.Context, gen uint64, tp ledger.TopicPartiti
 			if ctx.Err() != nil {
 				return
 			}
-			p.log.Warn("fetching", "partition", tp.String(), "err", err)
+			if errors.Is(err, source.ErrBroker) {
+				p.log.Debug("fetching", "partition", tp.String(), "err", err) // the worker logs the broker once
+			} else {
+				p.log.Warn("fetching", "partition", tp.String(), "err", err)
+			}
 			if !retry.Sleep(ctx, b.Next()) {
 				return
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -52,14 +53,18 @@ var ErrReaderClosed = errors.New("source: reader closed")
 // once (two tables of one topic) is read by a second client, a lane; a
 // lane's client and goroutine end when its last reader closes.
 type nodeConsumer struct {
-	opts  []kgo.Opt // readerOpts
-	bound queueBound
+	opts    []kgo.Opt // readerOpts, with the tracker's hooks
+	bound   queueBound
+	tracker *healthTracker // every lane's brokers (health.go)
 
 	mu    sync.Mutex
 	lanes []*lane
 }
 
-func newNodeConsumer(opts []kgo.Opt) *nodeConsumer { return &nodeConsumer{opts: opts} }
+func newNodeConsumer(opts []kgo.Opt) *nodeConsumer {
+	t := newHealthTracker()
+	return &nodeConsumer{opts: append(slices.Clip(opts), kgo.WithHooks(t)), tracker: t}
+}
 
 // reader registers a reader of tp from offset in the first lane not reading
 // tp, starting a lane if every lane reads it.

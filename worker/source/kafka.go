@@ -141,6 +141,9 @@ func saslMechanism(c config.SASL) (sasl.Mechanism, error) {
 	return nil, fmt.Errorf("kafka.sasl.mechanism: unsupported %q", c.Mechanism)
 }
 
+// Health is what the partition readers saw of the brokers (health.go).
+func (k *KafkaClient) Health() Health { return k.readers.health() }
+
 // Topics returns every topic and its partition count.
 func (k *KafkaClient) Topics(ctx context.Context) (map[string]int32, error) {
 	resp, err := k.client.Metadata(ctx, &kafka.MetadataRequest{})

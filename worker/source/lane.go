@@ -272,7 +272,7 @@ func (l *lane) dispatch(fs kgo.Fetches) {
 			its = append(its, item{msg: message(rec, end), size: recordBytes(rec)})
 		}
 		if len(its) == 0 && p.Err != nil {
-			its = append(its, item{err: fmt.Errorf("fetching %s: %w", r.tp, p.Err)})
+			its = append(its, item{err: fmt.Errorf("fetching %s: %w", r.tp, asBrokerErr(p.Err))})
 		}
 		if len(its) > 0 && r.push(its) {
 			pause[p.Topic] = append(pause[p.Topic], p.Partition)
@@ -290,6 +290,9 @@ func (l *lane) dispatch(fs kgo.Fetches) {
 // concerns: a topic's, or every reader when it names no topic either (a
 // broker that cannot be reached concerns them all).
 func (l *lane) report(topic string, err error) {
+	if topic == "" && !errors.Is(err, ErrBroker) {
+		err = fmt.Errorf("%w: %w", ErrBroker, err)
+	}
 	l.mu.Lock()
 	var fns []func(error)
 	for tp, r := range l.regs {
