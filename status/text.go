@@ -50,6 +50,7 @@ func writeHeader(w io.Writer, r Report) {
 	if m := r.Memory; m != nil {
 		fmt.Fprintf(w, "memory budget: %.1f of %.1f MiB held\n", float64(m.HeldBytes)/(1<<20), float64(m.LimitBytes)/(1<<20))
 	}
+	writeBrokers(w, r)
 	keys := make([]string, 0, len(r.Problems))
 	for k := range r.Problems {
 		keys = append(keys, k)
@@ -59,6 +60,23 @@ func writeHeader(w io.Writer, r Report) {
 		fmt.Fprintf(w, "problem: %s: %s\n", k, r.Problems[k])
 	}
 	fmt.Fprintln(w)
+}
+
+// writeBrokers writes one line per Kafka broker this node's readers talk
+// to: up (and when it last answered) or down (since when, why).
+func writeBrokers(w io.Writer, r Report) {
+	for _, b := range r.Brokers {
+		if b.Up {
+			ago := "never answered"
+			if !b.LastResponse.IsZero() {
+				ago = "answered " + dur(max(0, r.GeneratedAt.Sub(b.LastResponse).Seconds())) + " ago"
+			}
+			fmt.Fprintf(w, "kafka broker %s: up, %s, leads %d partitions read here\n", b.Addr, ago, b.Partitions)
+			continue
+		}
+		fmt.Fprintf(w, "kafka broker %s: DOWN for %s, %d partitions read here wait on it: %s\n",
+			b.Addr, dur(max(0, r.GeneratedAt.Sub(b.Since).Seconds())), b.Partitions, b.Reason)
+	}
 }
 
 func writeMembers(w io.Writer, members []MemberReport) {

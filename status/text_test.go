@@ -47,3 +47,26 @@ func TestWriteTextUpgradeRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTextBrokers: one line per broker, up with its last answer or
+// down with how long, how many partitions wait and why.
+func TestWriteTextBrokers(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	rep := Report{Node: "n1", GeneratedAt: now, Brokers: []BrokerStatus{
+		{Addr: "b1:9092", NodeID: 1, Up: true, LastResponse: now.Add(-200 * time.Millisecond), Partitions: 3},
+		{Addr: "b2:9092", NodeID: 2, Since: now.Add(-42 * time.Second), Partitions: 2, Reason: "no answer for 52s"},
+	}}
+	var b bytes.Buffer
+	if err := WriteText(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"kafka broker b1:9092: up, answered 200ms ago, leads 3 partitions read here\n",
+		"kafka broker b2:9092: DOWN for 42s, 2 partitions read here wait on it: no answer for 52s\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+}
