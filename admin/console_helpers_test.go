@@ -47,6 +47,10 @@ func consoleReport(reason string) status.Report {
 			{ID: "n1", Role: "leader", Zone: "eu-1a", Version: "1.4.0", Healthy: true, Partitions: 3, Committers: 1},
 			{ID: "n2", Role: "voter", Zone: "eu-1b", Version: "1.4.1", Healthy: false, Partitions: 2, Unreachable: 12},
 		},
+		Brokers: []status.BrokerStatus{
+			{Addr: "b1:9092", NodeID: 1, Up: true, LastResponse: at.Add(-300 * time.Millisecond), Partitions: 2},
+			{Addr: "b2:9092", NodeID: 2, Up: false, Since: at.Add(-40 * time.Second), LastResponse: at.Add(-50 * time.Second), Reason: reason, Partitions: 1},
+		},
 		Tables: []status.TableReport{
 			{Table: "db.orders", State: status.StateDegraded, Reason: reason, Rows: 123456, DataFiles: 17, AvgFileBytes: 3 << 20,
 				DataBytes: 51 << 20, DeadLetterRows: 9, Lag: 1234, LagSec: 61.5, FreshnessSec: 75.25,

@@ -21,6 +21,7 @@ var (
 	// show, by their /v1/status names; each must be in every table's row.
 	overviewKeys  = []string{"state", "rows", "lag", "lag_seconds", "freshness_seconds", "data_files", "avg_file_bytes", "last_commit", "last_compaction", "dead_letter_rows"}
 	memberKeys    = []string{"role", "zone", "version", "healthy", "partitions", "committers"}
+	brokerKeys    = []string{"up", "last_response", "partitions"}
 	externalURLRE = regexp.MustCompile(`(?i)https?://`)
 )
 
@@ -78,6 +79,7 @@ func TestConsoleOverviewMatchesStatus(t *testing.T) {
 	}
 	var rep struct {
 		Members []map[string]any `json:"members"`
+		Brokers []map[string]any `json:"brokers"`
 		Tables  []map[string]any `json:"tables"`
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil {
@@ -102,7 +104,13 @@ func TestConsoleOverviewMatchesStatus(t *testing.T) {
 	for _, tb := range rep.Tables {
 		check("data-table", tb["table"].(string), overviewKeys, tb)
 	}
-	if len(rep.Tables) != 2 || len(rep.Members) != 2 {
+	for _, br := range rep.Brokers {
+		check("data-broker", br["addr"].(string), brokerKeys, br)
+	}
+	if !strings.Contains(page, "down, went down 40s ago") {
+		t.Errorf("the overview does not say since when b2 is down")
+	}
+	if len(rep.Tables) != 2 || len(rep.Members) != 2 || len(rep.Brokers) != 2 {
 		t.Fatalf("status has %d tables and %d members, want 2 and 2", len(rep.Tables), len(rep.Members))
 	}
 }
