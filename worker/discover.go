@@ -46,12 +46,20 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 		// When the readers already judged a broker down, the source
 		// health's one problem names it (sourcehealth.go); listing topics
 		// failing is that same outage, not a second reason.
-		msg := err.Error()
-		if brokerDown(w.kafka.Health()) {
-			msg = ""
+		h := w.kafka.Health()
+		global := err.Error()
+		if brokerDown(h) {
+			global = ""
 		}
-		w.status.SetGlobal("kafka", msg)
-		w.forEachMapped(func(t *status.TableStatus) { t.Problem("kafka", msg) })
+		w.status.SetGlobal("kafka", global)
+		waiting := w.waitingTables(h)
+		w.forEachMapped(func(key string, t *status.TableStatus) {
+			if waiting[key] {
+				t.Problem("kafka", "")
+			} else {
+				t.Problem("kafka", err.Error())
+			}
+		})
 		return err
 	}
 	w.status.SetGlobal("kafka", "")
@@ -108,7 +116,7 @@ func (w *Worker) discoverOnce(ctx context.Context, registered *[]Source) error {
 	return nil
 }
 
-func (w *Worker) forEachMapped(fn func(*status.TableStatus)) {
+func (w *Worker) forEachMapped(fn func(key string, t *status.TableStatus)) {
 	w.mu.Lock()
 	keys := map[string]bool{}
 	for _, r := range w.routes {
@@ -122,7 +130,7 @@ func (w *Worker) forEachMapped(fn func(*status.TableStatus)) {
 		}
 	}
 	for k := range keys {
-		w.status.Update(k, ledger.DisplayName(k), fn)
+		w.status.Update(k, ledger.DisplayName(k), func(t *status.TableStatus) { fn(k, t) })
 	}
 }
 

@@ -180,3 +180,17 @@ func countWaiting(waiting map[ledger.TopicPartition]string, addr string) int {
 func brokerDown(h source.Health) bool {
 	return slices.ContainsFunc(h.Brokers, func(b source.BrokerHealth) bool { return !b.Up })
 }
+
+// waitingTables are the tables with a partition read here that waits on a
+// broker judged down.
+func (w *Worker) waitingTables(h source.Health) map[string]bool {
+	out := map[string]bool{}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for tp := range h.Waiting {
+		if r, ok := w.routes[tp.Topic]; ok {
+			out[r.spec.Key] = true
+		}
+	}
+	return out
+}

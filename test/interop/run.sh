@@ -29,6 +29,8 @@ source "$INTEROP_DIR/scenario13.sh"
 source "$INTEROP_DIR/scenario14.sh"
 # shellcheck source=scenario15.sh
 source "$INTEROP_DIR/scenario15.sh"
+# shellcheck source=scenario16.sh
+source "$INTEROP_DIR/scenario16.sh"
 
 RUN_START=$(date +%s)
 RUN_DIR=""
