@@ -13,6 +13,27 @@ type UnknownEnvVar struct {
 	Closest string
 }
 
+// String says that the variable sets nothing and what it likely meant.
+func (u UnknownEnvVar) String() string {
+	msg := "environment variable " + u.Name + " sets nothing: it is not a Floe setting"
+	if u.Closest != "" {
+		return msg + "; did you mean " + u.Closest + "?"
+	}
+	return msg + " (docs/configuration.md lists them)"
+}
+
+// EnvWarnings are UnknownEnv's findings as sentences: floe serve prints
+// them on stderr before anything else (a misspelt variable is the likely
+// cause of a configuration error that follows) and the node shows them as
+// its "config" problem, since a node on defaults otherwise looks healthy.
+func EnvWarnings(env []string) []string {
+	var out []string
+	for _, u := range UnknownEnv(env) {
+		out = append(out, u.String())
+	}
+	return out
+}
+
 // cliEnv are the FLOE_ variables of the command-line clients, which are
 // not configuration fields.
 var cliEnv = map[string]bool{"FLOE_TOKEN": true, "FLOE_ADDR": true}

@@ -12,6 +12,7 @@ func TestUnknownEnv(t *testing.T) {
 		want []UnknownEnvVar
 	}{
 		{"misspelt", []string{"FLOE_COMIT_INTERVAL=5s"}, []UnknownEnvVar{{"FLOE_COMIT_INTERVAL", "FLOE_COMMIT_INTERVAL"}}},
+		{"singular for plural", []string{"FLOE_KAFKA_BOOTSTRAP_SERVER=x:9092"}, []UnknownEnvVar{{"FLOE_KAFKA_BOOTSTRAP_SERVER", "FLOE_KAFKA_BOOTSTRAP_SERVERS"}}},
 		{"missing part", []string{"FLOE_KAFKA_BOOTSTRAP=x:9092"}, []UnknownEnvVar{{"FLOE_KAFKA_BOOTSTRAP", "FLOE_KAFKA_BOOTSTRAP_SERVERS"}}},
 		{"under a section, nothing close", []string{"FLOE_KAFKA_SOMETHING_ELSE_ENTIRELY=1"}, []UnknownEnvVar{{"FLOE_KAFKA_SOMETHING_ELSE_ENTIRELY", ""}}},
 		{"valid", []string{"FLOE_COMMIT_INTERVAL=5s", "FLOE_KAFKA_BOOTSTRAP_SERVERS=x:9092"}, nil},
@@ -23,6 +24,19 @@ func TestUnknownEnv(t *testing.T) {
 				t.Fatalf("UnknownEnv(%v) = %v, want %v", c.env, got, c.want)
 			}
 		})
+	}
+}
+
+// TestEnvWarnings: each unknown variable is one sentence naming it and,
+// when one is close, the variable it likely meant.
+func TestEnvWarnings(t *testing.T) {
+	got := EnvWarnings([]string{"FLOE_KAFKA_BOOTSTRAP_SERVER=x:9092", "FLOE_KAFKA_SOMETHING_ELSE_ENTIRELY=1", "FLOE_COMMIT_INTERVAL=5s"})
+	want := []string{
+		"environment variable FLOE_KAFKA_BOOTSTRAP_SERVER sets nothing: it is not a Floe setting; did you mean FLOE_KAFKA_BOOTSTRAP_SERVERS?",
+		"environment variable FLOE_KAFKA_SOMETHING_ELSE_ENTIRELY sets nothing: it is not a Floe setting (docs/configuration.md lists them)",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("EnvWarnings = %q, want %q", got, want)
 	}
 }
 

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"maps"
 	"slices"
@@ -102,6 +103,13 @@ func (n *Node) serveCatalog() error {
 		n.admin.Handle(restcatalog.MountPath+"/", h.Mount())
 		n.catalogs.uri = "http://" + n.admin.Addr() + restcatalog.MountPath
 	} else {
+		if t := cfg.Server.TLS; t.CertFile != "" {
+			// A pair that does not load is the configuration's fault, not
+			// a failure to listen: floe serve exits with its code.
+			if _, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile); err != nil {
+				return &ConfigError{Err: fmt.Errorf("catalogs.server.tls.cert_file: %w", err)}
+			}
+		}
 		l, err := restcatalog.Listen(cfg.Server.Addr, h, cfg.Server.TLS.CertFile, cfg.Server.TLS.KeyFile)
 		if err != nil {
 			return err

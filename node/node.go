@@ -133,6 +133,9 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 	if probeErr != nil {
 		n.worker.Status().SetGlobal("warehouse", probeErr.Error())
 	}
+	if w := o.configWarnings; len(w) > 0 {
+		n.worker.Status().SetGlobal("config", strings.Join(w, "; "))
+	}
 	n.backup = recovery.NewBackup(n.raft.FSM(), cfg.Warehouse.Location, IOProps(cfg.Warehouse), n.log)
 	n.backup.RecordWith(func(ctx context.Context, c fsm.BackupWritten) (uint64, error) { return n.raft.Apply(ctx, c) })
 	if err := n.startCatalogs(); err != nil { // catalogs.go
@@ -150,7 +153,7 @@ func (n *Node) openRaft() error {
 	cfg := n.cfg
 	internalTLS, err := loadInternalTLS(cfg.Cluster.TLS, n.log)
 	if err != nil {
-		return err
+		return &ConfigError{Err: err} // unreadable or mismatched certificate or key
 	}
 	rn, err := raftnode.Open(raftnode.NodeConfig{
 		ID: cfg.Node.ID, RaftAddr: cfg.Node.RaftAddr, Advertise: cfg.Node.AdvertiseAddr,
@@ -224,7 +227,10 @@ func (n *Node) buildWorker() error {
 	n.sink = sink
 	kc, err := source.NewKafkaClient(cfg.Kafka)
 	if err != nil {
-		return err
+		// Building the client connects to nothing: what fails is the
+		// kafka section (a TLS key that is not the certificate's, an
+		// unsupported SASL mechanism), and each error names its field.
+		return &ConfigError{Err: err}
 	}
 	n.kafka = kc
 	n.worker, err = worker.New(worker.Config{

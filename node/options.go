@@ -19,6 +19,7 @@ type options struct {
 	recover        bool
 	expireInterval time.Duration
 	orphanInterval time.Duration
+	configWarnings []string
 }
 
 func defaultOptions() options {
@@ -61,4 +62,13 @@ func WithRecover(recover bool) Option { return func(o *options) { o.recover = re
 // defaults (1 minute and 1 hour).
 func WithMaintenanceIntervals(expire, orphan time.Duration) Option {
 	return func(o *options) { o.expireInterval, o.orphanInterval = expire, orphan }
+}
+
+// WithConfigWarnings hands the node what is wrong with its configuration
+// but does not stop it (config.EnvWarnings: a FLOE_ variable that sets
+// nothing): the node shows them as its "config" problem in the status for
+// as long as it runs, since a misspelt variable leaves a node on defaults
+// that otherwise looks healthy. The default is none.
+func WithConfigWarnings(warnings []string) Option {
+	return func(o *options) { o.configWarnings = warnings }
 }

@@ -25,10 +25,13 @@ import (
 	"github.com/floe-io/floe/node"
 )
 
-// Exit codes scripts can rely on.
+// Exit codes scripts can rely on: README's table (ctl's for the rest).
 const (
-	exitOK          = 0
-	exitFailure     = 1
+	exitOK      = 0
+	exitFailure = 1
+	// exitUsage: bad flags or arguments; exitConfig: a configuration floe
+	// serve refuses (fields, certificates, keys). The README gives both 2.
+	exitUsage       = 2
 	exitConfig      = 2
 	exitUnreachable = 3
 )
@@ -44,23 +47,37 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-func main() {
+func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+
+// run runs the command line args, prints an error on stderr and returns
+// the exit code, so that tests can check the codes of the whole tree.
+func run(args []string, stderr io.Writer) int {
+	root := rootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "floe:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return ctl.ExitCode(err) // ctl's codes; 1 for anything else
+}
+
+func rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "floe",
 		Short:         "Floe materializes Kafka topics into Apache Iceberg tables, exactly once",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), healthCmd(), ctl.StatusCommand(), ctl.Command(), demoCmd(), versionCmd(), benchCmd(), tlsCmd())
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "floe:", err)
-		var ee *exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code)
-		}
-		os.Exit(ctl.ExitCode(err)) // ctl's codes; 1 for anything else
-	}
-	os.Exit(exitOK)
+	own := []*cobra.Command{serveCmd(), healthCmd(), demoCmd(), versionCmd(), benchCmd(), tlsCmd()}
+	root.AddCommand(own...)
+	usageErrors(root, own) // usage.go; ctl's commands make their own
+	root.AddCommand(ctl.StatusCommand(), ctl.Command())
+	return root
 }
 
 func newLogger(c config.Log, w io.Writer) *slog.Logger {
@@ -86,7 +103,20 @@ func serveCmd() *cobra.Command {
 		Short: "Run a Floe node",
 		Long: "Run a Floe node with the configuration in --config. Every field can be overridden by an\n" +
 			"environment variable: FLOE_ and the field's path in upper case, e.g. FLOE_KAFKA_BOOTSTRAP_SERVERS.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("floe serve takes no arguments, got %q: give the configuration file as --config %s", args, args[0])
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Before anything else, and on stderr whatever the log
+			// says: a misspelt variable is the likely cause of a
+			// configuration error that follows.
+			warnings := config.EnvWarnings(os.Environ())
+			for _, w := range warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "floe: warning:", w)
+			}
 			cfg, err := config.Load(path, os.Environ())
 			if err != nil {
 				return &exitError{code: exitConfig, err: err}
@@ -108,14 +138,14 @@ func serveCmd() *cobra.Command {
 				defer stopProfile()
 			}
 			log := newLogger(cfg.Log, os.Stderr)
-			for _, u := range config.UnknownEnv(os.Environ()) {
-				log.Warn("environment variable sets nothing: it is not a Floe setting", "name", u.Name, "did_you_mean", u.Closest)
+			for _, w := range warnings {
+				log.Warn(w)
 			}
 			ecsDefaults(cmd.Context(), &cfg, log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			applyMemoryLimit(ctx, cfg, log) // memlimit.go
-			n, err := newNode(ctx, cfg, log, node.WithRecover(recover))
+			n, err := newNode(ctx, cfg, log, node.WithRecover(recover), node.WithConfigWarnings(warnings))
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil // stopped while joining

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -61,6 +62,11 @@ func tlsCertCreateCmd() *cobra.Command {
 			"--additional-dnsname and --additional-ipaddress given.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if node == "" {
+				// Checked here, not by cobra's MarkFlagRequired, whose
+				// error would exit 1 instead of the usage code.
+				return &exitError{code: exitUsage, err: errors.New("--node is required: the node id (node.id) the certificate is for")}
+			}
 			req := tlsconf.CertRequest{NodeID: node, ServerName: serverName, DNSNames: dns, Validity: time.Duration(days) * 24 * time.Hour}
 			for _, s := range ips {
 				ip := net.ParseIP(s)
@@ -94,6 +100,5 @@ func tlsCertCreateCmd() *cobra.Command {
 	f.IntVar(&days, "days", int(tlsconf.DefaultCertValidity/(24*time.Hour)), "validity in days")
 	f.StringSliceVar(&dns, "additional-dnsname", nil, "another DNS name for the certificate (repeatable)")
 	f.StringSliceVar(&ips, "additional-ipaddress", nil, "another IP address for the certificate (repeatable)")
-	_ = c.MarkFlagRequired("node")
 	return c
 }
