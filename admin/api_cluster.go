@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -79,7 +80,18 @@ func (h *healthAPI) Check(ctx context.Context, _ *adminv1.HealthCheckRequest) (*
 		out.Ready, out.Reason = false, err.Error()
 	}
 	if rep, err := h.src.Report(ctx); err == nil {
-		out.Node, out.Leader = rep.Node, rep.Leader
+		out.Node, out.Leader, out.Problems = rep.Node, rep.Leader, rep.Problems
+		for _, b := range rep.Brokers {
+			out.Brokers = append(out.Brokers, &adminv1.KafkaBroker{Addr: b.Addr, NodeId: b.NodeID, Up: b.Up,
+				DownSince: rfc3339(b.Since), LastResponse: rfc3339(b.LastResponse), Reason: b.Reason, Partitions: int32(b.Partitions)})
+		}
 	}
 	return out, nil
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }

@@ -61,6 +61,8 @@ func (f *fakeBackend) lastCall() string {
 	return f.calls[len(f.calls)-1]
 }
 
+func (f *fakeBackend) ClusterReport(ctx context.Context) (status.Report, error) { return f.Report(ctx) }
+
 func (f *fakeBackend) Report(context.Context) (status.Report, error) {
 	return status.Report{Node: "n1", Leader: "n1", RaftState: "Leader",
 		Members: []status.MemberReport{{ID: "n1", Role: "leader", Zone: "a", Healthy: true, Partitions: 3, Committers: 1}},

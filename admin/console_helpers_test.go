@@ -23,6 +23,10 @@ type consoleBackend struct {
 	rewinds []string // Caller of each RewindTable
 }
 
+func (b *consoleBackend) ClusterReport(ctx context.Context) (status.Report, error) {
+	return b.Report(ctx)
+}
+
 func (b *consoleBackend) Report(context.Context) (status.Report, error) { return b.rep, nil }
 func (b *consoleBackend) Freshness(string) []status.Sample              { return b.hist }
 func (b *consoleBackend) RewindTable(ctx context.Context, req RewindRequest) (RewindResult, error) {

@@ -76,7 +76,7 @@ const consoleSnapshots = 100
 const overviewRefreshSec = 30
 
 func (c *console) overview(w http.ResponseWriter, r *http.Request, sess consoleSession) {
-	rep, err := c.b.Report(r.Context())
+	rep, err := c.b.ClusterReport(r.Context()) // the same figures on every node
 	if err != nil {
 		c.fail(w, sess, fmt.Errorf("building the status report: %w", err))
 		return
@@ -91,7 +91,7 @@ func (c *console) overview(w http.ResponseWriter, r *http.Request, sess consoleS
 
 func (c *console) tablePage(w http.ResponseWriter, r *http.Request, sess consoleSession) {
 	name := r.PathValue("table")
-	rep, err := c.b.Report(r.Context())
+	rep, err := c.b.ClusterReport(r.Context()) // the same figures on every node
 	if err != nil {
 		c.fail(w, sess, fmt.Errorf("building the status report: %w", err))
 		return

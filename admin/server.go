@@ -21,6 +21,9 @@ import (
 // Source produces the status report and readiness, and runs maintenance.
 type Source interface {
 	Report(ctx context.Context) (status.Report, error)
+	// ClusterReport joins every member's report (status.MergeCluster):
+	// what each node did for a table summed, the same on every node.
+	ClusterReport(ctx context.Context) (status.Report, error)
 	// Ready returns nil when the node can serve (joined, leader known).
 	Ready() error
 	// Maintain runs a table's maintenance now; table is namespace.name.
@@ -95,8 +98,19 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ready\n"))
 }
 
+// status answers this node's report, or with ?scope=cluster the
+// cluster-wide one (every member's joined; scope=node is the default).
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.src.Report(r.Context())
+	report := s.src.Report
+	switch scope := r.URL.Query().Get("scope"); scope {
+	case "", "node":
+	case "cluster":
+		report = s.src.ClusterReport
+	default:
+		http.Error(w, fmt.Sprintf("scope: %q is not node or cluster", scope), http.StatusBadRequest)
+		return
+	}
+	rep, err := report(r.Context())
 	if err != nil {
 		s.log.Warn("building status", "err", err)
 		http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -22,6 +23,14 @@ func sample() status.Report {
 type src struct {
 	rep   status.Report
 	ready error
+}
+
+// ClusterReport marks the report it answers, so a test sees which one the
+// server called.
+func (s src) ClusterReport(ctx context.Context) (status.Report, error) {
+	rep, err := s.Report(ctx)
+	rep.Cluster = &status.ClusterScope{Nodes: []string{rep.Node}}
+	return rep, err
 }
 
 func (s src) Report(context.Context) (status.Report, error) { return s.rep, nil }
@@ -46,6 +55,26 @@ func TestServerEndpoints(t *testing.T) {
 	}
 	if len(rep.Tables) != 1 || rep.Tables[0].Partitions[0].Lag != 19 {
 		t.Fatalf("report over HTTP: %+v", rep)
+	}
+	for scope, cluster := range map[string]bool{"": false, "?scope=node": false, "?scope=cluster": true} {
+		resp, err := http.Get("http://" + srv.Addr() + "/v1/status" + scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got status.Report
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if err != nil || (got.Cluster != nil) != cluster {
+			t.Fatalf("/v1/status%s: cluster scope %+v (err %v), want cluster %v", scope, got.Cluster, err, cluster)
+		}
+	}
+	bad, err := http.Get("http://" + srv.Addr() + "/v1/status?scope=all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Body.Close()
+	if bad.StatusCode != http.StatusBadRequest {
+		t.Fatalf("/v1/status?scope=all: %s, want 400", bad.Status)
 	}
 	resp, err := http.Get("http://" + srv.Addr() + "/readyz")
 	if err != nil {

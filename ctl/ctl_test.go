@@ -219,7 +219,10 @@ func (s healthSrv) Check(ctx context.Context, q *adminv1.HealthCheckRequest) (*a
 		return nil, err
 	}
 	if s.ready {
-		return &adminv1.HealthCheckResponse{Live: true, Ready: true, Node: "n1", Leader: "n1"}, nil
+		return &adminv1.HealthCheckResponse{Live: true, Ready: true, Node: "n1", Leader: "n1",
+			Problems: map[string]string{"kafka broker": "broker b2:9092 (id 2), down for 12s: no answer for 12s"},
+			Brokers: []*adminv1.KafkaBroker{{Addr: "b1:9092", NodeId: 1, Up: true, Partitions: 3},
+				{Addr: "b2:9092", NodeId: 2, DownSince: "2026-12-06T04:00:00Z", Reason: "no answer for 12s", Partitions: 2}}}, nil
 	}
 	return &adminv1.HealthCheckResponse{Live: true, Node: "n1", Reason: "no leader"}, nil
 }
@@ -690,7 +693,10 @@ func TestStatusText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"node n1, leader n1\n", "MEMBER  ROLE", "shop.orders  DEGRADED", "shop.orders: s3: connection refused"} {
+	for _, want := range []string{"node n1, leader n1\n", "MEMBER  ROLE", "shop.orders  DEGRADED", "shop.orders: s3: connection refused",
+		"problem: kafka broker: broker b2:9092 (id 2), down for 12s: no answer for 12s\n",
+		"kafka broker b1:9092: up, leads 3 partitions read here\n",
+		"kafka broker b2:9092: DOWN since 2026-12-06T04:00:00Z, 2 partitions read here wait on it: no answer for 12s\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status text lacks %q:\n%s", want, out)
 		}
@@ -713,7 +719,7 @@ func TestStatusJSON(t *testing.T) {
 		mu.Lock()
 		auth = append(auth, q.Header.Get("Authorization"))
 		mu.Unlock()
-		if q.URL.Path != "/v1/status" {
+		if q.URL.Path != "/v1/status" || (q.URL.RawQuery != "" && q.URL.RawQuery != "scope=cluster") {
 			http.NotFound(w, q)
 			return
 		}
@@ -734,6 +740,7 @@ func TestStatusJSON(t *testing.T) {
 		{"--addr", addr, "-o", "json", "--token", "s3cret"},
 		{"--admin-addr", addr, "--json", "--token", "s3cret"},
 		{"--addr", addr, "--output", "json", "--json", "--token", "s3cret"},
+		{"--addr", addr, "-o", "json", "--cluster", "--token", "s3cret"},
 	} {
 		out, err := runCmd(t, StatusCommand(), args...)
 		if err != nil {
@@ -754,7 +761,7 @@ func TestStatusJSON(t *testing.T) {
 			t.Errorf("Authorization %q", a)
 		}
 	}
-	if len(auth) != 4 {
+	if len(auth) != 5 {
 		t.Errorf("%d requests", len(auth))
 	}
 	mu.Unlock()
@@ -764,6 +771,8 @@ func TestStatusJSON(t *testing.T) {
 	_, err = runCmd(t, StatusCommand(), "--addr", addr, "--json", "-o", "text")
 	wantCode(t, err, ExitUsage)
 	_, err = runCmd(t, StatusCommand(), "--addr", addr, "-o", "xml")
+	wantCode(t, err, ExitUsage)
+	_, err = runCmd(t, StatusCommand(), "--addr", addr, "--cluster")
 	wantCode(t, err, ExitUsage)
 	srv.Close()
 	_, err = runCmd(t, StatusCommand(), "--addr", addr, "--json")

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,7 +24,7 @@ import (
 func StatusCommand() *cobra.Command {
 	o := &options{}
 	var adminAddr string
-	var asJSON bool
+	var asJSON, cluster bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the status of the cluster's members and every table on a running node",
@@ -42,6 +44,7 @@ the former name of --addr.
 	o.register(fs, 10*time.Second)
 	fs.StringVar(&adminAddr, "admin-addr", defaultAddr, "admin address of the node (same as --addr; env FLOE_NODE_ADMIN_ADDR)")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (same as -o json)")
+	fs.BoolVar(&cluster, "cluster", false, "with -o json: the cluster-wide report (every member's figures joined, GET /v1/status?scope=cluster)")
 	text := o.action(func(e *env, _ []string) error { return writeStatus(e) })
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		fs := cmd.Flags()
@@ -64,10 +67,13 @@ the former name of --addr.
 		if err := o.resolve(fs); err != nil {
 			return err
 		}
+		if cluster && o.output != "json" {
+			return usageErrorf("--cluster needs -o json")
+		}
 		if o.output == "json" {
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 			defer cancel()
-			rep, err := o.fetchReport(ctx)
+			rep, err := o.fetchReport(ctx, cluster)
 			if err != nil {
 				return err
 			}
@@ -107,6 +113,7 @@ func writeStatus(e *env) error {
 		fmt.Fprintf(e.out, ", not ready: %s", dash(h.GetReason()))
 	}
 	fmt.Fprintln(e.out)
+	writeNodeHealth(e.out, h)
 	fmt.Fprintln(e.out)
 	if len(ms.GetMembers()) > 0 {
 		if err := writeMembers(e.out, ms.GetMembers()); err != nil {
@@ -121,7 +128,7 @@ func writeStatus(e *env) error {
 // and returns the node's status.Report JSON indented by two spaces, as floe status always
 // printed it. The document passes through as served (not decoded into status.Report), so
 // fields of newer nodes are kept.
-func (o *options) fetchReport(ctx context.Context) ([]byte, error) {
+func (o *options) fetchReport(ctx context.Context, cluster bool) ([]byte, error) {
 	scheme := "http"
 	tr := &http.Transport{Proxy: http.ProxyFromEnvironment}
 	if o.useTLS() {
@@ -134,6 +141,9 @@ func (o *options) fetchReport(ctx context.Context) ([]byte, error) {
 	}
 	defer tr.CloseIdleConnections()
 	url := scheme + "://" + o.addr + "/v1/status"
+	if cluster {
+		url += "?scope=cluster"
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, usageErrorf("--addr %q: %w", o.addr, err)
@@ -173,4 +183,21 @@ func (o *options) fetchReport(ctx context.Context) ([]byte, error) {
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
+}
+
+// writeNodeHealth writes the node's problems and one line per Kafka broker
+// its readers talk to (a broker down names why and how many partitions
+// wait on it).
+func writeNodeHealth(w io.Writer, h *adminv1.HealthCheckResponse) {
+	for _, k := range slices.Sorted(maps.Keys(h.GetProblems())) {
+		fmt.Fprintf(w, "problem: %s: %s\n", k, h.GetProblems()[k])
+	}
+	for _, b := range h.GetBrokers() {
+		if b.GetUp() {
+			fmt.Fprintf(w, "kafka broker %s: up, leads %d partitions read here\n", b.GetAddr(), b.GetPartitions())
+			continue
+		}
+		fmt.Fprintf(w, "kafka broker %s: DOWN since %s, %d partitions read here wait on it: %s\n",
+			b.GetAddr(), b.GetDownSince(), b.GetPartitions(), b.GetReason())
+	}
 }

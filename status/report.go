@@ -34,6 +34,9 @@ type Report struct {
 	// brokers they talked to: each one's health (source health).
 	Brokers []BrokerStatus `json:"brokers,omitempty"`
 	Tables  []TableReport  `json:"tables"`
+	// Cluster is set on a cluster-wide report (MergeCluster): the nodes
+	// it joins and those that did not answer. Nil on one node's report.
+	Cluster *ClusterScope `json:"cluster,omitempty"`
 }
 
 // BrokerStatus is one Kafka broker as this node's readers saw it: up, or

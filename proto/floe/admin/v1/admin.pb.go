@@ -2604,9 +2604,14 @@ type HealthCheckResponse struct {
 	Live  bool                   `protobuf:"varint,1,opt,name=live,proto3" json:"live,omitempty"`
 	Ready bool                   `protobuf:"varint,2,opt,name=ready,proto3" json:"ready,omitempty"`
 	// reason the node is not ready.
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
-	Node          string `protobuf:"bytes,4,opt,name=node,proto3" json:"node,omitempty"`
-	Leader        string `protobuf:"bytes,5,opt,name=leader,proto3" json:"leader,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Node   string `protobuf:"bytes,4,opt,name=node,proto3" json:"node,omitempty"`
+	Leader string `protobuf:"bytes,5,opt,name=leader,proto3" json:"leader,omitempty"`
+	// problems are the node's own problems by component (a Kafka broker
+	// down, the catalog unreachable...), as GET /v1/status reports them.
+	Problems map[string]string `protobuf:"bytes,6,rep,name=problems,proto3" json:"problems,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// brokers are the Kafka brokers the node's partition readers talk to.
+	Brokers       []*KafkaBroker `protobuf:"bytes,7,rep,name=brokers,proto3" json:"brokers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2674,6 +2679,117 @@ func (x *HealthCheckResponse) GetLeader() string {
 		return x.Leader
 	}
 	return ""
+}
+
+func (x *HealthCheckResponse) GetProblems() map[string]string {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *HealthCheckResponse) GetBrokers() []*KafkaBroker {
+	if x != nil {
+		return x.Brokers
+	}
+	return nil
+}
+
+// KafkaBroker is one Kafka broker as a node's readers see it.
+type KafkaBroker struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Addr  string                 `protobuf:"bytes,1,opt,name=addr,proto3" json:"addr,omitempty"`
+	// node_id is -1 for a broker known only as a bootstrap server.
+	NodeId int32 `protobuf:"varint,2,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	Up     bool  `protobuf:"varint,3,opt,name=up,proto3" json:"up,omitempty"`
+	// down_since is when it went down (RFC 3339), empty while up.
+	DownSince string `protobuf:"bytes,4,opt,name=down_since,json=downSince,proto3" json:"down_since,omitempty"`
+	// last_response is when it last answered (RFC 3339), empty if never.
+	LastResponse string `protobuf:"bytes,5,opt,name=last_response,json=lastResponse,proto3" json:"last_response,omitempty"`
+	Reason       string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	// partitions read on the node that it leads.
+	Partitions    int32 `protobuf:"varint,7,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KafkaBroker) Reset() {
+	*x = KafkaBroker{}
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KafkaBroker) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KafkaBroker) ProtoMessage() {}
+
+func (x *KafkaBroker) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KafkaBroker.ProtoReflect.Descriptor instead.
+func (*KafkaBroker) Descriptor() ([]byte, []int) {
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *KafkaBroker) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+func (x *KafkaBroker) GetNodeId() int32 {
+	if x != nil {
+		return x.NodeId
+	}
+	return 0
+}
+
+func (x *KafkaBroker) GetUp() bool {
+	if x != nil {
+		return x.Up
+	}
+	return false
+}
+
+func (x *KafkaBroker) GetDownSince() string {
+	if x != nil {
+		return x.DownSince
+	}
+	return ""
+}
+
+func (x *KafkaBroker) GetLastResponse() string {
+	if x != nil {
+		return x.LastResponse
+	}
+	return ""
+}
+
+func (x *KafkaBroker) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *KafkaBroker) GetPartitions() int32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
 }
 
 var File_floe_admin_v1_admin_proto protoreflect.FileDescriptor
@@ -2881,13 +2997,29 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\vresult_json\x18\x01 \x01(\tR\n" +
 	"resultJson\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\"\x14\n" +
-	"\x12HealthCheckRequest\"\x83\x01\n" +
+	"\x12HealthCheckRequest\"\xc4\x02\n" +
 	"\x13HealthCheckResponse\x12\x12\n" +
 	"\x04live\x18\x01 \x01(\bR\x04live\x12\x14\n" +
 	"\x05ready\x18\x02 \x01(\bR\x05ready\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x12\n" +
 	"\x04node\x18\x04 \x01(\tR\x04node\x12\x16\n" +
-	"\x06leader\x18\x05 \x01(\tR\x06leader*F\n" +
+	"\x06leader\x18\x05 \x01(\tR\x06leader\x12L\n" +
+	"\bproblems\x18\x06 \x03(\v20.floe.admin.v1.HealthCheckResponse.ProblemsEntryR\bproblems\x124\n" +
+	"\abrokers\x18\a \x03(\v2\x1a.floe.admin.v1.KafkaBrokerR\abrokers\x1a;\n" +
+	"\rProblemsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc6\x01\n" +
+	"\vKafkaBroker\x12\x12\n" +
+	"\x04addr\x18\x01 \x01(\tR\x04addr\x12\x17\n" +
+	"\anode_id\x18\x02 \x01(\x05R\x06nodeId\x12\x0e\n" +
+	"\x02up\x18\x03 \x01(\bR\x02up\x12\x1d\n" +
+	"\n" +
+	"down_since\x18\x04 \x01(\tR\tdownSince\x12#\n" +
+	"\rlast_response\x18\x05 \x01(\tR\flastResponse\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\a \x01(\x05R\n" +
+	"partitions*F\n" +
 	"\fReplayPolicy\x12\x1d\n" +
 	"\x19REPLAY_POLICY_UNSPECIFIED\x10\x00\x12\n" +
 	"\n" +
@@ -2932,7 +3064,7 @@ func file_floe_admin_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_floe_admin_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_floe_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_floe_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_floe_admin_v1_admin_proto_goTypes = []any{
 	(ReplayPolicy)(0),                 // 0: floe.admin.v1.ReplayPolicy
 	(*WriteResponse)(nil),             // 1: floe.admin.v1.WriteResponse
@@ -2973,76 +3105,80 @@ var file_floe_admin_v1_admin_proto_goTypes = []any{
 	(*RunMaintenanceResponse)(nil),    // 36: floe.admin.v1.RunMaintenanceResponse
 	(*HealthCheckRequest)(nil),        // 37: floe.admin.v1.HealthCheckRequest
 	(*HealthCheckResponse)(nil),       // 38: floe.admin.v1.HealthCheckResponse
-	nil,                               // 39: floe.admin.v1.Snapshot.SummaryEntry
-	(*timestamppb.Timestamp)(nil),     // 40: google.protobuf.Timestamp
+	(*KafkaBroker)(nil),               // 39: floe.admin.v1.KafkaBroker
+	nil,                               // 40: floe.admin.v1.Snapshot.SummaryEntry
+	nil,                               // 41: floe.admin.v1.HealthCheckResponse.ProblemsEntry
+	(*timestamppb.Timestamp)(nil),     // 42: google.protobuf.Timestamp
 }
 var file_floe_admin_v1_admin_proto_depIdxs = []int32{
 	4,  // 0: floe.admin.v1.ListMembersResponse.members:type_name -> floe.admin.v1.Member
-	40, // 1: floe.admin.v1.GetLeaderResponse.since:type_name -> google.protobuf.Timestamp
+	42, // 1: floe.admin.v1.GetLeaderResponse.since:type_name -> google.protobuf.Timestamp
 	11, // 2: floe.admin.v1.Mapping.partition_by:type_name -> floe.admin.v1.PartitionField
 	10, // 3: floe.admin.v1.ListMappingsResponse.mappings:type_name -> floe.admin.v1.Mapping
 	10, // 4: floe.admin.v1.CreateMappingRequest.mapping:type_name -> floe.admin.v1.Mapping
 	10, // 5: floe.admin.v1.UpdateMappingRequest.mapping:type_name -> floe.admin.v1.Mapping
 	21, // 6: floe.admin.v1.ListTablesResponse.tables:type_name -> floe.admin.v1.TableStatus
-	40, // 7: floe.admin.v1.TableStatus.last_commit:type_name -> google.protobuf.Timestamp
+	42, // 7: floe.admin.v1.TableStatus.last_commit:type_name -> google.protobuf.Timestamp
 	23, // 8: floe.admin.v1.TableStatus.partitions:type_name -> floe.admin.v1.PartitionStatus
 	24, // 9: floe.admin.v1.TableStatus.catalogs:type_name -> floe.admin.v1.CatalogStatus
 	30, // 10: floe.admin.v1.TableStatus.rewind:type_name -> floe.admin.v1.Rewind
 	22, // 11: floe.admin.v1.TableStatus.delta:type_name -> floe.admin.v1.DeltaStatus
-	40, // 12: floe.admin.v1.CatalogStatus.last_sync:type_name -> google.protobuf.Timestamp
-	40, // 13: floe.admin.v1.RewindTableRequest.timestamp:type_name -> google.protobuf.Timestamp
+	42, // 12: floe.admin.v1.CatalogStatus.last_sync:type_name -> google.protobuf.Timestamp
+	42, // 13: floe.admin.v1.RewindTableRequest.timestamp:type_name -> google.protobuf.Timestamp
 	28, // 14: floe.admin.v1.RewindTableRequest.offsets:type_name -> floe.admin.v1.ExplicitOffsets
 	0,  // 15: floe.admin.v1.RewindTableRequest.policy:type_name -> floe.admin.v1.ReplayPolicy
 	29, // 16: floe.admin.v1.ExplicitOffsets.offsets:type_name -> floe.admin.v1.PartitionOffset
 	0,  // 17: floe.admin.v1.Rewind.policy:type_name -> floe.admin.v1.ReplayPolicy
-	40, // 18: floe.admin.v1.Rewind.at:type_name -> google.protobuf.Timestamp
+	42, // 18: floe.admin.v1.Rewind.at:type_name -> google.protobuf.Timestamp
 	29, // 19: floe.admin.v1.Rewind.from:type_name -> floe.admin.v1.PartitionOffset
 	29, // 20: floe.admin.v1.Rewind.to:type_name -> floe.admin.v1.PartitionOffset
 	30, // 21: floe.admin.v1.RewindTableResponse.rewind:type_name -> floe.admin.v1.Rewind
 	34, // 22: floe.admin.v1.ListSnapshotsResponse.snapshots:type_name -> floe.admin.v1.Snapshot
-	40, // 23: floe.admin.v1.Snapshot.timestamp:type_name -> google.protobuf.Timestamp
-	39, // 24: floe.admin.v1.Snapshot.summary:type_name -> floe.admin.v1.Snapshot.SummaryEntry
-	2,  // 25: floe.admin.v1.ClusterService.ListMembers:input_type -> floe.admin.v1.ListMembersRequest
-	5,  // 26: floe.admin.v1.ClusterService.GetLeader:input_type -> floe.admin.v1.GetLeaderRequest
-	7,  // 27: floe.admin.v1.ClusterService.TransferLeadership:input_type -> floe.admin.v1.TransferLeadershipRequest
-	8,  // 28: floe.admin.v1.ClusterService.DrainNode:input_type -> floe.admin.v1.DrainNodeRequest
-	9,  // 29: floe.admin.v1.ClusterService.RemoveNode:input_type -> floe.admin.v1.RemoveNodeRequest
-	12, // 30: floe.admin.v1.TableService.ListMappings:input_type -> floe.admin.v1.ListMappingsRequest
-	14, // 31: floe.admin.v1.TableService.GetMapping:input_type -> floe.admin.v1.GetMappingRequest
-	15, // 32: floe.admin.v1.TableService.CreateMapping:input_type -> floe.admin.v1.CreateMappingRequest
-	16, // 33: floe.admin.v1.TableService.UpdateMapping:input_type -> floe.admin.v1.UpdateMappingRequest
-	17, // 34: floe.admin.v1.TableService.DeleteMapping:input_type -> floe.admin.v1.DeleteMappingRequest
-	18, // 35: floe.admin.v1.TableService.ListTables:input_type -> floe.admin.v1.ListTablesRequest
-	20, // 36: floe.admin.v1.TableService.GetTable:input_type -> floe.admin.v1.GetTableRequest
-	25, // 37: floe.admin.v1.TableService.PauseTable:input_type -> floe.admin.v1.PauseTableRequest
-	26, // 38: floe.admin.v1.TableService.ResumeTable:input_type -> floe.admin.v1.ResumeTableRequest
-	27, // 39: floe.admin.v1.TableService.RewindTable:input_type -> floe.admin.v1.RewindTableRequest
-	32, // 40: floe.admin.v1.TableService.ListSnapshots:input_type -> floe.admin.v1.ListSnapshotsRequest
-	35, // 41: floe.admin.v1.TableService.RunMaintenance:input_type -> floe.admin.v1.RunMaintenanceRequest
-	37, // 42: floe.admin.v1.HealthService.Check:input_type -> floe.admin.v1.HealthCheckRequest
-	3,  // 43: floe.admin.v1.ClusterService.ListMembers:output_type -> floe.admin.v1.ListMembersResponse
-	6,  // 44: floe.admin.v1.ClusterService.GetLeader:output_type -> floe.admin.v1.GetLeaderResponse
-	1,  // 45: floe.admin.v1.ClusterService.TransferLeadership:output_type -> floe.admin.v1.WriteResponse
-	1,  // 46: floe.admin.v1.ClusterService.DrainNode:output_type -> floe.admin.v1.WriteResponse
-	1,  // 47: floe.admin.v1.ClusterService.RemoveNode:output_type -> floe.admin.v1.WriteResponse
-	13, // 48: floe.admin.v1.TableService.ListMappings:output_type -> floe.admin.v1.ListMappingsResponse
-	10, // 49: floe.admin.v1.TableService.GetMapping:output_type -> floe.admin.v1.Mapping
-	1,  // 50: floe.admin.v1.TableService.CreateMapping:output_type -> floe.admin.v1.WriteResponse
-	1,  // 51: floe.admin.v1.TableService.UpdateMapping:output_type -> floe.admin.v1.WriteResponse
-	1,  // 52: floe.admin.v1.TableService.DeleteMapping:output_type -> floe.admin.v1.WriteResponse
-	19, // 53: floe.admin.v1.TableService.ListTables:output_type -> floe.admin.v1.ListTablesResponse
-	21, // 54: floe.admin.v1.TableService.GetTable:output_type -> floe.admin.v1.TableStatus
-	1,  // 55: floe.admin.v1.TableService.PauseTable:output_type -> floe.admin.v1.WriteResponse
-	1,  // 56: floe.admin.v1.TableService.ResumeTable:output_type -> floe.admin.v1.WriteResponse
-	31, // 57: floe.admin.v1.TableService.RewindTable:output_type -> floe.admin.v1.RewindTableResponse
-	33, // 58: floe.admin.v1.TableService.ListSnapshots:output_type -> floe.admin.v1.ListSnapshotsResponse
-	36, // 59: floe.admin.v1.TableService.RunMaintenance:output_type -> floe.admin.v1.RunMaintenanceResponse
-	38, // 60: floe.admin.v1.HealthService.Check:output_type -> floe.admin.v1.HealthCheckResponse
-	43, // [43:61] is the sub-list for method output_type
-	25, // [25:43] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	42, // 23: floe.admin.v1.Snapshot.timestamp:type_name -> google.protobuf.Timestamp
+	40, // 24: floe.admin.v1.Snapshot.summary:type_name -> floe.admin.v1.Snapshot.SummaryEntry
+	41, // 25: floe.admin.v1.HealthCheckResponse.problems:type_name -> floe.admin.v1.HealthCheckResponse.ProblemsEntry
+	39, // 26: floe.admin.v1.HealthCheckResponse.brokers:type_name -> floe.admin.v1.KafkaBroker
+	2,  // 27: floe.admin.v1.ClusterService.ListMembers:input_type -> floe.admin.v1.ListMembersRequest
+	5,  // 28: floe.admin.v1.ClusterService.GetLeader:input_type -> floe.admin.v1.GetLeaderRequest
+	7,  // 29: floe.admin.v1.ClusterService.TransferLeadership:input_type -> floe.admin.v1.TransferLeadershipRequest
+	8,  // 30: floe.admin.v1.ClusterService.DrainNode:input_type -> floe.admin.v1.DrainNodeRequest
+	9,  // 31: floe.admin.v1.ClusterService.RemoveNode:input_type -> floe.admin.v1.RemoveNodeRequest
+	12, // 32: floe.admin.v1.TableService.ListMappings:input_type -> floe.admin.v1.ListMappingsRequest
+	14, // 33: floe.admin.v1.TableService.GetMapping:input_type -> floe.admin.v1.GetMappingRequest
+	15, // 34: floe.admin.v1.TableService.CreateMapping:input_type -> floe.admin.v1.CreateMappingRequest
+	16, // 35: floe.admin.v1.TableService.UpdateMapping:input_type -> floe.admin.v1.UpdateMappingRequest
+	17, // 36: floe.admin.v1.TableService.DeleteMapping:input_type -> floe.admin.v1.DeleteMappingRequest
+	18, // 37: floe.admin.v1.TableService.ListTables:input_type -> floe.admin.v1.ListTablesRequest
+	20, // 38: floe.admin.v1.TableService.GetTable:input_type -> floe.admin.v1.GetTableRequest
+	25, // 39: floe.admin.v1.TableService.PauseTable:input_type -> floe.admin.v1.PauseTableRequest
+	26, // 40: floe.admin.v1.TableService.ResumeTable:input_type -> floe.admin.v1.ResumeTableRequest
+	27, // 41: floe.admin.v1.TableService.RewindTable:input_type -> floe.admin.v1.RewindTableRequest
+	32, // 42: floe.admin.v1.TableService.ListSnapshots:input_type -> floe.admin.v1.ListSnapshotsRequest
+	35, // 43: floe.admin.v1.TableService.RunMaintenance:input_type -> floe.admin.v1.RunMaintenanceRequest
+	37, // 44: floe.admin.v1.HealthService.Check:input_type -> floe.admin.v1.HealthCheckRequest
+	3,  // 45: floe.admin.v1.ClusterService.ListMembers:output_type -> floe.admin.v1.ListMembersResponse
+	6,  // 46: floe.admin.v1.ClusterService.GetLeader:output_type -> floe.admin.v1.GetLeaderResponse
+	1,  // 47: floe.admin.v1.ClusterService.TransferLeadership:output_type -> floe.admin.v1.WriteResponse
+	1,  // 48: floe.admin.v1.ClusterService.DrainNode:output_type -> floe.admin.v1.WriteResponse
+	1,  // 49: floe.admin.v1.ClusterService.RemoveNode:output_type -> floe.admin.v1.WriteResponse
+	13, // 50: floe.admin.v1.TableService.ListMappings:output_type -> floe.admin.v1.ListMappingsResponse
+	10, // 51: floe.admin.v1.TableService.GetMapping:output_type -> floe.admin.v1.Mapping
+	1,  // 52: floe.admin.v1.TableService.CreateMapping:output_type -> floe.admin.v1.WriteResponse
+	1,  // 53: floe.admin.v1.TableService.UpdateMapping:output_type -> floe.admin.v1.WriteResponse
+	1,  // 54: floe.admin.v1.TableService.DeleteMapping:output_type -> floe.admin.v1.WriteResponse
+	19, // 55: floe.admin.v1.TableService.ListTables:output_type -> floe.admin.v1.ListTablesResponse
+	21, // 56: floe.admin.v1.TableService.GetTable:output_type -> floe.admin.v1.TableStatus
+	1,  // 57: floe.admin.v1.TableService.PauseTable:output_type -> floe.admin.v1.WriteResponse
+	1,  // 58: floe.admin.v1.TableService.ResumeTable:output_type -> floe.admin.v1.WriteResponse
+	31, // 59: floe.admin.v1.TableService.RewindTable:output_type -> floe.admin.v1.RewindTableResponse
+	33, // 60: floe.admin.v1.TableService.ListSnapshots:output_type -> floe.admin.v1.ListSnapshotsResponse
+	36, // 61: floe.admin.v1.TableService.RunMaintenance:output_type -> floe.admin.v1.RunMaintenanceResponse
+	38, // 62: floe.admin.v1.HealthService.Check:output_type -> floe.admin.v1.HealthCheckResponse
+	45, // [45:63] is the sub-list for method output_type
+	27, // [27:45] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_floe_admin_v1_admin_proto_init() }
@@ -3062,7 +3198,7 @@ func file_floe_admin_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_floe_admin_v1_admin_proto_rawDesc), len(file_floe_admin_v1_admin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   39,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
