@@ -91,12 +91,16 @@ func resumeCmd(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resume TABLE",
 		Short: "Resume a paused or suspended table",
-		Args:  exactArgs(1, "TABLE"),
+		Long: "Resume a table paused by an operator or suspended at a bad record (error_mode: suspend),\n" +
+			"on every node. A table suspended at a bad record decodes it again and stops at it again\n" +
+			"unless --skip is given, which skips exactly that record (counted as skipped); the answer\n" +
+			"says so. Fix what the record needed (the registry's schema, say) before a plain resume.",
+		Args: exactArgs(1, "TABLE"),
 		RunE: o.action(func(e *env, args []string) error {
 			return e.write(e.tables.ResumeTable(e.ctx, &adminv1.ResumeTableRequest{Table: args[0], Skip: skip}))
 		}),
 	}
-	cmd.Flags().BoolVar(&skip, "skip", false, "continue past the bad record a suspended table stopped at")
+	cmd.Flags().BoolVar(&skip, "skip", false, "continue past the bad record a suspended table stopped at (without it, the table stops at that record again)")
 	return cmd
 }
 

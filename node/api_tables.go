@@ -66,7 +66,11 @@ func (n *Node) ResumeTable(ctx context.Context, table string, skip bool) (admin.
 	return res, err
 }
 
-// resume proposes a resume and returns the records it skips.
+// resume proposes a resume and returns the records it skips. Its answer
+// says when the table is suspended at a bad record and the resume does
+// not skip it: the table decodes the same record again and stops at it
+// again, which an operator would otherwise learn only from the next
+// status.
 func (n *Node) resume(ctx context.Context, table string, skip bool) (admin.WriteResult, []fsm.ResumeSkip, error) {
 	if err := n.ready(); err != nil {
 		return admin.WriteResult{}, nil, err
@@ -76,39 +80,70 @@ func (n *Node) resume(ctx context.Context, table string, skip bool) (admin.Write
 		return admin.WriteResult{}, nil, err
 	}
 	cmd := fsm.ResumeTable{Table: key, At: time.Now().UnixMilli()}
+	stuck := n.suspendedAt(ctx, table, key)
 	if skip {
-		found := n.suspendedElsewhere(ctx, table) // schemas.go
-		if ts, _ := n.worker.Status().Snapshot(); ts[key].SuspendedAt != nil {
-			found = append(found, *ts[key].SuspendedAt)
-		}
-		seen := map[ledger.TopicPartition]bool{}
-		for _, r := range found {
-			tp := ledger.TopicPartition{Topic: r.Topic, Partition: r.Partition}
-			if !seen[tp] {
-				seen[tp] = true
-				cmd.Skips = append(cmd.Skips, fsm.ResumeSkip{TopicPartition: tp, Offset: r.Offset})
-			}
-		}
-		if len(cmd.Skips) == 0 {
+		if len(stuck) == 0 {
 			return admin.WriteResult{}, nil, fmt.Errorf("%w: skip: %s is not suspended at a bad record", admin.ErrConflict, table)
 		}
+		cmd.Skips = stuck
 	}
-	msg := "resumed " + table
-	for _, s := range cmd.Skips {
-		msg += fmt.Sprintf(", skipping %s offset %d", s.TopicPartition, s.Offset)
-	}
-	res, err := n.propose(ctx, cmd, msg)
+	res, err := n.propose(ctx, cmd, resumeMessage(table, skip, stuck))
 	return res, cmd.Skips, err
+}
+
+// suspendedAt lists the bad records the table is suspended at, on this
+// node and the others, one per partition.
+func (n *Node) suspendedAt(ctx context.Context, table, key string) []fsm.ResumeSkip {
+	found := n.suspendedElsewhere(ctx, table) // schemas.go
+	if ts, _ := n.worker.Status().Snapshot(); ts[key].SuspendedAt != nil {
+		found = append(found, *ts[key].SuspendedAt)
+	}
+	var out []fsm.ResumeSkip
+	seen := map[ledger.TopicPartition]bool{}
+	for _, r := range found {
+		tp := ledger.TopicPartition{Topic: r.Topic, Partition: r.Partition}
+		if !seen[tp] {
+			seen[tp] = true
+			out = append(out, fsm.ResumeSkip{TopicPartition: tp, Offset: r.Offset})
+		}
+	}
+	return out
+}
+
+// resumeMessage is a resume's answer: the records it skips, or, when the
+// table is suspended at bad records it does not skip, that it will stop
+// at them again and how to skip them.
+func resumeMessage(table string, skip bool, stuck []fsm.ResumeSkip) string {
+	msg := "resumed " + table
+	if skip {
+		for _, s := range stuck {
+			msg += fmt.Sprintf(", skipping %s offset %d", s.TopicPartition, s.Offset)
+		}
+		return msg
+	}
+	if len(stuck) == 0 {
+		return msg
+	}
+	at := make([]string, len(stuck))
+	for i, s := range stuck {
+		at[i] = fmt.Sprintf("%s offset %d", s.TopicPartition, s.Offset)
+	}
+	record, it := "a bad record", "it"
+	if len(stuck) > 1 {
+		record, it = "bad records", "them"
+	}
+	return msg + fmt.Sprintf("; it is suspended at %s (%s) and will stop at %s again: "+
+		"`floe ctl tables resume %s --skip` skips %s", record, strings.Join(at, ", "), it, table, it)
 }
 
 // Resume serves the older POST /v1/tables/{table}/resume route, whose
 // answer lists the skipped records.
 func (n *Node) Resume(ctx context.Context, table string, skip bool) (any, error) {
-	_, skips, err := n.resume(ctx, table, skip)
+	res, skips, err := n.resume(ctx, table, skip)
 	if err != nil {
 		return nil, err
 	}
-	out := worker.ResumeResult{Table: table}
+	out := worker.ResumeResult{Table: table, Message: res.Message}
 	for _, s := range skips {
 		out.Skips = append(out.Skips, status.SuspendedRecord{Topic: s.Topic, Partition: s.Partition, Offset: s.Offset})
 	}

@@ -24,6 +24,9 @@ type ResumeResult struct {
 	// Skips are the records a suspended table is resumed past, if skip:
 	// whichever node fetches them consumes them as skipped.
 	Skips []status.SuspendedRecord `json:"skips,omitempty"`
+	// Message is the answer for people: what was skipped, or that a
+	// table suspended at a bad record stops at it again without skip.
+	Message string `json:"message,omitempty"`
 }
 
 // Resume restarts a table (namespace.name) suspended at a bad record or

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,11 @@ func TestResumeReplicated(t *testing.T) {
 	h := start(t, "suspend", func(h *harness) { h.k.produce("orders", 1, values(20, bad)...) })
 	suspendedAt(t, h, 12)
 	eventually(t, "prefix committed", func() bool { return committedCount(h, key) == 12 })
+	// The reason says how to go on: a plain resume would stop here again.
+	if st, _ := h.w.Status().Snapshot(); !strings.HasPrefix(st[key].Reason, "bad record at orders/0 offset 12: ") ||
+		!strings.HasSuffix(st[key].Reason, "; skip it with `floe ctl tables resume db.orders --skip` (a plain resume stops at it again)") {
+		t.Fatalf("reason %q does not say how to skip the record", st[key].Reason)
+	}
 
 	if _, err := h.w.Resume(context.Background(), "db.nope", true); !errors.Is(err, ErrNoSuchTable) {
 		t.Fatalf("unknown table: %v", err)

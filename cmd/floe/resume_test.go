@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/logbuf"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/status"
@@ -40,7 +43,8 @@ func TestResumeSkipReplicated(t *testing.T) {
 	produce(t, cl, "poison", vals, parts)
 	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "poison", Namespace: "res", Name: "poison", ErrorMode: "suspend"}})
 	ctx := context.Background()
-	n, err := startNode(ctx, cfg, testLogger(t), true)
+	logs := &logbuf.Buffer{} // plainResume counts the suspensions in it
+	n, err := startNode(ctx, cfg, slog.New(slog.NewTextHandler(logs, nil)), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +61,12 @@ func TestResumeSkipReplicated(t *testing.T) {
 			t.Fatalf("suspended at %s/%d offset %d, not a poison record", at.Topic, at.Partition, at.Offset)
 		}
 		skipped[fmt.Sprintf("%d/%d", at.Partition, at.Offset)] = true
+		if !strings.Contains(tr.Reason, "skip it with `floe ctl tables resume res.poison --skip`") {
+			t.Fatalf("the reason does not say how to skip the record: %s", tr.Reason)
+		}
+		if len(skipped) == 1 {
+			plainResume(t, n, "res.poison", at, logs)
+		}
 		if _, err := admin.ResumeTable(ctx, cfg.Node.AdminAddr, "res.poison", true); err != nil {
 			t.Fatal(err)
 		}
@@ -99,9 +109,46 @@ func TestResumeSkipReplicated(t *testing.T) {
 				gen, skips = r.Gen, len(r.Skips)
 			}
 		})
-		if gen != uint64(len(poison)) || skips != 0 {
+		if gen != uint64(len(poison))+1 || skips != 0 { // +1: the plain resume
 			return fmt.Errorf("gen %d, %d skips left", gen, skips)
 		}
 		return nil
+	})
+}
+
+// plainResume resumes a table suspended at a bad record without skip: the
+// answer says it will stop at the record again and how to skip it, and it
+// does stop there again (a second "table suspended" line for the record in
+// logs, then the status at it, which the resume had cleared).
+func plainResume(t *testing.T, n *floeNode, table string, at *status.SuspendedRecord, logs *logbuf.Buffer) {
+	t.Helper()
+	record := fmt.Sprintf("bad record at %s/%d offset %d:", at.Topic, at.Partition, at.Offset)
+	suspensions := func() int {
+		c := 0
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, `msg="table suspended"`) && strings.Contains(l, record) {
+				c++
+			}
+		}
+		return c
+	}
+	before := suspensions()
+	res, err := n.ResumeTable(context.Background(), table, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("it is suspended at a bad record (%s/%d offset %d) and will stop at it again: `floe ctl tables resume %s --skip` skips it",
+		at.Topic, at.Partition, at.Offset, table)
+	if !strings.Contains(res.Message, want) {
+		t.Fatalf("plain resume answers %q, want it to say %q", res.Message, want)
+	}
+	wait.Until(t, time.Minute, "the table suspended again at the record", func() error {
+		if c := suspensions(); c <= before {
+			return fmt.Errorf("%d suspensions at %s logged, %d before the resume", c, record, before)
+		}
+		return nil
+	})
+	waitTable(t, n, table, "SUSPENDED again at the same record", time.Minute, func(tr status.TableReport) bool {
+		return tr.State == "SUSPENDED" && tr.SuspendedAt != nil && tr.SuspendedAt.Partition == at.Partition && tr.SuspendedAt.Offset == at.Offset
 	})
 }

@@ -193,6 +193,15 @@ func (p *Pipeline) passed(f fetched, ps *partState) {
 	})
 }
 
+// SuspendReason is the reason of a table suspended at a bad record. It
+// says how to go on: a plain resume decodes the same record again and
+// stops at it again, so the way past is resume --skip (or fixing what the
+// record needs, such as the registry's schema, then a plain resume).
+func SuspendReason(table string, tp ledger.TopicPartition, offset int64, err error) string {
+	return fmt.Sprintf("bad record at %s offset %d: %v; skip it with `floe ctl tables resume %s --skip` (a plain resume stops at it again)",
+		tp, offset, err, table)
+}
+
 // suspend stops the table at a bad record: what came before it is flushed,
 // nothing after it is consumed until an operator intervenes.
 func (p *Pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset int64, err error) {
@@ -200,7 +209,7 @@ func (p *Pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset
 	p.suspended = true
 	p.suspendedAt = &ledger.Range{TopicPartition: tp, From: offset, To: offset + 1}
 	p.stopAll()
-	reason := fmt.Sprintf("bad record at %s offset %d: %v", tp, offset, err)
+	reason := SuspendReason(ledger.DisplayName(p.spec.Key), tp, offset, err)
 	p.log.Error("table suspended", "reason", reason)
 	p.status(func(t *status.TableStatus) {
 		t.State, t.Reason = status.StateSuspended, reason
