@@ -103,12 +103,7 @@ func serveCmd() *cobra.Command {
 		Short: "Run a Floe node",
 		Long: "Run a Floe node with the configuration in --config. Every field can be overridden by an\n" +
 			"environment variable: FLOE_ and the field's path in upper case, e.g. FLOE_KAFKA_BOOTSTRAP_SERVERS.",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("floe serve takes no arguments, got %q: give the configuration file as --config %s", args, args[0])
-			}
-			return nil
-		},
+		Args: serveArgs, // usage.go
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Before anything else, and on stderr whatever the log
 			// says: a misspelt variable is the likely cause of a

@@ -42,6 +42,15 @@ func usageErrors(root *cobra.Command, own []*cobra.Command) {
 	}
 }
 
+// serveArgs refuses arguments to floe serve, where the likely one is the
+// configuration file without its flag.
+func serveArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("floe serve takes no arguments, got %q: give the configuration file as --config %s", args, args[0])
+	}
+	return nil
+}
+
 // groupArgs makes a command that only groups others print its help, and
 // refuse an unknown subcommand naming the closest ones.
 func groupArgs(c *cobra.Command) {
