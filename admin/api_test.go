@@ -138,6 +138,19 @@ func (f *fakeBackend) Snapshots(_ context.Context, table string) ([]SnapshotInfo
 	return []SnapshotInfo{{ID: 6, Sequence: 1}, {ID: 7, ParentID: 6, Sequence: 2, Current: true, Summary: map[string]string{"operation": "append"}}}, nil
 }
 
+func (f *fakeBackend) TableLayout(_ context.Context, table string) (TableLayout, error) {
+	if f.err != nil {
+		return TableLayout{}, f.err
+	}
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	return TableLayout{FormatVersion: 2, SchemaID: 1, CurrentSnapshot: 7, Namespace: "db", Name: "orders",
+		Location: "s3://wh/db/orders", MetadataLocation: "s3://wh/db/orders/metadata/00007.metadata.json", CatalogURL: "https://floe-1:7422/iceberg",
+		Fields: []FieldInfo{{ID: 1, Name: "_kafka_partition", Type: "int", Required: true, Since: at},
+			{ID: 9, Name: "customer.region", Type: "string", SinceSchema: 1, Since: at.Add(time.Hour)}},
+		Spec:    []SpecField{{Name: "region", Source: "customer.region", Transform: "identity"}},
+		Mapping: &config.Table{Topic: "orders", Format: "json", ErrorMode: "dlq", Namespace: "db", Name: "orders", Formats: []string{"iceberg", "delta"}}}, nil
+}
+
 const (
 	readToken  = "read-token-0123456789"
 	adminToken = "admin-token-0123456789"

@@ -59,6 +59,9 @@ type Backend interface {
 	RewindTable(ctx context.Context, req RewindRequest) (RewindResult, error)
 	// Snapshots lists a table's snapshots, oldest first.
 	Snapshots(ctx context.Context, table string) ([]SnapshotInfo, error)
+	// TableLayout is the table's schema, partition spec and mapping
+	// (layout.go).
+	TableLayout(ctx context.Context, table string) (TableLayout, error)
 }
 
 // WriteResult answers a write.

@@ -22,7 +22,10 @@ var (
 	overviewKeys  = []string{"state", "rows", "lag", "lag_seconds", "freshness_seconds", "data_files", "avg_file_bytes", "last_commit", "last_compaction", "dead_letter_rows"}
 	memberKeys    = []string{"role", "zone", "version", "healthy", "partitions", "committers"}
 	brokerKeys    = []string{"up", "last_response", "partitions"}
-	externalURLRE = regexp.MustCompile(`(?i)https?://`)
+	// externalURLRE finds a URL a page would load or go to: an attribute
+	// value or a CSS url(). Text may show one (the catalog URL engines
+	// connect to, an endpoint a reason quotes); a page never loads it.
+	externalURLRE = regexp.MustCompile(`(?i)<[^>]*\s[a-z-]+\s*=\s*["']?https?://|url\(\s*["']?https?://`)
 )
 
 // rowCells returns the data-k/data-v cells of the element whose attr is
@@ -143,7 +146,7 @@ func TestConsoleEscapesReport(t *testing.T) {
 
 // TestConsoleNoExternalURL: no page the console serves refers to anything
 // but itself (no CDN, no fonts, no SVG namespace URL): every one is
-// grepped for http:// and https://.
+// grepped for http:// and https:// in attributes and CSS.
 func TestConsoleNoExternalURL(t *testing.T) {
 	b := &consoleBackend{fakeBackend: &fakeBackend{}, rep: consoleReport("commit: storage unreachable"),
 		hist: []status.Sample{{At: time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC), FreshnessSec: 40}}}
@@ -221,5 +224,28 @@ func TestConsoleWithoutAuth(t *testing.T) {
 	}
 	if got := b.callers[len(b.callers)-1]; got != "anonymous" {
 		t.Fatalf("pause recorded as %q, want anonymous", got)
+	}
+}
+
+// TestConsoleTableLayout: the table page shows the mapping, the schema
+// with field ids, types and when each field appeared, the partition spec
+// and how to query the table, all from the backend's TableLayout.
+func TestConsoleTableLayout(t *testing.T) {
+	b := &consoleBackend{fakeBackend: &fakeBackend{}, rep: consoleReport("")}
+	base := startConsole(t, b, Options{Tokens: testTokens(t)})
+	c := consoleClient(t)
+	login(t, c, base, readToken)
+	_, page := send(t, c, http.MethodGet, base+"/ui/tables/db.orders", nil)
+	for _, want := range []string{
+		"<dt>Topic</dt><dd>orders</dd>", "<dt>Error mode</dt><dd>dlq</dd>", "<dt>Formats</dt><dd>iceberg, delta</dd>",
+		`<tr data-field="9"><td>9</td><td class="mono">customer.region</td><td class="mono">string</td><td>no</td><td>schema 1, 2026-12-01T10:00:00Z</td></tr>`,
+		"identity(customer.region) as region",
+		"iceberg.rest-catalog.uri=https://floe-1:7422/iceberg",
+		`SELECT count(*) FROM iceberg."db"."orders";`,
+		"iceberg_scan('s3://wh/db/orders/metadata/00007.metadata.json')",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the table page lacks %q", want)
+		}
 	}
 }

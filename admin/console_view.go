@@ -64,6 +64,8 @@ type tableView struct {
 	page
 	Rep            status.Report
 	T              tableRow
+	Layout         *TableLayout // nil when it could not be read (LayoutErr)
+	LayoutErr      string
 	Snapshots      []SnapshotInfo
 	SnapshotsTotal int
 	SnapshotErr    string
@@ -105,6 +107,11 @@ func (c *console) tablePage(w http.ResponseWriter, r *http.Request, sess console
 	snaps, err := c.b.Snapshots(r.Context(), name)
 	if err != nil {
 		v.SnapshotErr = err.Error()
+	}
+	if l, err := c.b.TableLayout(r.Context(), name); err != nil {
+		v.LayoutErr = err.Error()
+	} else {
+		v.Layout = &l
 	}
 	v.SnapshotsTotal = len(snaps)
 	for j := len(snaps) - 1; j >= 0 && len(v.Snapshots) < consoleSnapshots; j-- {

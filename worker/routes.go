@@ -54,6 +54,13 @@ func (w *Worker) DeltaSettings(table string) config.DeltaSettings {
 	return m.Delta
 }
 
+// Mapping is the mapping that routes a topic into the table now (false when
+// none does).
+func (w *Worker) Mapping(table string) (config.Table, bool) {
+	_, m, ok := w.lookup(table)
+	return m, ok
+}
+
 // Mapped reports whether a mapping routes into the table now. A table whose
 // mapping was deleted keeps its data, its catalog entry and its registered
 // sources, but nothing feeds it; the status says so instead of PENDING.

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/floe-io/floe/config"
+)
+
+// TestTableLayout: the console's table page reads the schema (a field that
+// appeared later carries the later schema id and time), the partition
+// spec and the mapping from a real table.
+func TestTableLayout(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "lay")})
+	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "lay", Namespace: "ui",
+		PartitionBy: []config.PartitionField{{Column: "region", Transform: "identity"}}}})
+	n, err := startNode(context.Background(), cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	produce(t, cl, "lay", []string{`{"region":"eu","n":1}`}, 1)
+	waitRows(t, n, "ui.lay", 1, time.Minute)
+	produce(t, cl, "lay", []string{`{"region":"us","n":2,"customer":{"tier":"gold"}}`}, 1)
+	waitRows(t, n, "ui.lay", 2, time.Minute)
+	l, err := n.TableLayout(context.Background(), "ui.lay")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]int{}
+	for i, f := range l.Fields {
+		byName[f.Name] = i
+	}
+	region, okR := byName["region"]
+	tier, okT := byName["customer.tier"]
+	if !okR || !okT {
+		t.Fatalf("fields %+v lack region or customer.tier", l.Fields)
+	}
+	r, ti := l.Fields[region], l.Fields[tier]
+	if ti.SinceSchema <= r.SinceSchema || ti.Since.Before(r.Since) || ti.Since.IsZero() || ti.Type != "string" {
+		t.Errorf("customer.tier %+v should have appeared after region %+v", ti, r)
+	}
+	if len(l.Spec) != 1 || l.Spec[0].Source != "region" || l.Spec[0].Transform != "identity" {
+		t.Errorf("partition spec %+v", l.Spec)
+	}
+	if l.Mapping == nil || l.Mapping.Topic != "lay" || l.Namespace != "ui" || l.Name != "lay" || l.CatalogURL == "" || l.CurrentSnapshot == 0 {
+		t.Errorf("layout %+v", l)
+	}
+}
