@@ -19,9 +19,9 @@ var (
 	cellRE = regexp.MustCompile(`data-k="([a-z_]+)" data-v="([^"]*)"`)
 	// overviewKeys are the report's fields the issue asks the overview to
 	// show, by their /v1/status names; each must be in every table's row.
-	overviewKeys  = []string{"state", "rows", "lag", "lag_seconds", "freshness_seconds", "data_files", "avg_file_bytes", "last_commit", "last_compaction", "dead_letter_rows"}
-	memberKeys    = []string{"role", "zone", "version", "healthy", "partitions", "committers"}
-	brokerKeys    = []string{"up", "last_response", "partitions"}
+	overviewKeys = []string{"state", "rows", "lag", "lag_seconds", "freshness_seconds", "data_files", "avg_file_bytes", "last_commit", "last_compaction", "dead_letter_rows"}
+	memberKeys   = []string{"role", "zone", "version", "healthy", "partitions", "committers"}
+	brokerKeys   = []string{"up", "last_response", "partitions"}
 	// externalURLRE finds a URL a page would load or go to: an attribute
 	// value or a CSS url(). Text may show one (the catalog URL engines
 	// connect to, an endpoint a reason quotes); a page never loads it.
