@@ -138,6 +138,8 @@ func (f *fakeBackend) Snapshots(_ context.Context, table string) ([]SnapshotInfo
 	return []SnapshotInfo{{ID: 6, Sequence: 1}, {ID: 7, ParentID: 6, Sequence: 2, Current: true, Summary: map[string]string{"operation": "append"}}}, nil
 }
 
+func (f *fakeBackend) Samples(string) []status.Sample { return nil }
+
 func (f *fakeBackend) TableLayout(_ context.Context, table string) (TableLayout, error) {
 	if f.err != nil {
 		return TableLayout{}, f.err

@@ -59,6 +59,9 @@ type Backend interface {
 	RewindTable(ctx context.Context, req RewindRequest) (RewindResult, error)
 	// Snapshots lists a table's snapshots, oldest first.
 	Snapshots(ctx context.Context, table string) ([]SnapshotInfo, error)
+	// Samples are the table's samples over the last hour, oldest first:
+	// the console's charts (status.History).
+	Samples(table string) []status.Sample
 	// TableLayout is the table's schema, partition spec and mapping
 	// (layout.go).
 	TableLayout(ctx context.Context, table string) (TableLayout, error)

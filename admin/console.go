@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/floe-io/floe/auth"
-	"github.com/floe-io/floe/status"
 )
 
 // The status console: HTML pages at /ui on the admin port, rendered on the
@@ -30,12 +29,6 @@ var consoleFiles embed.FS
 // consoleLoginMaxBytes caps the login form's body: it is read before the
 // caller is known, and a token and a CSRF field fit well within it.
 const consoleLoginMaxBytes = 8 << 10
-
-// FreshnessSource is what a Backend may also implement to give the
-// console its freshness charts: a table's samples, oldest first.
-type FreshnessSource interface {
-	Freshness(table string) []status.Sample
-}
 
 // console serves /ui for a Server.
 type console struct {

@@ -28,7 +28,7 @@ func (b *consoleBackend) ClusterReport(ctx context.Context) (status.Report, erro
 }
 
 func (b *consoleBackend) Report(context.Context) (status.Report, error) { return b.rep, nil }
-func (b *consoleBackend) Freshness(string) []status.Sample              { return b.hist }
+func (b *consoleBackend) Samples(string) []status.Sample                { return b.hist }
 func (b *consoleBackend) RewindTable(ctx context.Context, req RewindRequest) (RewindResult, error) {
 	b.mu.Lock()
 	b.rewinds = append(b.rewinds, Caller(ctx))

@@ -249,3 +249,64 @@ func TestConsoleTableLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleFilter: the overview filters tables by a part of the name and
+// by state, and says how many it shows of how many.
+func TestConsoleFilter(t *testing.T) {
+	b := &consoleBackend{fakeBackend: &fakeBackend{}, rep: consoleReport("commit: storage unreachable")}
+	base := startConsole(t, b, Options{Tokens: testTokens(t)})
+	c := consoleClient(t)
+	login(t, c, base, readToken)
+	for _, tc := range []struct {
+		query      string
+		want, gone []string
+		shown      string
+	}{
+		{"", []string{`data-table="db.orders"`, `data-table="db.clicks"`}, nil, "2 of 2 tables"},
+		{"?q=CLI", []string{`data-table="db.clicks"`}, []string{`data-table="db.orders"`}, "1 of 2 tables"},
+		{"?state=degraded", []string{`data-table="db.orders"`}, []string{`data-table="db.clicks"`}, "1 of 2 tables"},
+		{"?q=orders&state=RUNNING", nil, []string{`data-table="db.orders"`, `data-table="db.clicks"`}, "0 of 2 tables"},
+	} {
+		_, page := send(t, c, http.MethodGet, base+"/ui/"+tc.query, nil)
+		for _, w := range tc.want {
+			if !strings.Contains(page, w) {
+				t.Errorf("%s: lacks %s", tc.query, w)
+			}
+		}
+		for _, g := range tc.gone {
+			if strings.Contains(page, g) {
+				t.Errorf("%s: shows %s", tc.query, g)
+			}
+		}
+		if !strings.Contains(page, tc.shown) {
+			t.Errorf("%s: does not say %q", tc.query, tc.shown)
+		}
+	}
+}
+
+// TestTableCharts: lag, throughput (the rate of committed rows) and
+// freshness over the hour, each with a time axis and a value axis in its
+// unit rounded up to a round number.
+func TestTableCharts(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	s := func(ago time.Duration, fresh float64, rows, lag int64) status.Sample {
+		return status.Sample{At: now.Add(-ago), FreshnessSec: fresh, Rows: rows, Lag: lag}
+	}
+	charts := tableCharts([]status.Sample{s(2*time.Hour, 9, 0, 900), s(30*time.Minute, 4, 1000, 30), s(0, 2, 2800, 10)}, now)
+	if len(charts) != 3 {
+		t.Fatalf("%d charts", len(charts))
+	}
+	lag, rate, fresh := charts[0], charts[1], charts[2]
+	if lag.Samples != 2 || lag.YTicks[2].Label != "50" || lag.Latest != "10" {
+		t.Errorf("lag chart %+v: the hour's 2 samples, top 50 (30 rounded up), now 10", lag)
+	}
+	if rate.Samples != 2 || rate.Latest != "1" || rate.YTicks[2].Label != "1" || rate.Unit != "rows/s" {
+		t.Errorf("throughput chart %+v: 1800 rows in 30 min is 1 row/s", rate)
+	}
+	if fresh.Latest != "2s" || fresh.XTicks[0].Label != "-60m" || fresh.XTicks[4].Label != "now" {
+		t.Errorf("freshness chart %+v", fresh)
+	}
+	if empty := tableCharts(nil, now); empty[0].Samples != 0 || empty[0].Points != "" || len(empty[0].YTicks) != 3 {
+		t.Errorf("an empty chart %+v still needs its axes and no line", empty[0])
+	}
+}

@@ -58,12 +58,18 @@ type overviewView struct {
 	page
 	Rep    status.Report
 	Tables []tableRow
+	// Query and State filter the tables (by a part of the name, by
+	// state); Total is how many there are before the filter.
+	Query, State string
+	States       []string
+	Total        int
 }
 
 type tableView struct {
 	page
 	Rep            status.Report
 	T              tableRow
+	Charts         []axisChart  // lag, throughput, freshness (console_axis.go)
 	Layout         *TableLayout // nil when it could not be read (LayoutErr)
 	LayoutErr      string
 	Snapshots      []SnapshotInfo
@@ -83,9 +89,16 @@ func (c *console) overview(w http.ResponseWriter, r *http.Request, sess consoleS
 		c.fail(w, sess, fmt.Errorf("building the status report: %w", err))
 		return
 	}
-	v := &overviewView{page: c.page("Floe "+rep.Node, sess), Rep: rep}
+	v := &overviewView{page: c.page("Floe "+rep.Node, sess), Rep: rep, Total: len(rep.Tables),
+		Query: strings.TrimSpace(r.URL.Query().Get("q")), State: strings.ToUpper(r.URL.Query().Get("state")),
+		States: []string{status.StateFailed, status.StateSuspended, status.StateDegraded, status.StateConfigIssue,
+			status.StateRunning, status.StatePending, status.StateUnmapped}}
 	v.Refresh = overviewRefreshSec
+	q := strings.ToLower(v.Query)
 	for _, t := range rep.Tables {
+		if q != "" && !strings.Contains(strings.ToLower(t.Table), q) || v.State != "" && t.State != v.State {
+			continue
+		}
 		v.Tables = append(v.Tables, c.row(t, rep.GeneratedAt))
 	}
 	c.render(w, http.StatusOK, "overview", v)
@@ -103,7 +116,8 @@ func (c *console) tablePage(w http.ResponseWriter, r *http.Request, sess console
 		c.render(w, http.StatusNotFound, "message", &messageView{page: c.page("Not found", sess), Message: "No table " + name + " on this node.", Back: "/ui/"})
 		return
 	}
-	v := &tableView{page: c.page(name, sess), Rep: rep, T: c.row(rep.Tables[i], rep.GeneratedAt)}
+	v := &tableView{page: c.page(name, sess), Rep: rep, T: c.row(rep.Tables[i], rep.GeneratedAt),
+		Charts: tableCharts(c.b.Samples(name), rep.GeneratedAt)}
 	snaps, err := c.b.Snapshots(r.Context(), name)
 	if err != nil {
 		v.SnapshotErr = err.Error()
@@ -123,10 +137,7 @@ func (c *console) tablePage(w http.ResponseWriter, r *http.Request, sess console
 // row pairs a table's report with its chart, which ends at the report's
 // own freshness so the chart and the number beside it agree.
 func (c *console) row(t status.TableReport, now time.Time) tableRow {
-	var hist []status.Sample
-	if fs, ok := c.b.(FreshnessSource); ok {
-		hist = fs.Freshness(t.Table)
-	}
+	hist := c.b.Samples(t.Table)
 	if t.FreshnessSec > 0 {
 		hist = append(hist, status.Sample{At: now, FreshnessSec: t.FreshnessSec})
 	}
@@ -162,6 +173,11 @@ var consoleFuncs = template.FuncMap{
 		return t.UTC().Format(time.RFC3339Nano)
 	},
 	"lower": strings.ToLower,
+	"sub":   func(a, b int) int { return a - b },
+	// sev is the colour class of a table state's text: info (grey) on a
+	// healthy table, warn (amber) while it retries, crit (red) when it
+	// stopped or failed.
+	"sev": severity,
 }
 
 func humanBytes(n int64) string {
@@ -187,4 +203,15 @@ func humanDur(sec float64) string {
 	default:
 		return d.Round(time.Second).String()
 	}
+}
+
+// severity maps a table state to the colour of the text that explains it.
+func severity(state string) string {
+	switch state {
+	case status.StateFailed, status.StateSuspended:
+		return "crit"
+	case status.StateDegraded, status.StateConfigIssue:
+		return "warn"
+	}
+	return "info"
 }

@@ -81,7 +81,7 @@ func (n *Node) Report(ctx context.Context) (status.Report, error) {
 		LeaderSince: n.raft.LeaderChangedAt()}
 	upgradeRequired(&rep, n.raft.FSM())
 	held, limit := n.worker.MemoryHeld()
-	rep.Memory = &status.MemoryReport{HeldBytes: held, LimitBytes: limit}
+	rep.Memory = &status.MemoryReport{HeldBytes: held, LimitBytes: limit, BudgetBytes: int64(n.cfg.MemoryBudget)}
 	rep.Brokers = n.worker.Status().Brokers()
 	n.raft.FSM().Read(func(s *fsm.State) {
 		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped

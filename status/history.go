@@ -6,17 +6,21 @@ import (
 )
 
 // HistorySize is how many samples History keeps per table: an hour at
-// HistoryInterval. It bounds the history's memory to about 16 bytes times
-// HistorySize per table (about 2 KiB; 1 MiB for 500 tables).
+// HistoryInterval. It bounds the history's memory to about 40 bytes times
+// HistorySize per table (about 5 KiB; 2.4 MiB for 500 tables).
 const HistorySize = 120
 
-// HistoryInterval is how often a node samples its tables' freshness.
+// HistoryInterval is how often a node samples its tables.
 const HistoryInterval = 30 * time.Second
 
-// Sample is one table's freshness at one time.
+// Sample is one table at one time: its freshness, its committed rows (the
+// console's throughput is their rate) and its lag in records as the
+// sampling node sees it (-1 when unknown).
 type Sample struct {
 	At           time.Time
 	FreshnessSec float64
+	Rows         int64
+	Lag          int64
 }
 
 // History keeps the newest HistorySize freshness samples of each table, in
@@ -38,31 +42,32 @@ type ring struct {
 // NewHistory returns an empty history.
 func NewHistory() *History { return &History{tables: map[string]*ring{}} }
 
-// Record adds one sample per table named in fresh (display name to
-// freshness in seconds) and forgets the tables fresh does not name, so a
-// dropped table's samples do not stay.
-func (h *History) Record(at time.Time, fresh map[string]float64) {
+// Record adds one sample per table named in samples (by display name; At
+// is set to at) and forgets the tables it does not name, so a dropped
+// table's samples do not stay.
+func (h *History) Record(at time.Time, samples map[string]Sample) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for name := range h.tables {
-		if _, ok := fresh[name]; !ok {
+		if _, ok := samples[name]; !ok {
 			delete(h.tables, name)
 		}
 	}
-	for name, sec := range fresh {
+	for name, smp := range samples {
 		r := h.tables[name]
 		if r == nil {
 			r = &ring{}
 			h.tables[name] = r
 		}
-		r.buf[r.next] = Sample{At: at, FreshnessSec: sec}
+		smp.At = at
+		r.buf[r.next] = smp
 		r.next = (r.next + 1) % HistorySize
 		r.full = r.full || r.next == 0
 	}
 }
 
-// Freshness returns a table's samples, oldest first (nil when it has none).
-func (h *History) Freshness(table string) []Sample {
+// Samples returns a table's samples, oldest first (nil when it has none).
+func (h *History) Samples(table string) []Sample {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.tables[table]

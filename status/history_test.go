@@ -25,14 +25,14 @@ func TestHistoryRing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := NewHistory()
 			for i := range c.n {
-				h.Record(t0.Add(time.Duration(i)*HistoryInterval), map[string]float64{"db.a": float64(i)})
+				h.Record(t0.Add(time.Duration(i)*HistoryInterval), map[string]Sample{"db.a": {FreshnessSec: float64(i), Rows: int64(i), Lag: 1}})
 			}
-			got := h.Freshness("db.a")
+			got := h.Samples("db.a")
 			if len(got) != c.wantLen {
 				t.Fatalf("%d samples, want %d", len(got), c.wantLen)
 			}
 			for i := 1; i < len(got); i++ {
-				if !got[i].At.After(got[i-1].At) || got[i].FreshnessSec != got[i-1].FreshnessSec+1 {
+				if !got[i].At.After(got[i-1].At) || got[i].FreshnessSec != got[i-1].FreshnessSec+1 || got[i].Rows != got[i-1].Rows+1 || got[i].Lag != 1 {
 					t.Fatalf("sample %d %+v after %+v: not oldest first", i, got[i], got[i-1])
 				}
 			}
@@ -42,12 +42,12 @@ func TestHistoryRing(t *testing.T) {
 		})
 	}
 	h := NewHistory()
-	h.Record(t0, map[string]float64{"db.a": 1, "db.b": 2})
-	h.Record(t0.Add(time.Second), map[string]float64{"db.b": 3})
-	if got := h.Freshness("db.a"); got != nil {
+	h.Record(t0, map[string]Sample{"db.a": {FreshnessSec: 1}, "db.b": {FreshnessSec: 2}})
+	h.Record(t0.Add(time.Second), map[string]Sample{"db.b": {FreshnessSec: 3}})
+	if got := h.Samples("db.a"); got != nil {
 		t.Fatalf("dropped table kept %v", got)
 	}
-	if got := h.Freshness("db.b"); len(got) != 2 {
+	if got := h.Samples("db.b"); len(got) != 2 {
 		t.Fatalf("db.b has %d samples, want 2", len(got))
 	}
 }

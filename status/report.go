@@ -61,6 +61,10 @@ const NodeUpgradeRequired = "UPGRADE_REQUIRED"
 type MemoryReport struct {
 	HeldBytes  int64 `json:"held_bytes"`
 	LimitBytes int64 `json:"limit_bytes"`
+	// BudgetBytes is the node's whole memory_budget, of which LimitBytes
+	// is the records' share (the rest is for fetches and what the budget
+	// does not see: DESIGN.md, "Memory").
+	BudgetBytes int64 `json:"budget_bytes,omitempty"`
 }
 
 // BackupReport describes the newest state backup.

@@ -48,7 +48,11 @@ func writeHeader(w io.Writer, r Report) {
 		fmt.Fprintf(w, "state backup: %s ago (%s)\n", dur(r.Backup.AgeSec), r.Backup.Location)
 	}
 	if m := r.Memory; m != nil {
-		fmt.Fprintf(w, "memory budget: %.1f of %.1f MiB held\n", float64(m.HeldBytes)/(1<<20), float64(m.LimitBytes)/(1<<20))
+		fmt.Fprintf(w, "memory budget: %.1f of %.1f MiB held", float64(m.HeldBytes)/(1<<20), float64(m.LimitBytes)/(1<<20))
+		if m.BudgetBytes > 0 {
+			fmt.Fprintf(w, " (the records' share of the %.1f MiB memory_budget)", float64(m.BudgetBytes)/(1<<20))
+		}
+		fmt.Fprintln(w)
 	}
 	writeBrokers(w, r)
 	keys := make([]string, 0, len(r.Problems))
