@@ -277,7 +277,7 @@ func (n *Node) run(reprobe bool) {
 			}
 		}()
 		go func() { defer wg.Done(); n.sampleHistory(rctx) }() // history.go
-		go func() {                                              // no-op without a webhook URL
+		go func() {                                            // no-op without a webhook URL
 			defer wg.Done()
 			notify.New(notify.Config{URL: cfg.Notifications.WebhookURL, Interval: cfg.Notifications.Interval.D(), Log: log.With("component", "notify")}, n).Run(rctx)
 		}()
