@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -85,8 +84,7 @@ func (c *console) done(w http.ResponseWriter, r *http.Request, sess consoleSessi
 		c.render(w, code, "message", &messageView{page: c.page(act+" "+table, sess), Message: act + " of " + table + " failed: " + err.Error(), Back: tableLink(table)})
 		return
 	}
-	js, _ := json.MarshalIndent(res, "", "  ") // results are plain structs
-	c.render(w, http.StatusOK, "message", &messageView{page: c.page(act+" "+table, sess), Message: act + " of " + table + " done.", Detail: string(js), Back: tableLink(table)})
+	c.render(w, http.StatusOK, "message", &messageView{page: c.page(act+" "+table, sess), Message: act + " of " + table + " done.", Detail: resultText(res), Back: tableLink(table)})
 }
 
 func (c *console) confirm(w http.ResponseWriter, sess consoleSession, table, act, warning string, fields []formField) {

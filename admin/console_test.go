@@ -310,3 +310,24 @@ func TestTableCharts(t *testing.T) {
 		t.Errorf("an empty chart %+v still needs its axes and no line", empty[0])
 	}
 }
+
+// TestResultText: a command's result as text, in its own order, from a
+// struct or from a peer's JSON.
+func TestResultText(t *testing.T) {
+	type res struct {
+		Table          string `json:"table"`
+		FilesRewritten int    `json:"files_rewritten"`
+		BytesRewritten int64  `json:"bytes_rewritten"`
+	}
+	want := "table: db.orders\nfiles rewritten: 12\nbytes rewritten: 3.0 MiB (3145728 bytes)"
+	if got := resultText(res{"db.orders", 12, 3 << 20}); got != want {
+		t.Errorf("struct: %q, want %q", got, want)
+	}
+	peer := json.RawMessage(`{"table":"db.orders","files_rewritten":12,"bytes_rewritten":3145728}`)
+	if got := resultText(peer); got != want {
+		t.Errorf("peer JSON: %q, want %q", got, want)
+	}
+	if got := resultText(json.RawMessage(`[1,2]`)); got != "[1,2]" {
+		t.Errorf("not an object: %q", got)
+	}
+}
