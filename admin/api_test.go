@@ -140,6 +140,13 @@ func (f *fakeBackend) Snapshots(_ context.Context, table string) ([]SnapshotInfo
 
 func (f *fakeBackend) Samples(string) []status.Sample { return nil }
 
+func (f *fakeBackend) DeadLetters(_ context.Context, table string, limit int) ([]DeadLetter, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return []DeadLetter{{Topic: "orders", Partition: 1, Offset: 42, Error: "invalid JSON: unexpected end", Value: `{"broken":`, ValueBytes: 10}}, nil
+}
+
 func (f *fakeBackend) TableLayout(_ context.Context, table string) (TableLayout, error) {
 	if f.err != nil {
 		return TableLayout{}, f.err

@@ -62,6 +62,9 @@ type Backend interface {
 	// Samples are the table's samples over the last hour, oldest first:
 	// the console's charts (status.History).
 	Samples(table string) []status.Sample
+	// DeadLetters are the newest rows (at most limit) of the table's
+	// dead-letter table; the console shows them to admins only.
+	DeadLetters(ctx context.Context, table string, limit int) ([]DeadLetter, error)
 	// TableLayout is the table's schema, partition spec and mapping
 	// (layout.go).
 	TableLayout(ctx context.Context, table string) (TableLayout, error)

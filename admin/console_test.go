@@ -331,3 +331,19 @@ func TestResultText(t *testing.T) {
 		t.Errorf("not an object: %q", got)
 	}
 }
+
+// TestConsoleDeadLetters: the table page shows the dead-letter table's
+// newest rows to an admin, and not to a read token.
+func TestConsoleDeadLetters(t *testing.T) {
+	b := &consoleBackend{fakeBackend: &fakeBackend{}, rep: consoleReport("")}
+	base := startConsole(t, b, Options{Tokens: testTokens(t)})
+	for token, shown := range map[string]bool{adminToken: true, readToken: false} {
+		c := consoleClient(t)
+		login(t, c, base, token)
+		_, page := send(t, c, http.MethodGet, base+"/ui/tables/db.orders", nil)
+		row := `<tr data-deadletter="orders/1@42"><td class="mono">orders/1@42</td>`
+		if got := strings.Contains(page, row) && strings.Contains(page, "{&#34;broken&#34;:"); got != shown {
+			t.Errorf("token %s: dead letter shown %v, want %v", token[:4], got, shown)
+		}
+	}
+}

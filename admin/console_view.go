@@ -71,11 +71,19 @@ type tableView struct {
 	T              tableRow
 	Charts         []axisChart  // lag, throughput, freshness (console_axis.go)
 	Layout         *TableLayout // nil when it could not be read (LayoutErr)
+	// DeadLetters are the dead-letter table's newest rows, read for
+	// admins only (values may hold data a read token must not see).
+	DeadLetters    []DeadLetter
+	DeadLetterErr  string
 	LayoutErr      string
 	Snapshots      []SnapshotInfo
 	SnapshotsTotal int
 	SnapshotErr    string
 }
+
+// consoleDeadLetters is how many dead letters the table page shows (the
+// newest).
+const consoleDeadLetters = 20
 
 // consoleSnapshots is how many snapshots the table page lists (the newest).
 const consoleSnapshots = 100
@@ -121,6 +129,11 @@ func (c *console) tablePage(w http.ResponseWriter, r *http.Request, sess console
 	snaps, err := c.b.Snapshots(r.Context(), name)
 	if err != nil {
 		v.SnapshotErr = err.Error()
+	}
+	if sess.admin() {
+		if v.DeadLetters, err = c.b.DeadLetters(r.Context(), name, consoleDeadLetters); err != nil {
+			v.DeadLetterErr = err.Error()
+		}
 	}
 	if l, err := c.b.TableLayout(r.Context(), name); err != nil {
 		v.LayoutErr = err.Error()

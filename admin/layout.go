@@ -45,3 +45,16 @@ type SpecField struct {
 	Source    string `json:"source"`
 	Transform string `json:"transform"`
 }
+
+// DeadLetter is one of a table's newest dead letters as the console's
+// admins see it: where the record was, why it was refused and the start
+// of its value (which may hold data a read token must not see).
+type DeadLetter struct {
+	Topic      string    `json:"topic"`
+	Partition  int32     `json:"partition"`
+	Offset     int64     `json:"offset"`
+	Timestamp  time.Time `json:"timestamp,omitzero"`
+	Error      string    `json:"error"`
+	Value      string    `json:"value"` // cut to a few hundred bytes
+	ValueBytes int       `json:"value_bytes"`
+}

@@ -3,15 +3,19 @@ package node
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go"
+	icebergcatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/ledger"
+	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
 
 // TableLayout implements admin.Backend: the table's current schema with
@@ -101,5 +105,35 @@ func layoutFields(meta table.Metadata) ([]admin.FieldInfo, error) {
 			SinceSchema: first, Since: since(first)})
 	}
 	slices.SortFunc(out, func(a, b admin.FieldInfo) int { return a.ID - b.ID })
+	return out, nil
+}
+
+// DeadLetters implements admin.Backend: the newest rows of the table's
+// dead-letter table (sinks/iceberg.LatestDeadLetters), none when it has
+// none yet.
+func (n *Node) DeadLetters(ctx context.Context, name string, limit int) ([]admin.DeadLetter, error) {
+	if err := n.ready(); err != nil {
+		return nil, err
+	}
+	key, err := n.tableKey(name)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := n.catalog.LoadTable(ctx, ledger.TableIdent(fsm.DLQKey(key)))
+	switch {
+	case errors.Is(err, icebergcatalog.ErrNoSuchTable):
+		return nil, nil // no dead letter committed yet
+	case err != nil:
+		return nil, fmt.Errorf("loading the dead-letter table of %s: %w", name, err)
+	}
+	rows, err := icebergsink.LatestDeadLetters(ctx, tbl, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading the dead letters of %s: %w", name, err)
+	}
+	out := make([]admin.DeadLetter, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, admin.DeadLetter{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
+			Error: r.Error, Value: r.Value, ValueBytes: r.ValueBytes})
+	}
 	return out, nil
 }

@@ -54,3 +54,35 @@ func TestTableLayout(t *testing.T) {
 		t.Errorf("layout %+v", l)
 	}
 }
+
+// TestDeadLettersRead: the console's bad records come from the dead-letter
+// table itself: the newest first, with their error and their value.
+func TestDeadLettersRead(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "bad")})
+	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "bad", Namespace: "ui"}})
+	n, err := startNode(context.Background(), cfg, testLogger(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	produce(t, cl, "bad", []string{`{"ok":0}`}, 1)
+	waitRows(t, n, "ui.bad", 1, time.Minute)
+	none, err := n.DeadLetters(context.Background(), "ui.bad", 5)
+	if err != nil || len(none) != 0 {
+		t.Fatalf("before any dead letter: %v, %v", none, err)
+	}
+	produce(t, cl, "bad", []string{`{"broken":`, `{"ok":2}`, `not json at all`}, 1)
+	waitRows(t, n, "ui.bad", 4, time.Minute)
+	got, err := n.DeadLetters(context.Background(), "ui.bad", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Offset != 3 || got[1].Offset != 1 || got[0].Value != "not json at all" || got[1].Value != `{"broken":` ||
+		got[0].Error == "" || got[0].Topic != "bad" || got[0].ValueBytes != 15 {
+		t.Fatalf("dead letters %+v, want offsets 3 then 1 with their values and errors", got)
+	}
+}
