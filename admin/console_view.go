@@ -67,10 +67,10 @@ type overviewView struct {
 
 type tableView struct {
 	page
-	Rep            status.Report
-	T              tableRow
-	Charts         []axisChart  // lag, throughput, freshness (console_axis.go)
-	Layout         *TableLayout // nil when it could not be read (LayoutErr)
+	Rep    status.Report
+	T      tableRow
+	Charts []axisChart  // lag, throughput, freshness (console_axis.go)
+	Layout *TableLayout // nil when it could not be read (LayoutErr)
 	// DeadLetters are the dead-letter table's newest rows, read for
 	// admins only (values may hold data a read token must not see).
 	DeadLetters    []DeadLetter
