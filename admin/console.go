@@ -72,6 +72,12 @@ func (s *Server) routeConsole(mux *http.ServeMux, b Backend) error {
 	mux.HandleFunc("POST /ui/logout", c.withSession(c.checkPost(c.logout)))
 	mux.HandleFunc("GET /ui/tables/{table}", c.withSession(c.tablePage))
 	mux.HandleFunc("POST /ui/tables/{table}/{action}", c.withSession(c.checkPost(c.action)))
+	mux.HandleFunc("GET /ui/mappings", c.withSession(c.mappingsPage)) // console_mappings.go
+	mux.HandleFunc("GET /ui/mappings/new", c.withSession(c.mappingEdit))
+	mux.HandleFunc("GET /ui/mappings/{name}/edit", c.withSession(c.mappingEdit))
+	mux.HandleFunc("POST /ui/mappings", c.withSession(c.checkPost(c.mappingSave)))
+	mux.HandleFunc("POST /ui/mappings/{name}", c.withSession(c.checkPost(c.mappingSave)))
+	mux.HandleFunc("POST /ui/mappings/{name}/delete", c.withSession(c.checkPost(c.mappingDelete)))
 	return nil
 }
 
