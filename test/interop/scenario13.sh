@@ -10,7 +10,7 @@
 # Screenshots go to $FLOE_INTEROP_ARTIFACTS/s13 (default
 # /tmp/floe-interop-artifacts/<run>/s13), which outlives the run directory.
 
-SCENARIO_TITLES[13]="status console in headless Chromium: overview while DEGRADED and after recovery, numbers equal to /v1/status"
+SCENARIO_TITLES[13]="status console in headless Chromium: overview while DEGRADED and after recovery, numbers equal to /v1/status; every page and action"
 SCENARIO_ORDER+=(13)
 
 CHROMIUM=${FLOE_INTEROP_CHROMIUM:-chromium}
@@ -65,6 +65,9 @@ scenario_13() {
 	wait_caught_up $n 300 "${topics[@]}"
 	console_check $n RUNNING "$shots/overview-recovered.png" "${topics[@]}" ||
 		die "floe $n: the console after recovery does not match /v1/status"
+	# Every page in Chromium and every action over HTTP (console_pages.py).
+	fg_run "$PY" "$INTEROP_DIR/console_pages.py" --admin "$(floe_admin $n)" --chromium "$CHROMIUM" \
+		--shots "$shots" "${topics[@]/#/interop.}" || die "floe $n: a console page or action failed"
 	log "console screenshots kept in $shots"
 	verify_tables $n "${topics[@]}"
 	stop_floe $n
