@@ -6,14 +6,13 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/brokerhang"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/status"
 )
@@ -31,17 +30,7 @@ func TestHungBrokerVisible(t *testing.T) {
 		t.Skip("end-to-end")
 	}
 	kc, cl := testKafka(t, []kfake.Opt{kfake.SeedTopics(2, "hung")})
-	// Hung as a SIGSTOPped broker is: every request waits, unanswered,
-	// until resume is closed, then all are answered in order.
-	var hung atomic.Bool
-	resume := make(chan struct{})
-	kc.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
-		kc.KeepControl()
-		if hung.Load() {
-			kc.SleepControl(func() { <-resume })
-		}
-		return nil, nil, false
-	})
+	hang := brokerhang.Install(kc) // as a SIGSTOPped broker hangs
 	cfg := testConfig(t, t.TempDir(), kc.ListenAddrs(), []config.Table{{Topic: "hung", Namespace: "src"}})
 	n, err := startNode(context.Background(), cfg, testLogger(t), true)
 	if err != nil {
@@ -58,7 +47,7 @@ func TestHungBrokerVisible(t *testing.T) {
 	produce(t, cl, "hung", vals(0, 100), 2)
 	waitRows(t, n, "src.hung", 100, time.Minute)
 
-	hung.Store(true)
+	hang.Stop()
 	start := time.Now()
 	var tr status.TableReport
 	wait.Until(t, 45*time.Second, "the hung broker shown", func() error {
@@ -89,8 +78,7 @@ func TestHungBrokerVisible(t *testing.T) {
 		t.Errorf("shown after %s, want within 30 s", shownAfter)
 	}
 
-	hung.Store(false)
-	close(resume)
+	hang.Resume()
 	start = time.Now()
 	wait.Until(t, 30*time.Second, "the outage cleared", func() error {
 		rep, err := n.Report(context.Background())

@@ -75,11 +75,11 @@ def fetch_status(admin: str) -> dict:
         return json.load(r)
 
 
-def chromium(binary: str, *args: str) -> str:
+def chromium(binary: str, *args: str, window: str = "1600,1000") -> str:
     # --no-sandbox: the suite runs as root, where Chromium's sandbox refuses
     # to start; the page is the node's own.
     cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-           "--hide-scrollbars", "--window-size=1600,1000", *args]
+           "--hide-scrollbars", f"--window-size={window}", *args]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
         fail(f"chromium {' '.join(args)} exited {out.returncode}: {out.stderr.strip()[-2000:]}")

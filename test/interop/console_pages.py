@@ -21,26 +21,13 @@ import argparse
 import http.cookiejar
 import os
 import re
-import subprocess
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 
 
-def fail(msg: str) -> None:
-    print(f"console_pages.py: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def chromium(binary: str, *args: str) -> str:
-    cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-           "--hide-scrollbars", "--window-size=1600,2400", *args]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if out.returncode != 0:
-        fail(f"chromium {' '.join(args)} exited {out.returncode}: {out.stderr.strip()[-2000:]}")
-    return out.stdout
-
+from console_check import chromium, fail  # noqa: E402  (same directory)
 
 class Session:
     """A browser's session: the cookie jar and the page's CSRF token."""
@@ -83,7 +70,7 @@ def check_pages(a: argparse.Namespace, base: str) -> list[str]:
     for name, path in pages.items():
         dom = chromium(a.chromium, "--dump-dom", base + path)
         shot = os.path.join(a.shots, f"{name}.png")
-        chromium(a.chromium, f"--screenshot={shot}", base + path)
+        chromium(a.chromium, f"--screenshot={shot}", base + path, window="1600,2400")
         if not os.path.exists(shot) or os.path.getsize(shot) == 0:
             errs.append(f"chromium wrote no screenshot of {name}")
         if name.startswith("table-"):

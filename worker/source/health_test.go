@@ -5,16 +5,15 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/testing/brokerhang"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/ledger"
 )
@@ -111,17 +110,7 @@ func TestHungBrokerShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(kc.Close)
-	// Hung as a SIGSTOPped broker is: every request waits, unanswered,
-	// until resume is closed, then all are answered in order.
-	var hung atomic.Bool
-	resume := make(chan struct{})
-	kc.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
-		kc.KeepControl()
-		if hung.Load() {
-			kc.SleepControl(func() { <-resume })
-		}
-		return nil, nil, false
-	})
+	hang := brokerhang.Install(kc) // as a SIGSTOPped broker hangs
 	k, err := NewKafkaClient(config.Kafka{BootstrapServers: kc.ListenAddrs()})
 	if err != nil {
 		t.Fatal(err)
@@ -133,15 +122,14 @@ func TestHungBrokerShows(t *testing.T) {
 		h := k.Health()
 		return len(h.Leaders) == 1 && !h.Leaders[tp].LastResponse.IsZero() && len(h.Waiting) == 0
 	})
-	hung.Store(true)
+	hang.Stop()
 	start := time.Now()
 	wait.For(t, 30*time.Second, "the hung broker judged down", func() bool {
 		h := k.Health()
 		return h.Waiting[tp] != "" && len(h.Brokers) > 0 && !h.Brokers[0].Up
 	})
 	t.Logf("down after %s: %+v", time.Since(start).Round(time.Second), k.Health().Brokers)
-	hung.Store(false)
-	close(resume)
+	hang.Resume()
 	start = time.Now()
 	wait.For(t, 30*time.Second, "the broker up again", func() bool {
 		h := k.Health()
