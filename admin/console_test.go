@@ -137,7 +137,8 @@ func TestConsoleEscapesReport(t *testing.T) {
 	}
 	// The table page shows the cost counters and the last dead letters.
 	_, page := send(t, c, http.MethodGet, base+"/ui/tables/db.orders", nil)
-	for _, want := range []string{`data-k="object_requests_put" data-v="4321"`, "98 get", `data-k="metadata_bytes_written" data-v="3145728">3.0 MiB</span> of metadata`, "orders/1@42: &lt;script"} {
+	for _, want := range []string{`data-k="object_requests_put" data-v="4321"`, "98 get",
+		`<span data-k="cost_requests">$0.0217</span> of S3 requests`, `<span data-k="cost_storage">$0.0011</span> a month`, `data-k="metadata_bytes_written" data-v="3145728">3.0 MiB</span> of metadata`, "orders/1@42: &lt;script"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the table page lacks %q", want)
 		}

@@ -52,6 +52,7 @@ type messageView struct {
 type tableRow struct {
 	status.TableReport
 	Chart chart
+	Cost  costEstimate // console_cost.go
 }
 
 type overviewView struct {
@@ -154,7 +155,7 @@ func (c *console) row(t status.TableReport, now time.Time) tableRow {
 	if t.FreshnessSec > 0 {
 		hist = append(hist, status.Sample{At: now, FreshnessSec: t.FreshnessSec})
 	}
-	return tableRow{TableReport: t, Chart: freshnessChart(hist, now)}
+	return tableRow{TableReport: t, Chart: freshnessChart(hist, now), Cost: estimateCost(t)}
 }
 
 func (c *console) fail(w http.ResponseWriter, sess consoleSession, err error) {
