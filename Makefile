@@ -20,7 +20,7 @@ PROTO_BIN                  ?= $(CURDIR)/.cache/protoc-bin
 ## The build says what it does while it runs: a first one compiles about 860 packages.
 DEMO_FLAGS ?=
 demo:
-	@echo "make demo: building bin/floe (a first build compiles about 860 packages: about 4 minutes on 2 cores; later builds take seconds)"
+	@echo "make demo: building bin/floe (a first build compiles about 860 packages, 4 to 6 minutes on 2 cores; later builds take seconds)"
 	@start=$$(date +%s); \
 	( while sleep 30 >/dev/null 2>&1; do echo "make demo: still building, $$(( $$(date +%s) - start )) s"; done ) & ticker=$$!; \
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/floe ./cmd/floe; rc=$$?; kill $$ticker; \
