@@ -166,3 +166,29 @@ func TestRefusedBrokerShows(t *testing.T) {
 		return h.Waiting[tp] != "" && len(h.Brokers) > 0 && !h.Brokers[0].Up && strings.Contains(h.Brokers[0].Reason, "refused")
 	})
 }
+
+// TestTLSMismatchShows: a client that speaks TLS to a plaintext listener
+// never completes its handshake (the broker waits for a Kafka frame); its
+// bootstrap broker, never known by id, is judged down once the dial times
+// out and its errors last ErrorsFor.
+func TestTLSMismatchShows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for ErrorsFor")
+	}
+	t.Parallel()
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "tls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	k, err := NewKafkaClient(config.Kafka{BootstrapServers: kc.ListenAddrs(), TLS: config.TLS{Enabled: true, InsecureSkipVerify: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := k.NewReader(ledger.TopicPartition{Topic: "tls", Partition: 0}, 0, 1<<20, nil)
+	defer r.Close()
+	wait.For(t, 30*time.Second, "the broker judged down as its TLS handshake times out", func() bool {
+		h := k.Health()
+		return len(h.Brokers) == 1 && !h.Brokers[0].Up && h.Brokers[0].NodeID == -1 && strings.HasPrefix(h.Brokers[0].Reason, "connecting: ")
+	})
+}
