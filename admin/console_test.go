@@ -241,6 +241,7 @@ func TestConsoleTableLayout(t *testing.T) {
 		"<dt>Topic</dt><dd>orders</dd>", "<dt>Error mode</dt><dd>dlq</dd>", "<dt>Formats</dt><dd>iceberg, delta</dd>",
 		`<tr data-field="9"><td>9</td><td class="mono">customer.region</td><td class="mono">string</td><td>no</td><td>schema 1, 2026-12-01T10:00:00Z</td></tr>`,
 		"identity(customer.region) as region",
+		"; Iceberg snapshot <span class=\"mono\">7</span> (format version 2)",
 		"iceberg.rest-catalog.uri=https://floe-1:7422/iceberg",
 		`SELECT count(*) FROM iceberg."db"."orders";`,
 		"iceberg_scan('s3://wh/db/orders/metadata/00007.metadata.json')",
