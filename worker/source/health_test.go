@@ -192,3 +192,22 @@ func TestTLSMismatchShows(t *testing.T) {
 		return len(h.Brokers) == 1 && !h.Brokers[0].Up && h.Brokers[0].NodeID == -1 && strings.HasPrefix(h.Brokers[0].Reason, "connecting: ")
 	})
 }
+
+// TestUnresolvableBrokerShows: a bootstrap server whose name does not
+// resolve is judged down within ErrorsFor of its first error, with it.
+func TestUnresolvableBrokerShows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for ErrorsFor")
+	}
+	t.Parallel()
+	k, err := NewKafkaClient(config.Kafka{BootstrapServers: []string{"broker.floe-test.invalid:9092"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := k.NewReader(ledger.TopicPartition{Topic: "dns", Partition: 0}, 0, 1<<20, nil)
+	defer r.Close()
+	wait.For(t, 30*time.Second, "the broker judged down as unresolvable", func() bool {
+		b := k.Health().Brokers
+		return len(b) == 1 && !b[0].Up && strings.Contains(b[0].Reason, "no such host")
+	})
+}
