@@ -35,10 +35,11 @@ class Session:
     def __init__(self, base: str) -> None:
         self.base = base
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-        page = self.get("/ui/")[1]
+        self.get("/ui/")  # the session cookie
+        page = self.get("/ui/mappings/new")[1]  # an admin form: it carries the CSRF token
         m = re.search(r'name="csrf" value="([^"]+)"', page)
         if not m:
-            fail("the overview carries no CSRF token (is the node running without tokens?)")
+            fail("the new-mapping form carries no CSRF token (is the node running without tokens?)")
         self.csrf = m.group(1)
 
     def get(self, path: str) -> tuple[int, str]:
