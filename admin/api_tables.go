@@ -79,8 +79,10 @@ func (a *tableAPI) DeleteMapping(ctx context.Context, req *adminv1.DeleteMapping
 	return write(a.b.DeleteMapping(ctx, req.GetName()))
 }
 
+// ListTables and GetTable answer from the cluster-wide report, as the
+// console does: a table's figures are the same whichever node is asked.
 func (a *tableAPI) ListTables(ctx context.Context, _ *adminv1.ListTablesRequest) (*adminv1.ListTablesResponse, error) {
-	rep, err := a.b.Report(ctx)
+	rep, err := a.b.ClusterReport(ctx)
 	if err != nil {
 		return nil, apiError(err)
 	}
@@ -91,7 +93,7 @@ func (a *tableAPI) GetTable(ctx context.Context, req *adminv1.GetTableRequest) (
 	if err := required("table", req.GetTable()); err != nil {
 		return nil, err
 	}
-	rep, err := a.b.Report(ctx)
+	rep, err := a.b.ClusterReport(ctx)
 	if err != nil {
 		return nil, apiError(err)
 	}
