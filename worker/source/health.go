@@ -77,12 +77,31 @@ type BrokerSeen struct {
 	LastResponse time.Time
 }
 
+// Requests are waited on in two groups: fetches and the rest. A broker
+// whose disk is stuck still answers metadata and API versions from memory
+// while its fetches hang, so an answer to one group must not clear the
+// other's wait.
+const (
+	groupFetch = iota
+	groupOther
+	groups
+)
+
+func groupOf(key int16) int {
+	if key == 1 { // Fetch
+		return groupFetch
+	}
+	return groupOther
+}
+
 // brokerState is one broker's counters, under healthTracker.mu.
 type brokerState struct {
-	nodeID    int32
-	lastOK    time.Time // a response read
-	waitStart time.Time // the first request written since the last response
-	waiting   bool
+	nodeID int32
+	lastOK time.Time // a response read
+	// waitStart is the first request of a group written since that
+	// group's last answer, while waiting.
+	waitStart [groups]time.Time
+	waiting   [groups]bool
 	errStart  time.Time // the first error since the last response
 	lastErrAt time.Time
 	lastErr   string
@@ -133,7 +152,7 @@ func (h *healthTracker) OnBrokerConnect(m kgo.BrokerMetadata, _ time.Duration, _
 }
 
 // OnBrokerWrite starts the wait for an answer.
-func (h *healthTracker) OnBrokerWrite(m kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+func (h *healthTracker) OnBrokerWrite(m kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
 	if err != nil {
 		h.failed(m, "writing a request", err)
 		return
@@ -141,14 +160,14 @@ func (h *healthTracker) OnBrokerWrite(m kgo.BrokerMetadata, _ int16, _ int, _, _
 	now := h.now()
 	h.mu.Lock()
 	s := h.state(m)
-	if !s.waiting {
-		s.waiting, s.waitStart = true, now
+	if g := groupOf(key); !s.waiting[g] {
+		s.waiting[g], s.waitStart[g] = true, now
 	}
 	h.mu.Unlock()
 }
 
 // OnBrokerE2E records an answer, or a request that failed.
-func (h *healthTracker) OnBrokerE2E(m kgo.BrokerMetadata, _ int16, e kgo.BrokerE2E) {
+func (h *healthTracker) OnBrokerE2E(m kgo.BrokerMetadata, key int16, e kgo.BrokerE2E) {
 	if e.WriteErr != nil {
 		return // OnBrokerWrite saw it, or the connection died (its error is recorded there)
 	}
@@ -160,7 +179,7 @@ func (h *healthTracker) OnBrokerE2E(m kgo.BrokerMetadata, _ int16, e kgo.BrokerE
 	h.mu.Lock()
 	s := h.state(m)
 	s.lastOK = now
-	s.waiting = false
+	s.waiting[groupOf(key)] = false
 	s.errStart, s.lastErr = time.Time{}, ""
 	h.mu.Unlock()
 }
@@ -206,14 +225,20 @@ func (h *healthTracker) brokers(needed map[string]bool) []BrokerHealth {
 func (s *brokerState) judge(addr string, needed bool, now time.Time) BrokerHealth {
 	b := BrokerHealth{Addr: addr, NodeID: s.nodeID, Up: true, LastResponse: s.lastOK}
 	freshErr := s.lastErr != "" && now.Sub(s.lastErrAt) < ForgetAfter
-	switch {
-	case needed && s.waiting && now.Sub(s.waitStart) >= HungAfter:
-		silent := s.lastOK
-		if silent.IsZero() || silent.Before(s.waitStart) {
-			silent = s.waitStart
+	hung := -1
+	for g := range groups {
+		if needed && s.waiting[g] && now.Sub(s.waitStart[g]) >= HungAfter && (hung < 0 || s.waitStart[g].Before(s.waitStart[hung])) {
+			hung = g
 		}
-		b.Up, b.Since = false, s.waitStart
-		b.Reason = "no answer for " + now.Sub(silent).Truncate(time.Second).String() + " (the broker is hung or the network drops its traffic)"
+	}
+	switch {
+	case hung >= 0:
+		what := "no answer"
+		if hung == groupFetch {
+			what = "no answer to fetches"
+		}
+		b.Up, b.Since = false, s.waitStart[hung]
+		b.Reason = what + " for " + now.Sub(s.waitStart[hung]).Truncate(time.Second).String() + " (the broker is hung, its disk is stuck or the network drops its traffic)"
 		if freshErr {
 			b.Reason += ", last error: " + s.lastErr
 		}

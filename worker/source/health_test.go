@@ -39,6 +39,15 @@ func TestJudge(t *testing.T) {
 		}, true, time.Minute, true, ""},
 		{"silent past HungAfter", func(h *healthTracker, at func(time.Duration)) {
 			h.OnBrokerWrite(meta, 1, 10, 0, 0, nil)
+		}, true, HungAfter, false, "no answer to fetches for 10s"},
+		{"fetches stuck while metadata is answered (a stuck disk)", func(h *healthTracker, at func(time.Duration)) {
+			h.OnBrokerWrite(meta, 1, 10, 0, 0, nil)
+			at(5 * time.Second)
+			h.OnBrokerWrite(meta, 3, 10, 0, 0, nil)
+			h.OnBrokerE2E(meta, 3, kgo.BrokerE2E{})
+		}, true, HungAfter, false, "no answer to fetches for 10s"},
+		{"metadata unanswered", func(h *healthTracker, at func(time.Duration)) {
+			h.OnBrokerWrite(meta, 3, 10, 0, 0, nil)
 		}, true, HungAfter, false, "no answer for 10s"},
 		{"silent, not yet HungAfter", func(h *healthTracker, at func(time.Duration)) {
 			h.OnBrokerWrite(meta, 1, 10, 0, 0, nil)
