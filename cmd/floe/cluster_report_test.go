@@ -52,7 +52,7 @@ func TestClusterReportSameOnEveryNode(t *testing.T) {
 			if all.Cluster == nil || len(all.Cluster.Nodes) != 3 || len(all.Cluster.Missing) != 0 {
 				return fmt.Errorf("%s: scope %+v", n.ID(), all.Cluster)
 			}
-			mine, sum := tableOf(own, "api.cfg_topic").Consumed, tableOf(all, "api.cfg_topic").Consumed
+			mine, sum := reportTable(own, "api.cfg_topic").Consumed, reportTable(all, "api.cfg_topic").Consumed
 			if sum < 600 || mine >= sum {
 				return fmt.Errorf("%s consumed %d itself, %d cluster-wide", n.ID(), mine, sum)
 			}

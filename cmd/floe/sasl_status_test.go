@@ -43,7 +43,7 @@ func TestSASLRefusedShown(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		tr := tableOf(rep, "src.sasl")
+		tr := reportTable(rep, "src.sasl")
 		if !strings.Contains(rep.Problems["kafka"], "listing topics") || tr.State != status.StateDegraded ||
 			!strings.HasPrefix(tr.Reason, "kafka: listing topics") || strings.Contains(tr.Reason, ";") {
 			return fmt.Errorf("problems %v, table %s %q", rep.Problems, tr.State, tr.Reason)

@@ -55,7 +55,7 @@ func TestHungBrokerVisible(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		tr = tableOf(rep, "src.hung")
+		tr = reportTable(rep, "src.hung")
 		if tr.State != status.StateDegraded || !strings.Contains(tr.Reason, "kafka broker: 2 partitions (hung/0, hung/1) wait on broker "+kc.ListenAddrs()[0]) {
 			return fmt.Errorf("table %s %q", tr.State, tr.Reason)
 		}
@@ -85,7 +85,7 @@ func TestHungBrokerVisible(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		tr = tableOf(rep, "src.hung")
+		tr = reportTable(rep, "src.hung")
 		if tr.State != status.StateRunning || rep.Problems["kafka broker"] != "" || rep.Problems["kafka"] != "" {
 			return fmt.Errorf("table %s %q, problems %v", tr.State, tr.Reason, rep.Problems)
 		}
@@ -99,7 +99,7 @@ func TestHungBrokerVisible(t *testing.T) {
 	t.Logf("shown after %s, cleared after %s", shownAfter.Round(time.Second), time.Since(start).Round(100*time.Millisecond))
 }
 
-func tableOf(rep status.Report, name string) status.TableReport {
+func reportTable(rep status.Report, name string) status.TableReport {
 	for _, tr := range rep.Tables {
 		if tr.Table == name {
 			return tr

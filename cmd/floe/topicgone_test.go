@@ -47,7 +47,7 @@ func TestTopicDeletedShownOnce(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		tr = tableOf(rep, "src.gone")
+		tr = reportTable(rep, "src.gone")
 		if tr.State != status.StateDegraded || !strings.Contains(tr.Reason, "topic gone not found") {
 			return fmt.Errorf("%s %q", tr.State, tr.Reason)
 		}
