@@ -36,9 +36,16 @@ scenario_16() {
 		--state DEGRADED --reason-regex "$rx" --duration 30 "${topics[@]/#/interop.}" || rc=$?
 	log "shown after $(($(date +%s) - t0))s"
 	if ((rc == 0)); then
-		curl -fsS "http://$admin/metrics" | grep -q "^floe_kafka_broker_up{broker=\"127.0.0.1:$KAFKA_PORT\"} 0" ||
+		curl -fsS --max-time 10 "http://$admin/metrics" | grep -q "^floe_kafka_broker_up{broker=\"127.0.0.1:$KAFKA_PORT\"} 0" ||
 			{ log "floe_kafka_broker_up is not 0 for the hung broker"; rc=1; }
 		grep -q 'msg="kafka broker down"' "$log" || { log "no WARN line 'kafka broker down' in $log"; rc=1; }
+	fi
+	if ((rc != 0)); then
+		# What the node showed, for whoever reads the failure.
+		log "status, /metrics' broker lines and the log's last lines as the check failed:"
+		timeout 20 "$FLOE_BIN" status --admin-addr "$admin" -o json 2>&1 | head -c 4000 >&2 || true
+		curl -sS --max-time 10 "http://$admin/metrics" 2>&1 | grep -E '^floe_kafka_broker|^floe_table_fetch_age' | head -20 >&2 || true
+		tail -n 20 "$log" >&2 || true
 	fi
 	sleep_until $((t0 + S16_HANG))
 	kill -CONT "$kpid"
