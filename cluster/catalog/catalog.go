@@ -7,7 +7,6 @@ import (
 	"iter"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -28,12 +27,8 @@ type Catalog struct {
 	warehouse string
 	props     iceberg.Properties // FileIO properties (s3.endpoint, ...)
 
-	mu    sync.Mutex
-	cache map[string]table.Metadata // metadata location -> parsed metadata
-	order []string
+	cache *metaCache // every table's newest metadata, parsed (metacache.go)
 }
-
-const metadataCacheSize = 64
 
 // ErrUnsupported: the catalog of record refuses an operation by design. The
 // value is fsm.ErrUnsupported, so the RPC layer, which must not import the
@@ -53,7 +48,7 @@ type Replica interface {
 // New returns the catalog of record on node, placing new tables under
 // warehouse (file:// or s3:// URI) and opening files with props.
 func New(node Replica, warehouse string, props iceberg.Properties) *Catalog {
-	return &Catalog{node: node, warehouse: strings.TrimSuffix(warehouse, "/"), props: props, cache: map[string]table.Metadata{}}
+	return &Catalog{node: node, warehouse: strings.TrimSuffix(warehouse, "/"), props: props, cache: newMetaCache(metadataCacheBytes)}
 }
 
 // CatalogType implements catalog.Catalog.

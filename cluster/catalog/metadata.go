@@ -42,25 +42,11 @@ func (c *Catalog) writeMetadata(ctx context.Context, meta table.Metadata, v int)
 // (<v>-<uuid>.metadata.json), -1 when it has none.
 func MetadataVersion(loc string) int { return metaloc.Version(loc) }
 
-func (c *Catalog) remember(loc string, meta table.Metadata) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.cache[loc]; ok {
-		return
-	}
-	c.cache[loc] = meta
-	c.order = append(c.order, loc)
-	if len(c.order) > metadataCacheSize {
-		delete(c.cache, c.order[0])
-		c.order = c.order[1:]
-	}
-}
+// remember caches meta as the version of its table at loc.
+func (c *Catalog) remember(loc string, meta table.Metadata) { c.cache.put(loc, meta) }
 
 func (c *Catalog) metadataAt(ctx context.Context, loc string) (table.Metadata, error) {
-	c.mu.Lock()
-	meta, ok := c.cache[loc]
-	c.mu.Unlock()
-	if ok {
+	if meta, ok := c.cache.get(loc); ok {
 		return meta, nil
 	}
 	fs, err := c.fsF(loc)(ctx)
@@ -71,7 +57,7 @@ func (c *Catalog) metadataAt(ctx context.Context, loc string) (table.Metadata, e
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
-	meta, err = table.ParseMetadataBytes(data)
+	meta, err := table.ParseMetadataBytes(data)
 	if err != nil {
 		return nil, fmt.Errorf("parsing metadata %s: %w", loc, err)
 	}
