@@ -8,6 +8,7 @@ import (
 	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/internal/retry"
+	"github.com/floe-io/floe/worker/phase"
 )
 
 // maxEntriesPerCommit bounds one commit so a long backlog (after an outage)
@@ -63,7 +64,7 @@ type tableLoop struct {
 func (c *Committer) Run(ctx context.Context, table string) {
 	l := &tableLoop{
 		c: c, table: table, log: c.log.With("table", ledger.DisplayName(table), "role", "committer"),
-		b: retry.New(), tick: time.NewTicker(c.cfg.CommitInterval), sched: newSchedule(time.Now()),
+		b: retry.New(), tick: time.NewTicker(c.cfg.CommitInterval), sched: newSchedule(time.Now(), phase.Of(table)),
 		schemaBackoff: retry.New(), settleBackoff: retry.New(), maintain: c.maintainChan(table),
 	}
 	defer l.tick.Stop()

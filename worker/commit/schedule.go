@@ -17,12 +17,17 @@ type schedule struct {
 	lastAppend              time.Time
 	recent                  recentFiles // files committed within the cool-down
 	budget                  hourlyBudget
+	// started and phase place the first compaction: phase (worker/phase)
+	// of an interval after the loop started, so that tables started
+	// together do not all compact in the same minute.
+	started time.Time
+	phase   float64
 }
 
-func newSchedule(now time.Time) schedule {
+func newSchedule(now time.Time, phase float64) schedule {
 	// Orphans are first cleaned one interval after start; the table counts
 	// as hot after a restart until its cool-down passes.
-	return schedule{lastOrphans: now, lastAppend: now}
+	return schedule{lastOrphans: now, lastAppend: now, started: now, phase: phase}
 }
 
 // expireDue reports whether expiry is due, and if so counts it as run.
@@ -48,7 +53,11 @@ func (s *schedule) orphansDue(every time.Duration) bool {
 // counts it as run; ok is false when none is due or the hour's budget is
 // spent.
 func (s *schedule) compaction(m config.Table, defaultTarget config.ByteSize) (sink.CompactionPolicy, bool) {
-	if !m.Compaction.On() || time.Since(s.lastCompact) < m.Compaction.Interval.D() || !m.Compaction.InWindow(time.Now()) {
+	every := m.Compaction.Interval.D()
+	if s.lastCompact.IsZero() {
+		s.lastCompact = s.started.Add(time.Duration(s.phase*float64(every)) - every)
+	}
+	if !m.Compaction.On() || time.Since(s.lastCompact) < every || !m.Compaction.InWindow(time.Now()) {
 		return sink.CompactionPolicy{}, false
 	}
 	s.lastCompact = time.Now()

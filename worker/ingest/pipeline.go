@@ -14,6 +14,7 @@ import (
 	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/control"
 	"github.com/floe-io/floe/worker/internal/retry"
+	"github.com/floe-io/floe/worker/phase"
 )
 
 // Pipeline buffers the records of one table fetched by this node and flushes
@@ -199,7 +200,11 @@ func (p *Pipeline) Run(ctx context.Context) {
 	if !p.loadShape(ctx) {
 		return
 	}
-	tick := time.NewTicker(p.n.Config.CommitInterval)
+	// Flushes fall on the table's slots (worker/phase): spread over the
+	// interval across tables, together across the nodes of one table.
+	interval := p.n.Config.CommitInterval
+	offset := phase.Offset(p.spec.Key, interval)
+	tick := time.NewTimer(phase.UntilSlot(time.Now(), interval, offset))
 	defer tick.Stop()
 	retry := time.NewTicker(time.Second)
 	defer retry.Stop()
@@ -232,6 +237,7 @@ func (p *Pipeline) Run(ctx context.Context) {
 			p.finish(ctx, res)
 		case <-tick.C:
 			p.flush(ctx, false)
+			tick.Reset(phase.UntilSlot(time.Now(), interval, offset))
 		case <-p.flushReq:
 			p.noteFlushForSpace(len(p.buf) + len(p.dlq))
 			p.flush(ctx, false)
