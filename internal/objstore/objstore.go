@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	icebergio "github.com/apache/iceberg-go/io"
-	icebergs3 "github.com/apache/iceberg-go/io/gocloud/s3"
 	"github.com/apache/iceberg-go/utils"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -52,14 +51,13 @@ func Install() {
 // AWS configuration from the context when one is there; the one given is
 // the configuration it would have loaded from props itself.
 func countingFactory(ctx context.Context, parsed *url.URL, props map[string]string) (icebergio.IO, error) {
-	cfg, err := icebergs3.ParseAWSConfig(ctx, props)
+	cfg, err := awsConfigFor(ctx, props) // resolved once per property set (awsconfig.go)
 	if err != nil {
 		return nil, fmt.Errorf("s3 configuration for %s: %w", parsed.Redacted(), err)
 	}
-	cfg.APIOptions = append(cfg.APIOptions, addCounter)
 	alias := *parsed
 	alias.Scheme = "s3a" // the same factory, still registered; paths keep s3://
-	return icebergio.LoadFS(utils.WithAwsConfig(ctx, cfg), props, alias.String())
+	return icebergio.LoadFS(utils.WithAwsConfig(ctx, &cfg), props, alias.String())
 }
 
 func addCounter(stack *middleware.Stack) error {
