@@ -36,6 +36,7 @@ func benchCmd() *cobra.Command {
 		nodes, perPart, deltaPasses, parquetPasses int
 		memCounts, memBudget                       string
 		kb                                         *kafkaBench
+		tb                                         *tablesBench
 		upsertPasses, upKeys, upCount              int
 	)
 	cmd := &cobra.Command{
@@ -48,6 +49,12 @@ func benchCmd() *cobra.Command {
 				return err
 			}
 			defer stopProfiles()
+			if tb.tables > 0 {
+				if !cmd.Flags().Changed("nodes") {
+					nodes = 1
+				}
+				return tb.run(cmd.Context(), cmd.OutOrStdout(), nodes, kb.interval, kb.brokers) // bench_tables.go
+			}
 			if kb.brokers != "" {
 				return kb.run(cmd.Context(), cmd.OutOrStdout(), n) // bench_kafka.go
 			}
@@ -87,6 +94,7 @@ func benchCmd() *cobra.Command {
 		},
 	}
 	kb = addKafkaBenchFlags(cmd)
+	tb = addTablesBenchFlags(cmd)
 	cmd.Flags().IntVar(&n, "records", 1_000_000, "records (with --brokers: per backlog topic)")
 	cmd.Flags().IntVar(&partitions, "partitions", 8, "partitions")
 	cmd.Flags().StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run here")
@@ -94,7 +102,7 @@ func benchCmd() *cobra.Command {
 	cmd.Flags().IntVar(&snapshots, "snapshots", 10000, "commits of history for the latency measurement (with --health)")
 	cmd.Flags().IntVar(&hour, "hour-seconds", 3600, "1-second commits in the simulated hour (with --health)")
 	cmd.Flags().BoolVar(&clusterMode, "cluster", false, "measure a cluster of real floe processes instead: memory and records/s per node, failover time")
-	cmd.Flags().IntVar(&nodes, "nodes", 3, "nodes (with --cluster)")
+	cmd.Flags().IntVar(&nodes, "nodes", 3, "nodes (with --cluster; with --tables, default 1)")
 	cmd.Flags().BoolVar(&memoryMode, "memory", false, "measure one real floe process's resident memory instead, idle and under load, per partition count")
 	cmd.Flags().StringVar(&memCounts, "memory-partitions", "1000,5000", "partition counts (with --memory)")
 	cmd.Flags().StringVar(&memBudget, "memory-budget", "64MiB", "the node's memory_budget (with --memory)")

@@ -41,6 +41,11 @@ type clusterBench struct {
 	brokers    []string
 	// memoryBudget is the nodes' memory_budget (0: the default).
 	memoryBudget config.ByteSize
+	// configure, when set, changes each node's configuration before it is
+	// written (the tables bench's mapping and warehouse).
+	configure func(cfg map[string]any)
+	// args are more arguments of `floe serve`, by node id.
+	args map[string][]string
 
 	procs []*benchProc
 }
@@ -292,6 +297,9 @@ func (b *clusterBench) startNodes(topics []string) error {
 		if b.memoryBudget > 0 {
 			cfg["memory_budget"] = strconv.FormatInt(int64(b.memoryBudget), 10)
 		}
+		if b.configure != nil {
+			b.configure(cfg)
+		}
 		raw, err := yaml.Marshal(cfg)
 		if err != nil {
 			return err
@@ -304,7 +312,7 @@ func (b *clusterBench) startNodes(topics []string) error {
 		if err != nil {
 			return err
 		}
-		p.cmd = exec.Command(b.bin, "serve", "-c", p.cfgPath)
+		p.cmd = exec.Command(b.bin, append([]string{"serve", "-c", p.cfgPath}, b.args[id]...)...)
 		p.cmd.Stdout, p.cmd.Stderr = logf, logf
 		if err := p.cmd.Start(); err != nil {
 			return err
