@@ -7,7 +7,7 @@ IMAGE   ?= floe:$(VERSION)
 CFN_LINT_VERSION ?= 1.58.0
 CFN_LINT_VENV    ?= $(or $(FLOE_INTEROP_CACHE),.cache)/cfn-lint-$(CFN_LINT_VERSION)
 
-.PHONY: demo test test-long fuzz bench bench-kafka interop build release image cfn-lint vet fmt clean proto alerts
+.PHONY: demo test test-long fuzz bench bench-tables bench-kafka interop build release image cfn-lint vet fmt clean proto alerts
 
 PROTOC_GEN_GO_VERSION      ?= v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION ?= v1.5.1
@@ -59,6 +59,14 @@ bench:
 	$(GO) run ./cmd/floe bench --health
 	$(GO) run ./cmd/floe bench --cluster
 	$(GO) run ./cmd/floe bench --upsert-passes 2
+
+## bench-tables: many quiet tables on one node (issue 38; docs/benchmarks.md). TABLES_ARGS adds flags,
+## e.g. '--nodes 3' or '--brokers HOST:PORT'
+TABLES ?= 10 100 300
+TABLES_ARGS ?=
+bench-tables:
+	$(GO) build -o bin/floe ./cmd/floe
+	for n in $(TABLES); do bin/floe bench --tables $$n --tables-warmup 60s --tables-steady 120s $(TABLES_ARGS) || exit 1; done
 
 ## bench-kafka: Floe, the bench/baseline loop and the raw limit on one real Kafka broker
 ## (the interop bed's; bench/README.md, docs/benchmarks.md). Quick: BENCH_KAFKA_ARGS='--records 200000 --steady-seconds 10'

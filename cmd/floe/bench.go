@@ -62,18 +62,10 @@ func benchCmd() *cobra.Command {
 				return runHealthBench(cmd.Context(), cmd.OutOrStdout(), snapshots, hour)
 			}
 			if memoryMode {
-				counts, err := parseCounts(memCounts)
-				if err != nil {
-					return err
-				}
-				budget, err := config.ParseByteSize(memBudget)
-				if err != nil {
-					return fmt.Errorf("--memory-budget: %w", err)
-				}
 				if !cmd.Flags().Changed("per-partition") {
 					perPart = 20
 				}
-				return runMemoryBench(cmd.Context(), cmd.OutOrStdout(), counts, perPart, budget) // bench_memory.go
+				return runMemoryBenchFlags(cmd.Context(), cmd.OutOrStdout(), memCounts, memBudget, perPart) // bench_memory.go
 			}
 			if clusterMode {
 				if !cmd.Flags().Changed("partitions") {

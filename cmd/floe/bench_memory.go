@@ -179,6 +179,20 @@ func (b *clusterBench) waitRows(ctx context.Context, total int64) error {
 	return fmt.Errorf("%d of %d rows committed after 15 minutes", rows, total)
 }
 
+// runMemoryBenchFlags is runMemoryBench from `floe bench --memory`'s
+// flags: the partition counts and the budget as written.
+func runMemoryBenchFlags(ctx context.Context, out io.Writer, memCounts, memBudget string, perPart int) error {
+	counts, err := parseCounts(memCounts)
+	if err != nil {
+		return err
+	}
+	budget, err := config.ParseByteSize(memBudget)
+	if err != nil {
+		return fmt.Errorf("--memory-budget: %w", err)
+	}
+	return runMemoryBench(ctx, out, counts, perPart, budget)
+}
+
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -112,7 +112,7 @@ func (tb *tablesBench) report(w *tablesWindow) {
 	fmt.Fprintf(out, "| tables | nodes | RSS median / max per node | CPU s per min (all nodes) | commits/s | CPU ms per commit | freshness p50 / p99 / max | data dir growth | GET /v1/status p50 / max, size | GET /metrics p50 / max, size |\n")
 	fmt.Fprintf(out, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Fprintf(out, "| %d | %d | %.0f / %.0f MiB | %.1f | %.1f | %.1f | %.1f / %.1f / %.1f s | %.2f MB/min | %s | %s |\n",
-		tb.tables, tb.nodes, mib(pick(w.rss, 0.5)), mib(pick(w.rss, 1)), cpu/secs*60, float64(commits)/secs,
+		tb.tables, tb.nodes, mib(rankOf(w.rss, 0.5)), mib(rankOf(w.rss, 1)), cpu/secs*60, float64(commits)/secs,
 		1000*cpu/max(1, float64(commits)),
 		percentile(w.freshness, 0.5).Seconds(), percentile(w.freshness, 0.99).Seconds(), percentile(w.freshness, 1).Seconds(),
 		float64(w.last.dataDir-w.first.dataDir)/1e6/secs*60, timingCell(w.statusGet), timingCell(w.metricsGet))
@@ -140,8 +140,8 @@ func (tb *tablesBench) report(w *tablesWindow) {
 		meta/max(1, data), meta/1e3, data/1e3, puts, reqs)
 }
 
-// pick is the value at quantile q of sorted vs (nearest rank).
-func pick(vs []int64, q float64) int64 {
+// rankOf is the value at quantile q of sorted vs (nearest rank).
+func rankOf(vs []int64, q float64) int64 {
 	if len(vs) == 0 {
 		return 0
 	}
