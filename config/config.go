@@ -184,7 +184,8 @@ type Table struct {
 	// (default) or latest.
 	StartOffset string `yaml:"start_offset"`
 	// SnapshotMaxAge and SnapshotMaxCount bound the table's snapshot
-	// history, whichever is stricter (defaults 7 days and 500).
+	// history, whichever is stricter (defaults 7 days and
+	// DefaultSnapshotMaxCount).
 	SnapshotMaxAge   Duration `yaml:"snapshot_max_age"`
 	SnapshotMaxCount int      `yaml:"snapshot_max_count"`
 	// OrphanMinAge is the safety age of orphan cleanup: unreferenced files
@@ -263,6 +264,16 @@ const (
 
 // WritesDelta reports whether the committer also writes the table's Delta
 // Lake log.
+
+// DefaultSnapshotMaxCount is how many snapshots a table keeps unless its
+// mapping says: Tableflow's cap. Every commit rewrites the metadata file
+// with every retained snapshot, so at one commit per 10 s the count, not the
+// data, sets a quiet table's metadata bytes and commit CPU (issue 38: 500
+// made a 20 records/s table write ~50x its data in metadata at steady
+// state). 100 keeps 16 minutes of history at 10 s, a day at 15 min;
+// snapshot_max_age (7 days) still bounds the other way.
+const DefaultSnapshotMaxCount = 100
+
 func (t Table) WritesDelta() bool { return slices.Contains(t.Formats, FormatDelta) }
 
 // PublishesIceberg reports whether the table is published as an Iceberg
@@ -392,7 +403,7 @@ func (t *Table) applyDefaults() {
 	t.Subject = cmp.Or(t.Subject, "{topic}-value")
 	t.StartOffset = cmp.Or(t.StartOffset, "earliest")
 	t.SnapshotMaxAge = cmp.Or(t.SnapshotMaxAge, Duration(7*24*time.Hour))
-	t.SnapshotMaxCount = cmp.Or(t.SnapshotMaxCount, 500)
+	t.SnapshotMaxCount = cmp.Or(t.SnapshotMaxCount, DefaultSnapshotMaxCount)
 	t.OrphanMinAge = cmp.Or(t.OrphanMinAge, Duration(24*time.Hour))
 	c := &t.Compaction
 	c.MinInputFiles = cmp.Or(c.MinInputFiles, 5)

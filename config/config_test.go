@@ -269,7 +269,7 @@ func TestValidateMappingNamesFields(t *testing.T) {
 	if err := cfg.ValidateMapping(&ok, "mapping"); err != nil {
 		t.Fatal(err)
 	}
-	if ok.Namespace != "default" || ok.Format != "json" || ok.SnapshotMaxCount != 500 {
+	if ok.Namespace != "default" || ok.Format != "json" || ok.SnapshotMaxCount != DefaultSnapshotMaxCount {
 		t.Fatalf("defaults not applied: %+v", ok)
 	}
 }

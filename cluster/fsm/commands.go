@@ -3,6 +3,7 @@ package fsm
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/floe-io/floe/ledger"
 )
@@ -73,6 +74,20 @@ type CreateTable struct {
 	MetadataLocation string   `json:"metadata_location"`
 }
 
+// contentLevel: a table whose metadata file is gzip-compressed needs every
+// member able to read it.
+func (c CreateTable) contentLevel() int { return metadataLevel(c.MetadataLocation) }
+
+// metadataLevel is the protocol level a node needs to read the metadata
+// file at loc: gzip files (the spec's name for them, or Java's alternative)
+// need ProtocolGzipMetadata.
+func metadataLevel(loc string) int {
+	if strings.HasSuffix(loc, ".gz.metadata.json") || strings.HasSuffix(loc, ".metadata.json.gz") {
+		return ProtocolGzipMetadata
+	}
+	return ProtocolBase
+}
+
 // DropTable forgets a table, its offsets and ledger entries. Its files stay.
 type DropTable struct {
 	Ident []string `json:"ident"`
@@ -120,11 +135,19 @@ type CommitTables struct {
 // table's formats name delta only through a level-4 mapping, but a
 // configuration file's tables are not gated: this refuses their Delta
 // commits, retryably, until the rolling upgrade is done.
+//
+// A swap to a gzip-compressed metadata file needs every member able to read
+// it (the catalog writes one only then; this catches a member that
+// registered in between).
 func (c CommitTables) contentLevel() int {
+	level := ProtocolBase
 	if c.Delta != nil {
-		return ProtocolTableSettings
+		level = ProtocolTableSettings
 	}
-	return ProtocolBase
+	for _, s := range c.Swaps {
+		level = max(level, metadataLevel(s.New))
+	}
+	return level
 }
 
 // RegisterSources records the topics routed into tables and their partition

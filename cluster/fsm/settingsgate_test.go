@@ -131,3 +131,44 @@ func TestPartitionedUpsertIsGated(t *testing.T) {
 		t.Fatalf("every member at level 5: %v", err)
 	}
 }
+
+// TestGzipMetadataIsGated: a table created on, or swapped to, a gzip
+// metadata file needs every member at ProtocolGzipMetadata (an older node
+// would fail to parse the file); plain files stay at the base level.
+func TestGzipMetadataIsGated(t *testing.T) {
+	f := New()
+	for i, m := range []Member{
+		{ID: "a", ProposalIDs: true, Protocol: ProtocolGzipMetadata},
+		{ID: "b", ProposalIDs: true, Protocol: ProtocolPartitionedUpsert},
+	} {
+		if err := apply(t, f, uint64(i+1), RegisterNode{Node: m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const dir = "s3://b/db/t/metadata/"
+	for _, c := range []struct {
+		name string
+		cmd  Command
+		gz   bool
+	}{
+		{"create plain", CreateTable{Ident: []string{"db", "t"}, MetadataLocation: dir + "00000-a.metadata.json"}, false},
+		{"create gzip", CreateTable{Ident: []string{"db", "t"}, MetadataLocation: dir + "00000-a.gz.metadata.json"}, true},
+		{"swap plain", CommitTables{Swaps: []TableSwap{{Table: "db\x1ft", New: dir + "00001-b.metadata.json"}}}, false},
+		{"swap gzip", CommitTables{Swaps: []TableSwap{{Table: "db\x1ft", New: dir + "00001-b.gz.metadata.json"}}}, true},
+		{"swap java gzip name", CommitTables{Swaps: []TableSwap{{Table: "db\x1ft", New: dir + "00001-b.metadata.json.gz"}}}, true},
+	} {
+		_, err := f.GateCommand(c.cmd, ProtocolLevel)
+		if c.gz != (err != nil) {
+			t.Errorf("%s with a level-5 member: %v", c.name, err)
+		}
+		if c.gz && (!errors.Is(err, ErrProtocolTooLow) || !strings.Contains(err.Error(), "b at level 5")) {
+			t.Errorf("%s: %v, want refused naming b", c.name, err)
+		}
+	}
+	if err := apply(t, f, 3, RegisterNode{Node: Member{ID: "b", ProposalIDs: true, Protocol: ProtocolGzipMetadata}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.GateCommand(CommitTables{Swaps: []TableSwap{{Table: "db\x1ft", New: dir + "00001-b.gz.metadata.json"}}}, ProtocolLevel); err != nil {
+		t.Fatalf("every member at level 6: %v", err)
+	}
+}

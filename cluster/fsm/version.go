@@ -51,8 +51,13 @@ const (
 	// would write them unpartitioned, which readers apply to no data file
 	// of a partition: every replaced row would stay live.
 	ProtocolPartitionedUpsert = 5
+	// ProtocolGzipMetadata: builds that read gzip-compressed metadata files
+	// (<v>-<uuid>.gz.metadata.json). An older node would fail to parse one,
+	// so a table's first gzip file is written, and a pointer to one
+	// proposed, only once every member is here.
+	ProtocolGzipMetadata = 6
 	// ProtocolLevel is this build's level.
-	ProtocolLevel = ProtocolPartitionedUpsert
+	ProtocolLevel = ProtocolGzipMetadata
 )
 
 // leveled is a command whose content may need a higher protocol level than

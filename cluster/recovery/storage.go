@@ -73,7 +73,7 @@ func (r *recoverer) metadata(loc string) (table.Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := table.ParseMetadataBytes(data)
+	m, err := catalog.ParseMetadata(data)
 	if err != nil {
 		r.log.Warn("skipping unparsable metadata file", "metadata", loc, "err", err)
 		m = nil
