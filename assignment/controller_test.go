@@ -20,6 +20,7 @@ type fakeStore struct {
 	followerAsk int // IsLeader calls answered false
 	watch       chan struct{}
 	proposals   []proposal
+	views       int // View calls: one per decision
 }
 
 type proposal struct {
@@ -37,6 +38,7 @@ func newFakeStore(v View, leader bool) *fakeStore {
 func (s *fakeStore) View() View {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.views++
 	v := s.view
 	v.Current, v.Committers = maps.Clone(v.Current), maps.Clone(v.Committers)
 	return v
@@ -172,5 +174,39 @@ func TestControllerOptions(t *testing.T) {
 	c = NewController(nil, nil, WithGrace(-time.Second), WithInterval(0))
 	if c.cfg != (ControllerConfig{Grace: 0, Interval: DefaultInterval}) {
 		t.Fatalf("clamped %+v", c.cfg)
+	}
+}
+
+// TestControllerCoalescesChanges: every commit changes the replicated
+// state, and a decision reads all of it. A storm of changes (one per
+// millisecond for a second, as a thousand committing tables would make)
+// gets at most one decision per MinGap, not one per change; and the
+// controller still reacts to them.
+func TestControllerCoalescesChanges(t *testing.T) {
+	s := newFakeStore(View{Nodes: []string{"a"}, Partitions: tps(3), Tables: []string{"x"}}, true)
+	stop := run(NewController(s, quiet())) // the default 2 s interval: no tick in the storm
+	defer stop()
+	wait.For(t, patience, "the first placement", func() bool { return len(s.snapshot()) == 1 })
+	s.mu.Lock()
+	before := s.views
+	s.mu.Unlock()
+	const storm = time.Second
+	start := time.Now()
+	changes := 0
+	for time.Since(start) < storm {
+		s.update(func(*fakeStore) {})
+		changes++
+		time.Sleep(time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	s.mu.Lock()
+	decisions := s.views - before
+	s.mu.Unlock()
+	// One decision per MinGap of the storm, one for its start, one at a
+	// gap's edge, one tick should the machine stall: slower machines only
+	// decide less.
+	most := min(int(elapsed/MinGap)+3, changes/10)
+	if decisions > most || decisions < 2 {
+		t.Fatalf("%d decisions for %d changes in %s, want 2..%d", decisions, changes, elapsed.Round(time.Millisecond), most)
 	}
 }

@@ -181,13 +181,14 @@ func (k *fakeKafka) counts() (readers, reads int) {
 // fakeCluster is the replicated state (a real ledger) and a sink that keeps
 // committed records in memory.
 type fakeCluster struct {
-	mu         sync.Mutex
-	l          *ledger.Ledger
-	sources    []Source
-	committers map[string]ledger.Assignment
-	resumeGen  map[string]uint64
-	schemaReqs map[string][]control.SchemaRequest
-	tables     map[string]*records.Shape // created by Prepare: key -> columns
+	mu            sync.Mutex
+	assignedCalls int // Assigned calls: one per reconcile pass (and per discovery)
+	l             *ledger.Ledger
+	sources       []Source
+	committers    map[string]ledger.Assignment
+	resumeGen     map[string]uint64
+	schemaReqs    map[string][]control.SchemaRequest
+	tables        map[string]*records.Shape // created by Prepare: key -> columns
 	// prepares records each Prepare and EvolveSchema: the role that fenced
 	// it (nil: a pipeline's, unfenced) and whether it added columns to an
 	// existing table.
@@ -244,6 +245,7 @@ func (c *fakeCluster) Position(table string, tp ledger.TopicPartition) (ledger.O
 func (c *fakeCluster) Assigned(node string) map[ledger.TopicPartition]uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.assignedCalls++
 	out := map[ledger.TopicPartition]uint64{}
 	for _, s := range c.sources {
 		for p := range s.Partitions {

@@ -15,6 +15,7 @@ import (
 	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/commit"
 	"github.com/floe-io/floe/worker/ingest"
+	"github.com/floe-io/floe/worker/internal/retry"
 )
 
 // Config is what the worker needs from the node's configuration.
@@ -187,14 +188,26 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		}
 		w.reconcile(ctx)
+		last := time.Now()
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
+			// Every commit changes the state and reconcile reads all of
+			// it: changes within reconcileGap of the last pass are
+			// handled together, so its cost follows time, not commits.
+			if !retry.Sleep(ctx, time.Until(last.Add(reconcileGap))) {
+				return nil
+			}
 		case <-tick.C:
 		}
 	}
 }
+
+// reconcileGap is the least time between two reconcile passes a state
+// change prompts (issue 38: at 100 tables reconciling on every commit was
+// 4% of a node's CPU, and the cost grows with the square of the tables).
+const reconcileGap = 200 * time.Millisecond
 
 // reconcile hands each pipeline its assigned partitions and starts the
 // pipelines and committer loops that are missing.

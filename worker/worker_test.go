@@ -272,3 +272,36 @@ func TestReaderErrorsNeedToPersist(t *testing.T) {
 	h.k.produce("orders", 1, values(1, nil)...)
 	eventually(t, "recovered", func() bool { return state() == status.StateRunning })
 }
+
+// TestReconcileCoalescesChanges: every commit changes the replicated state
+// and a reconcile pass reads all of it. A storm of changes (one per
+// millisecond for a second, as a thousand committing tables would make)
+// gets at most one pass per reconcileGap (and the 1 s tick), not one per
+// change.
+func TestReconcileCoalescesChanges(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) {
+		h.cfg = func(c *Config) { c.DiscoveryInterval = time.Hour } // discovery reads Assigned too
+	})
+	calls := func() int {
+		h.c.mu.Lock()
+		defer h.c.mu.Unlock()
+		return h.c.assignedCalls
+	}
+	eventually(t, "the first reconcile pass", func() bool { return calls() > 0 })
+	before := calls()
+	start := time.Now()
+	changes := 0
+	for time.Since(start) < time.Second {
+		h.c.mu.Lock()
+		h.c.notify()
+		h.c.mu.Unlock()
+		changes++
+		time.Sleep(time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	passes := calls() - before
+	most := min(int(elapsed/reconcileGap)+4, changes/10) // + the storm's start, a gap's edge, two ticks
+	if passes > most || passes < 2 {
+		t.Fatalf("%d reconcile passes for %d changes in %s, want 2..%d", passes, changes, elapsed.Round(time.Millisecond), most)
+	}
+}
