@@ -67,6 +67,27 @@ func (a stateAdapter) Pending(table string) (out []ledger.Entry) {
 	return
 }
 
+// Holders counts the nodes assigned partitions of topics routed into
+// table (the commit loop gathers that many entries of one flush slot).
+func (a stateAdapter) Holders(table string) (n int) {
+	a.read(func(s *fsm.State) {
+		var nodes []string
+		for _, src := range s.Sources {
+			if src.Table != table {
+				continue
+			}
+			for p := range src.Partitions {
+				tp := ledger.TopicPartition{Topic: src.Topic, Partition: p}
+				if as, ok := s.Ledger.Assignments[tp.String()]; ok && !slices.Contains(nodes, as.Node) {
+					nodes = append(nodes, as.Node)
+				}
+			}
+		}
+		n = len(nodes)
+	})
+	return
+}
+
 func (a stateAdapter) Committer(table string) (as ledger.Assignment, ok bool) {
 	a.read(func(s *fsm.State) { as, ok = s.Committers[table] })
 	return

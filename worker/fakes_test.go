@@ -258,6 +258,23 @@ func (c *fakeCluster) Assigned(node string) map[ledger.TopicPartition]uint64 {
 	return out
 }
 
+func (c *fakeCluster) Holders(table string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	nodes := map[string]bool{}
+	for _, s := range c.sources {
+		if s.Table != table {
+			continue
+		}
+		for p := range s.Partitions {
+			if a, ok := c.l.Assignments[ledger.TopicPartition{Topic: s.Topic, Partition: p}.String()]; ok {
+				nodes[a.Node] = true
+			}
+		}
+	}
+	return len(nodes)
+}
+
 func (c *fakeCluster) Pending(table string) []ledger.Entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()

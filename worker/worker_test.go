@@ -305,3 +305,57 @@ func TestReconcileCoalescesChanges(t *testing.T) {
 		t.Fatalf("%d reconcile passes for %d changes in %s, want 2..%d", passes, changes, elapsed.Round(time.Millisecond), most)
 	}
 }
+
+// TestCommitGathersASlotAcrossNodes: when a table's partitions sit on two
+// nodes, both flush at the same slot and record an entry each; the
+// committer holds the first for the other's and commits both in one
+// commit, so the table takes one snapshot per interval, not one per node.
+// An entry whose companion never comes is committed once the window ends.
+func TestCommitGathersASlotAcrossNodes(t *testing.T) {
+	h := start(t, "dlq", func(h *harness) {
+		h.cfg = func(c *Config) { c.CommitInterval = 2 * time.Second } // a 200 ms gather window
+		h.k.produce("orders", 2, values(20, nil)...)
+	})
+	eventually(t, "committed", func() bool { return committedCount(h, key) == 20 })
+	tp0, tp1 := ledger.TopicPartition{Topic: "orders", Partition: 0}, ledger.TopicPartition{Topic: "orders", Partition: 1}
+	epoch := h.c.reassign(tp1, "n2")
+	eventually(t, "partition 1 released", func() bool {
+		ts, _ := h.w.Status().Snapshot()
+		_, ok := ts[key].Partitions[tp1.String()]
+		return !ok
+	})
+	calls := func() int {
+		h.c.mu.Lock()
+		defer h.c.mu.Unlock()
+		return h.c.commitCalls
+	}
+	record := func(id, node string, tp ledger.TopicPartition, epoch uint64) {
+		t.Helper()
+		o, _ := h.c.Position(key, tp)
+		e := ledger.Entry{ID: id, Node: node, Ranges: []ledger.Range{{TopicPartition: tp, From: o.End, To: o.End + 5, Epoch: epoch}}}
+		if err := h.c.RecordFiles(context.Background(), key, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pendingNone := func() bool { return len(h.c.Pending(key)) == 0 }
+	before := calls()
+	record("slot-n2", "n2", tp1, epoch) // n2's flush of the slot lands first
+	record("slot-n1", "n1", tp0, 1)     // then this node's, well within the window
+	eventually(t, "the slot committed", pendingNone)
+	if n := calls() - before; n != 1 {
+		t.Fatalf("the slot's two entries took %d commits, want 1", n)
+	}
+	// The hold is real: a lone entry waits out the window (from when the
+	// loop first saw it, so at least the window after it was recorded),
+	// then commits. Slower machines only make it later.
+	before = calls()
+	recorded := time.Now()
+	record("alone", "n2", tp1, epoch)
+	eventually(t, "a lone entry committed after the window", pendingNone)
+	if took := time.Since(recorded); took < 200*time.Millisecond {
+		t.Fatalf("a lone entry committed %s after it was recorded, within the 200 ms gather window", took)
+	}
+	if n := calls() - before; n != 1 {
+		t.Fatalf("a lone entry took %d commits, want 1", n)
+	}
+}

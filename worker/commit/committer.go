@@ -30,6 +30,9 @@ type State interface {
 	// may concern the table: everything above is the table's own, so a
 	// table's loop sleeps through changes to the other tables.
 	WatchTable(key string) <-chan struct{}
+	// Holders returns how many nodes hold partitions that route into the
+	// table: that many entries may come of one flush slot (gather.go).
+	Holders(table string) int
 }
 
 // Proposer answers schema requests: applied (errMsg empty, they go) or

@@ -51,6 +51,10 @@ type tableLoop struct {
 	settleBackoff *retry.Backoff
 	settleRetryAt time.Time
 	maintain      chan maintainReq
+	// gathering holds a flush for the other nodes' entries of its slot
+	// (gather.go); holdUntil is when the current hold ends, zero for none.
+	gathering gather
+	holdUntil time.Time
 }
 
 // Run commits a table's recorded files whenever this node holds its
@@ -225,7 +229,12 @@ func (l *tableLoop) replaceDelete(ctx context.Context, a ledger.Assignment, mine
 // maxEntriesPerCommit of them.
 func (l *tableLoop) commitPending(ctx context.Context, a ledger.Assignment, mine bool) next {
 	entries := l.c.state.Pending(l.table)
+	l.holdUntil = time.Time{}
 	if !mine || len(entries) == 0 {
+		return proceed
+	}
+	if due := l.gathering.hold(entries, l.c.state.Holders(l.table), gatherWindow(l.c.cfg.CommitInterval), time.Now()); !due.IsZero() {
+		l.holdUntil = due // wait() wakes at due, or at the next entry
 		return proceed
 	}
 	if len(entries) > maxEntriesPerCommit {
@@ -286,9 +295,16 @@ func (l *tableLoop) sleep(ctx context.Context) next {
 // wait blocks until the state changes, the interval ticks, a background
 // compaction is planned or maintenance is asked for.
 func (l *tableLoop) wait(ctx context.Context, a ledger.Assignment, mine bool, changed <-chan struct{}) next {
+	var held <-chan time.Time // nil, never ready, unless a commit is held
+	if !l.holdUntil.IsZero() {
+		t := time.NewTimer(time.Until(l.holdUntil))
+		defer t.Stop()
+		held = t.C
+	}
 	select {
 	case <-ctx.Done():
 		return stop
+	case <-held:
 	case <-changed:
 	case <-l.tick.C:
 	case out := <-l.rewriting:
