@@ -35,6 +35,7 @@ type tablesBench struct {
 	brokers  string // a real broker's bootstrap servers; kfake when empty
 	nodeBin  string // the floe binary the nodes run; this one when empty
 	profile  string // node-1's CPU profile, written when the bench ends
+	heap     string // node-1's heap profile, written when the bench ends
 
 	out    io.Writer
 	cb     *clusterBench
@@ -53,6 +54,7 @@ func addTablesBenchFlags(cmd *cobra.Command) *tablesBench {
 	f.DurationVar(&tb.warmup, "tables-warmup", time.Minute, "time after every table committed before the steady window (with --tables)")
 	f.DurationVar(&tb.steady, "tables-steady", 5*time.Minute, "the steady window measured (with --tables)")
 	f.StringVar(&tb.profile, "tables-cpuprofile", "", "write node-1's CPU profile of the whole run here (with --tables)")
+	f.StringVar(&tb.heap, "tables-memprofile", "", "write node-1's heap profile at the end of the run here (with --tables)")
 	f.StringVar(&tb.nodeBin, "tables-node-bin", "", "the floe binary the nodes run, to compare two builds (with --tables; default this one)")
 	return tb
 }
@@ -97,9 +99,14 @@ func (tb *tablesBench) run(ctx context.Context, out io.Writer, nodes int, interv
 	defer tb.s3.Close()
 	tb.cb = &clusterBench{out: out, nodes: nodes, dir: dir, bin: bin, brokers: tb.brokerList(cl)}
 	tb.cb.configure = tb.nodeConfig(prefix)
+	var args []string
 	if tb.profile != "" {
-		tb.cb.args = map[string][]string{"node-1": {"--cpuprofile", tb.profile}}
+		args = append(args, "--cpuprofile", tb.profile)
 	}
+	if tb.heap != "" {
+		args = append(args, "--memprofile", tb.heap)
+	}
+	tb.cb.args = map[string][]string{"node-1": args}
 	fmt.Fprintf(out, "floe bench --tables %d: %d node(s), 2 partitions per table, %d records/s per table of ~200 B JSON, commit interval %s, %s warm-up, %s measured; broker %s\n\n",
 		tb.tables, nodes, tb.rate, interval, tb.warmup, tb.steady, tb.brokerName())
 	pctx, stopProducing := context.WithCancel(ctx)

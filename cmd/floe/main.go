@@ -97,6 +97,7 @@ func serveCmd() *cobra.Command {
 		join            []string
 		recover         bool
 		cpuprofile      string
+		memprofile      string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -149,6 +150,11 @@ func serveCmd() *cobra.Command {
 			}
 			<-ctx.Done()
 			stop() // a second signal kills the process
+			if memprofile != "" {
+				if err := writeHeapProfile(memprofile); err != nil {
+					log.Warn("heap profile", "err", err)
+				}
+			}
 			log.Info("stopping: draining", "timeout", cfg.Cluster.DrainTimeout.D())
 			dctx, cancel := context.WithTimeout(context.Background(), cfg.Cluster.DrainTimeout.D())
 			if err := n.Drain(dctx); err != nil {
@@ -163,6 +169,8 @@ func serveCmd() *cobra.Command {
 	cmd.Flags().StringSliceVar(&join, "join", nil, "peers' rpc addresses (host:port); a DNS name stands for all its A records")
 	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run here, stopped when the node stops (make bench-kafka)")
 	_ = cmd.Flags().MarkHidden("cpuprofile")
+	cmd.Flags().StringVar(&memprofile, "memprofile", "", "write a heap profile here when the node is told to stop (floe bench --tables)")
+	_ = cmd.Flags().MarkHidden("memprofile")
 	cmd.Flags().BoolVar(&recover, "recover", false, "when the group is new and empty, restore tables and offsets from the state backed up in the warehouse")
 	return cmd
 }

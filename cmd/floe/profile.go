@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 )
 
@@ -23,4 +24,20 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// writeHeapProfile writes the live heap, after a collection, to path
+// (floe serve --memprofile, written when the node is told to stop, before
+// it drains: `floe bench --tables` finds what a table holds this way).
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("creating the heap profile %s: %w", path, err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		return fmt.Errorf("writing the heap profile %s: %w", path, err)
+	}
+	return f.Close()
 }
