@@ -102,6 +102,7 @@ func (l *tableLoop) round(ctx context.Context) next {
 		l.maintainIfDue(ctx, a)
 	}
 	if l.planned != nil {
+		l.sched.planned(*l.planned)
 		if mine {
 			_ = l.c.commitRewrite(ctx, l.table, a, *l.planned, &l.sched.budget, l.log) // shown in status
 		}
@@ -326,5 +327,8 @@ func (l *tableLoop) wait(ctx context.Context, a ledger.Assignment, mine bool, ch
 // is not this node's to show once the loop saw the role move.
 func (l *tableLoop) cleanedUp(ctx context.Context, out orphanOutcome) {
 	l.cleaning = nil
+	if _, m, ok := l.c.lookup(l.table); ok {
+		l.sched.cleaned(out.err, m.OrphanMinAge.D())
+	}
 	l.c.orphansDone(ctx, l.table, out, l.wasMine, l.log)
 }

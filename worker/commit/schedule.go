@@ -22,6 +22,15 @@ type schedule struct {
 	// together do not all compact in the same minute.
 	started time.Time
 	phase   float64
+	// An idle table makes no requests (issue 38). compactSettled: a
+	// compaction planned while the table was cool (planHot false) found
+	// nothing to do and nothing was appended since, so planning again
+	// would read the same manifests to the same end. orphansClean: an
+	// orphan cleanup that began at least orphan_min_age after the last
+	// append succeeded, so every file an append could have left behind was
+	// old enough for it, and another finds nothing until the next append.
+	compactSettled, planHot bool
+	orphansClean            bool
 }
 
 func newSchedule(now time.Time, phase float64) schedule {
@@ -42,7 +51,7 @@ func (s *schedule) expireDue(every time.Duration) bool {
 // orphansDue reports whether orphan cleanup is due, and if so counts it as
 // run.
 func (s *schedule) orphansDue(every time.Duration) bool {
-	if time.Since(s.lastOrphans) < every {
+	if s.orphansClean || time.Since(s.lastOrphans) < every {
 		return false
 	}
 	s.lastOrphans = time.Now()
@@ -57,7 +66,7 @@ func (s *schedule) compaction(m config.Table, defaultTarget config.ByteSize) (si
 	if s.lastCompact.IsZero() {
 		s.lastCompact = s.started.Add(time.Duration(s.phase*float64(every)) - every)
 	}
-	if !m.Compaction.On() || time.Since(s.lastCompact) < every || !m.Compaction.InWindow(time.Now()) {
+	if s.compactSettled || !m.Compaction.On() || time.Since(s.lastCompact) < every || !m.Compaction.InWindow(time.Now()) {
 		return sink.CompactionPolicy{}, false
 	}
 	s.lastCompact = time.Now()
@@ -69,8 +78,9 @@ func (s *schedule) compaction(m config.Table, defaultTarget config.ByteSize) (si
 	if target == 0 {
 		target = int64(defaultTarget)
 	}
+	s.planHot = time.Since(s.lastAppend) < m.Compaction.CoolDown.D()
 	return sink.CompactionPolicy{TargetFileSize: target, MinInputFiles: m.Compaction.MinInputFiles,
-		HotMinInputFiles: m.Compaction.HotMinInputFiles, Hot: time.Since(s.lastAppend) < m.Compaction.CoolDown.D(),
+		HotMinInputFiles: m.Compaction.HotMinInputFiles, Hot: s.planHot,
 		HotFiles: s.recent.since(time.Now().Add(-m.Compaction.CoolDown.D())), SmallRatio: m.Compaction.SmallRatio, MaxBytes: left}, true
 }
 
@@ -78,6 +88,23 @@ func (s *schedule) compaction(m config.Table, defaultTarget config.ByteSize) (si
 func (s *schedule) appended(entries []ledger.Entry) {
 	s.lastAppend = time.Now()
 	s.recent.add(entries, s.lastAppend)
+	s.compactSettled, s.orphansClean = false, false
+}
+
+// planned notes a background compaction plan's outcome: one that found
+// nothing to do on a cool table settles compaction until the next append.
+func (s *schedule) planned(out rewriteOutcome) {
+	if out.err == nil && !s.planHot && (out.rw == nil || out.rw.Stats().FilesBefore == 0) {
+		s.compactSettled = true
+	}
+}
+
+// cleaned notes an orphan cleanup's outcome (it began at lastOrphans);
+// minAge is the table's orphan_min_age.
+func (s *schedule) cleaned(err error, minAge time.Duration) {
+	if err == nil && s.lastOrphans.After(s.lastAppend.Add(minAge)) {
+		s.orphansClean = true
+	}
 }
 
 // recentFiles remembers when this loop committed each data file, so that
