@@ -36,6 +36,7 @@ type tablesBench struct {
 	nodeBin  string // the floe binary the nodes run; this one when empty
 	profile  string // node-1's CPU profile, written when the bench ends
 	heap     string // node-1's heap profile, written when the bench ends
+	idle     bool   // stop producing once every table committed
 
 	out    io.Writer
 	cb     *clusterBench
@@ -55,6 +56,7 @@ func addTablesBenchFlags(cmd *cobra.Command) *tablesBench {
 	f.DurationVar(&tb.steady, "tables-steady", 5*time.Minute, "the steady window measured (with --tables)")
 	f.StringVar(&tb.profile, "tables-cpuprofile", "", "write node-1's CPU profile of the whole run here (with --tables)")
 	f.StringVar(&tb.heap, "tables-memprofile", "", "write node-1's heap profile at the end of the run here (with --tables)")
+	f.BoolVar(&tb.idle, "tables-idle", false, "stop producing once every table committed: the steady window measures idle tables (with --tables; give a warm-up past compaction.cool_down)")
 	f.StringVar(&tb.nodeBin, "tables-node-bin", "", "the floe binary the nodes run, to compare two builds (with --tables; default this one)")
 	return tb
 }
@@ -109,10 +111,12 @@ func (tb *tablesBench) run(ctx context.Context, out io.Writer, nodes int, interv
 	tb.cb.args = map[string][]string{"node-1": args}
 	fmt.Fprintf(out, "floe bench --tables %d: %d node(s), 2 partitions per table, %d records/s per table of ~200 B JSON, commit interval %s, %s warm-up, %s measured; broker %s\n\n",
 		tb.tables, nodes, tb.rate, interval, tb.warmup, tb.steady, tb.brokerName())
-	pctx, stopProducing := context.WithCancel(ctx)
+	pctx, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	prodCtx, stopProducing := context.WithCancel(ctx)
 	var pwg sync.WaitGroup
 	pwg.Add(1)
-	go func() { defer pwg.Done(); tb.produce(pctx, cl) }()
+	go func() { defer pwg.Done(); tb.produce(prodCtx, cl) }()
 	defer func() { stopProducing(); pwg.Wait() }()
 	start := time.Now()
 	if err := tb.cb.startNodes(nil); err != nil {
@@ -122,6 +126,14 @@ func (tb *tablesBench) run(ctx context.Context, out io.Writer, nodes int, interv
 	go tb.cb.sampleMemory(pctx)
 	if err := tb.waitAllCommitted(ctx, start); err != nil {
 		return err
+	}
+	if tb.idle {
+		// Every table has data and a committer: now nothing more comes,
+		// and the steady window (after the warm-up) counts what idle
+		// tables still cost.
+		stopProducing()
+		pwg.Wait()
+		fmt.Fprintln(out, "producing stopped: the tables are idle from here")
 	}
 	return tb.measure(ctx)
 }
