@@ -265,13 +265,10 @@ const (
 // WritesDelta reports whether the committer also writes the table's Delta
 // Lake log.
 
-// DefaultSnapshotMaxCount is how many snapshots a table keeps unless its
-// mapping says: Tableflow's cap. Every commit rewrites the metadata file
-// with every retained snapshot, so at one commit per 10 s the count, not the
-// data, sets a quiet table's metadata bytes and commit CPU (issue 38: 500
-// made a 20 records/s table write ~50x its data in metadata at steady
-// state). 100 keeps 16 minutes of history at 10 s, a day at 15 min;
-// snapshot_max_age (7 days) still bounds the other way.
+// DefaultSnapshotMaxCount: Tableflow's cap. Every commit rewrites the
+// metadata file with every retained snapshot, so the count, not the data,
+// sets a quiet table's metadata bytes and commit CPU (issue 38); 100 keeps
+// 16 minutes of history at a 10 s interval, a day at 15 min.
 const DefaultSnapshotMaxCount = 100
 
 func (t Table) WritesDelta() bool { return slices.Contains(t.Formats, FormatDelta) }

@@ -150,18 +150,7 @@ func serveCmd() *cobra.Command {
 			}
 			<-ctx.Done()
 			stop() // a second signal kills the process
-			if memprofile != "" {
-				if err := writeHeapProfile(memprofile); err != nil {
-					log.Warn("heap profile", "err", err)
-				}
-			}
-			log.Info("stopping: draining", "timeout", cfg.Cluster.DrainTimeout.D())
-			dctx, cancel := context.WithTimeout(context.Background(), cfg.Cluster.DrainTimeout.D())
-			if err := n.Drain(dctx); err != nil {
-				log.Warn("drain incomplete; the others take over through fencing", "err", err)
-			}
-			cancel()
-			return n.Stop()
+			return stopServing(n, cfg, log, memprofile)
 		},
 	}
 	cmd.Flags().StringVarP(&path, "config", "c", "", "path of the YAML configuration (optional when every field comes from FLOE_ variables)")
@@ -173,6 +162,23 @@ func serveCmd() *cobra.Command {
 	_ = cmd.Flags().MarkHidden("memprofile")
 	cmd.Flags().BoolVar(&recover, "recover", false, "when the group is new and empty, restore tables and offsets from the state backed up in the warehouse")
 	return cmd
+}
+
+// stopServing writes the heap profile if asked, drains the node within
+// the configured timeout and stops it.
+func stopServing(n *node.Node, cfg config.Config, log *slog.Logger, memprofile string) error {
+	if memprofile != "" {
+		if err := writeHeapProfile(memprofile); err != nil {
+			log.Warn("heap profile", "err", err)
+		}
+	}
+	log.Info("stopping: draining", "timeout", cfg.Cluster.DrainTimeout.D())
+	dctx, cancel := context.WithTimeout(context.Background(), cfg.Cluster.DrainTimeout.D())
+	defer cancel()
+	if err := n.Drain(dctx); err != nil {
+		log.Warn("drain incomplete; the others take over through fencing", "err", err)
+	}
+	return n.Stop()
 }
 
 // newNode builds a node through the one builder with this binary's
