@@ -92,18 +92,62 @@ func eligible(tasks []table.FileScanTask, p sink.CompactionPolicy) []table.FileS
 			st.hot = true
 		}
 	}
+	tiers := tierCaps(tasks, p.TargetFileSize*3/4)
 	var out []table.FileScanTask
 	for _, t := range tasks {
-		st := parts[partitionKey(t.File)]
+		k := partitionKey(t.File)
+		st := parts[k]
 		ok := st.small >= p.MinInputFiles || (p.SmallRatio > 0 && st.small >= 2 && float64(st.small) >= p.SmallRatio*float64(st.files))
 		if st.hot {
 			ok = st.small >= p.HotMinInputFiles
+		}
+		if size := t.File.FileSizeBytes(); size < p.TargetFileSize*3/4 && size > tiers[k] {
+			ok = false // a larger small file waits for its tier (tierCaps)
 		}
 		if ok {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// tierRatio: a small file is rewritten only with at least 1/tierRatio of
+// its size in smaller files (tierCaps).
+const tierRatio = 2
+
+// tierCaps returns, per partition, the largest small file (below small
+// bytes) worth rewriting now: small files in ascending size, each taken
+// while it is at most tierRatio times the sum of those before it.
+//
+// Why: without it every run rewrote all of a partition's small files,
+// the output of the last run included. A quiet table never reaches the
+// target size in hours (20 records/s is ~3 MB an hour), so each hot run
+// (every 16 flushes) rewrote the whole partition again: rewritten bytes
+// grew with the table's age, without bound (issue 38: 3x the data after 20
+// minutes). With tiers a file is rewritten only into one at least half
+// again as large, so each byte is rewritten about log1.5(target/flush)
+// times, as in a size-tiered LSM.
+func tierCaps(tasks []table.FileScanTask, small int64) map[string]int64 {
+	sizes := map[string][]int64{}
+	for _, t := range tasks {
+		if n := t.File.FileSizeBytes(); n < small {
+			k := partitionKey(t.File)
+			sizes[k] = append(sizes[k], n)
+		}
+	}
+	caps := make(map[string]int64, len(sizes))
+	for k, ns := range sizes {
+		slices.Sort(ns)
+		var sum int64
+		for _, n := range ns {
+			if sum > 0 && n > tierRatio*sum {
+				break
+			}
+			sum += n
+			caps[k] = n
+		}
+	}
+	return caps
 }
 
 // PlanRewrite plans bin-packing compaction of a table's small files per

@@ -70,3 +70,81 @@ func TestEligiblePartitions(t *testing.T) {
 		t.Fatalf("ratio off: %v", got)
 	}
 }
+
+// TestTierCaps: per partition, small files in ascending size are taken
+// while each is at most twice the sum of those before it; files at or
+// above the small bound are not its business.
+func TestTierCaps(t *testing.T) {
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "b", Transform: iceberg.BucketTransform{NumBuckets: 4}})
+	const small = 96 << 20
+	for _, c := range []struct {
+		name  string
+		sizes []int64
+		want  int64
+	}{
+		{"flushes of about one size", []int64{9100, 9000, 9300, 8900}, 9300},
+		{"last run's output joins when the new files weigh half of it", []int64{9000, 9000, 9000, 36000}, 36000},
+		{"a file more than twice the rest waits", []int64{9000, 9000, 9000, 60000}, 9000},
+		{"a lone small file", []int64{5000}, 5000},
+		{"files at the bound are not counted", []int64{9000, 9000, small}, 9000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var tasks []table.FileScanTask
+			for i, n := range c.sizes {
+				tasks = append(tasks, task(t, spec, 0, fmt.Sprint("f", i), n))
+			}
+			caps := tierCaps(tasks, small)
+			if got := caps[partitionKey(tasks[0].File)]; got != c.want {
+				t.Fatalf("cap %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// TestQuietTableRewritesBounded: a quiet table flushes a ~9 KB file every
+// interval and compacts (hot) every 16 flushes, rewriting what eligible
+// keeps into one file. Over 3,000 flushes (8 hours at 10 s) each byte is
+// rewritten a logarithmic number of times and the partition's file count
+// stays bounded; rewriting every small file each run (no tiers) would
+// rewrite the partition's whole history each time, hundreds of times the
+// data.
+func TestQuietTableRewritesBounded(t *testing.T) {
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "b", Transform: iceberg.BucketTransform{NumBuckets: 4}})
+	const target, flush = 128 << 20, 9 << 10
+	p := sink.CompactionPolicy{TargetFileSize: target, MinInputFiles: 5, HotMinInputFiles: 16, SmallRatio: 0.5, Hot: true}
+	var files []table.FileScanTask
+	var written, rewritten int64
+	most := 0
+	for i := range 3000 {
+		files = append(files, task(t, spec, 0, fmt.Sprint("flush-", i), flush+int64(i%7)*64))
+		written += flush
+		if i%16 != 15 {
+			continue
+		}
+		keep := map[string]bool{}
+		var merged int64
+		for _, tk := range eligible(files, p) {
+			if tk.File.FileSizeBytes() < target*3/4 {
+				keep[tk.File.FilePath()] = true
+				merged += tk.File.FileSizeBytes()
+			}
+		}
+		if len(keep) < 2 {
+			continue
+		}
+		rest := files[:0:0]
+		for _, tk := range files {
+			if !keep[tk.File.FilePath()] {
+				rest = append(rest, tk)
+			}
+		}
+		files = append(rest, task(t, spec, 0, fmt.Sprint("compacted-", i), merged))
+		rewritten += merged
+		most = max(most, len(files))
+	}
+	amp := float64(rewritten) / float64(written)
+	t.Logf("%d flushes: rewritten %.1fx the data, at most %d files", 3000, amp, most)
+	if amp > 12 || most > 40 {
+		t.Fatalf("rewritten %.1fx the data with at most %d files: want a logarithmic rewrite and a bounded file count", amp, most)
+	}
+}
