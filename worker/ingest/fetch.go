@@ -15,6 +15,24 @@ import (
 )
 
 // fetched is one message (or reader failure) from a partition fetcher.
+// The queue between a pipeline's fetchers and its loop. One table drained
+// alone gets maxInQueue slots (bursts of a fast drain, burst.go); with many
+// tables the slots are shared out, at least minInQueue each. A slot is a
+// fetched value (~190 bytes) and a channel's buffer is allocated whole, so
+// 4,096 slots for each of 300 quiet tables held 223 MB, most of the node's
+// memory (issue 38, the heap profile of floe bench --tables 300).
+const (
+	maxInQueue    = 4096
+	minInQueue    = 256
+	inQueueShared = 64 << 10 // slots over all pipelines, once each is below maxInQueue
+)
+
+// inQueueSize is the queue of a pipeline made while live pipelines exist
+// (itself included).
+func inQueueSize(live int64) int {
+	return int(min(maxInQueue, max(minInQueue, inQueueShared/max(live, 1))))
+}
+
 type fetched struct {
 	tp   ledger.TopicPartition
 	gen  uint64

@@ -135,6 +135,9 @@ type Node struct {
 	pipesMu    sync.Mutex
 	pipes      map[*Pipeline]struct{}
 	partitions atomic.Int64
+	// pipelines counts the pipelines made and not yet ended, which sizes
+	// a new one's queue (inQueueSize).
+	pipelines atomic.Int64
 
 	// Drain: draining is set first so no pipeline starts a fetcher once
 	// Drain has begun, then drainCh is closed to make every pipeline stop

@@ -110,11 +110,12 @@ type Start struct {
 
 // NewPipeline returns the pipeline of one table; Run runs it.
 func NewPipeline(n *Node, spec sink.TableSpec, m config.Table, start Start) *Pipeline {
+	live := n.pipelines.Add(1) // this one included; Run's end takes it back
 	return &Pipeline{
 		n: n, spec: spec, mapping: m,
 		resumeGen: start.ResumeGen, skips: start.Skips, rewindGen: start.RewindGen, paused: start.Paused,
 		log:      n.Log.With("table", ledger.DisplayName(spec.Key)),
-		in:       make(chan fetched, 4096),
+		in:       make(chan fetched, inQueueSize(live)),
 		assign:   make(chan map[ledger.TopicPartition]uint64, 1),
 		resumed:  make(chan resumeState, 1),
 		control:  make(chan control.TableControl, 1),
@@ -195,6 +196,7 @@ func (p *Pipeline) Run(ctx context.Context) {
 		p.stopAll()
 		p.n.partitions.Add(-int64(len(p.want)))
 		p.n.unregister(p)
+		p.n.pipelines.Add(-1)
 		p.releaseQueued()
 	}()
 	if !p.loadShape(ctx) {

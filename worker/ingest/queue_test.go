@@ -1,0 +1,47 @@
+package ingest
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/sinks/sink"
+)
+
+func TestInQueueSize(t *testing.T) {
+	for _, c := range []struct {
+		live int64
+		want int
+	}{
+		{0, maxInQueue}, {1, maxInQueue}, {16, maxInQueue},
+		{17, inQueueShared / 17}, {100, inQueueShared / 100},
+		{256, minInQueue}, {1000, minInQueue},
+	} {
+		if got := inQueueSize(c.live); got != c.want {
+			t.Errorf("inQueueSize(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+}
+
+// TestManyPipelinesShareTheQueueSlots: pipelines made while many live get
+// smaller queues, so the node's queue memory stays near inQueueShared slots
+// however many tables it writes; a lone table keeps the full queue.
+func TestManyPipelinesShareTheQueueSlots(t *testing.T) {
+	n := NewNode(Deps{Log: slog.New(slog.DiscardHandler)})
+	slots := 0
+	for i := range 1000 {
+		key := ledger.TableKey([]string{"db", fmt.Sprint("t", i)})
+		p := NewPipeline(n, sink.TableSpec{Key: key}, config.Table{}, Start{})
+		if i == 0 && cap(p.in) != maxInQueue {
+			t.Fatalf("the first table's queue: %d slots, want %d", cap(p.in), maxInQueue)
+		}
+		slots += cap(p.in)
+	}
+	// At most maxInQueue each up to 16 tables, then the shared slots
+	// (harmonic in the count), then minInQueue each.
+	if most := 16*maxInQueue + inQueueShared*5 + 1000*minInQueue; slots > most || slots >= 1000*maxInQueue/4 {
+		t.Fatalf("1,000 tables hold %d queue slots, want at most %d", slots, most)
+	}
+}
