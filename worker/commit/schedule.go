@@ -27,16 +27,23 @@ type schedule struct {
 	// nothing to do and nothing was appended since, so planning again
 	// would read the same manifests to the same end. orphansClean: an
 	// orphan cleanup that began at least orphan_min_age after the last
-	// append succeeded, so every file an append could have left behind was
-	// old enough for it, and another finds nothing until the next append.
+	// append (and after the last compaction's writes) succeeded, so every
+	// file they could have left behind was old enough for it; cleanups then
+	// run idleOrphanFactor times less often (not never: a writer that
+	// crashed leaves files no append follows).
 	compactSettled, planHot bool
 	orphansClean            bool
+	lastWrite               time.Time // the last append or compaction output
 }
+
+// idleOrphanFactor stretches the orphan cleanup interval of a clean idle
+// table: hourly becomes daily.
+const idleOrphanFactor = 24
 
 func newSchedule(now time.Time, phase float64) schedule {
 	// Orphans are first cleaned one interval after start; the table counts
 	// as hot after a restart until its cool-down passes.
-	return schedule{lastOrphans: now, lastAppend: now, started: now, phase: phase}
+	return schedule{lastOrphans: now, lastAppend: now, lastWrite: now, started: now, phase: phase}
 }
 
 // expireDue reports whether expiry is due, and if so counts it as run.
@@ -51,7 +58,10 @@ func (s *schedule) expireDue(every time.Duration) bool {
 // orphansDue reports whether orphan cleanup is due, and if so counts it as
 // run.
 func (s *schedule) orphansDue(every time.Duration) bool {
-	if s.orphansClean || time.Since(s.lastOrphans) < every {
+	if s.orphansClean {
+		every *= idleOrphanFactor
+	}
+	if time.Since(s.lastOrphans) < every {
 		return false
 	}
 	s.lastOrphans = time.Now()
@@ -87,6 +97,7 @@ func (s *schedule) compaction(m config.Table, defaultTarget config.ByteSize) (si
 // appended notes entries committed now.
 func (s *schedule) appended(entries []ledger.Entry) {
 	s.lastAppend = time.Now()
+	s.lastWrite = s.lastAppend
 	s.recent.add(entries, s.lastAppend)
 	s.compactSettled, s.orphansClean = false, false
 }
@@ -97,12 +108,16 @@ func (s *schedule) planned(out rewriteOutcome) {
 	if out.err == nil && !s.planHot && (out.rw == nil || out.rw.Stats().FilesBefore == 0) {
 		s.compactSettled = true
 	}
+	if out.rw != nil && out.rw.Stats().FilesAfter > 0 {
+		// Written files: orphans if the rewrite is abandoned.
+		s.lastWrite, s.orphansClean = time.Now(), false
+	}
 }
 
 // cleaned notes an orphan cleanup's outcome (it began at lastOrphans);
 // minAge is the table's orphan_min_age.
 func (s *schedule) cleaned(err error, minAge time.Duration) {
-	if err == nil && s.lastOrphans.After(s.lastAppend.Add(minAge)) {
+	if err == nil && s.lastOrphans.After(s.lastAppend.Add(minAge)) && s.lastOrphans.After(s.lastWrite.Add(minAge)) {
 		s.orphansClean = true
 	}
 }

@@ -12,15 +12,18 @@ import (
 
 type fakeRewrite struct{ files int }
 
-func (r fakeRewrite) Stats() sink.RewriteStats { return sink.RewriteStats{FilesBefore: r.files} }
+func (r fakeRewrite) Stats() sink.RewriteStats {
+	return sink.RewriteStats{FilesBefore: r.files, FilesAfter: min(r.files, 1)}
+}
 
 // TestIdleTableMakesNoMaintenanceRequests: once a table goes idle, a
-// compaction plan made on it while cool that finds nothing, and an orphan
-// cleanup begun orphan_min_age after its last append, are the last of
-// each: planning and listing again would read the same objects to the
-// same end. Any append makes both due again; a plan made while hot, one
-// that found work, a failed one, or a cleanup too soon after the append
-// settles nothing.
+// compaction plan made on it while cool that finds nothing is the last
+// (planning again would read the same manifests to the same end), and
+// after an orphan cleanup begun orphan_min_age past its last append and
+// its last compaction output, cleanups run daily instead of hourly. Any
+// append makes both due again; a plan made while hot, one that found
+// work, a failed one, or a cleanup too soon after a write settles
+// nothing.
 func TestIdleTableMakesNoMaintenanceRequests(t *testing.T) {
 	m := config.Table{}
 	m.Compaction.Interval = config.Duration(time.Minute)
@@ -31,7 +34,7 @@ func TestIdleTableMakesNoMaintenanceRequests(t *testing.T) {
 	long := time.Now().Add(-48 * time.Hour)
 	idle := func() *schedule {
 		s := newSchedule(long, 0.5)
-		s.lastAppend, s.lastCompact, s.lastOrphans = long, long, long
+		s.lastAppend, s.lastCompact, s.lastOrphans, s.lastWrite = long, long, long, long
 		return &s
 	}
 	compactDue := func(s *schedule) bool {
@@ -72,27 +75,42 @@ func TestIdleTableMakesNoMaintenanceRequests(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		name     string
-		sinceApp time.Duration // from the last append to the cleanup's start
-		err      error
-		clean    bool
+		name      string
+		sinceApp  time.Duration // from the last append to the cleanup's start
+		sinceComp time.Duration // from the last compaction output, 0 for none
+		err       error
+		clean     bool
 	}{
-		{"began after orphan_min_age", 25 * time.Hour, nil, true},
-		{"began within orphan_min_age", time.Hour, nil, false},
-		{"failed", 25 * time.Hour, errors.New("s3 down"), false},
+		{"began after orphan_min_age", 25 * time.Hour, 0, nil, true},
+		{"began within orphan_min_age", time.Hour, 0, nil, false},
+		{"a compaction wrote files since", 25 * time.Hour, time.Hour, nil, false},
+		{"failed", 25 * time.Hour, 0, errors.New("s3 down"), false},
 	} {
 		t.Run("orphans: "+c.name, func(t *testing.T) {
 			s := idle()
 			s.lastAppend = time.Now().Add(-c.sinceApp)
+			if c.sinceComp > 0 {
+				s.planned(rewriteOutcome{rw: fakeRewrite{files: 3}})
+				s.lastWrite = time.Now().Add(-c.sinceComp)
+			}
 			if !s.orphansDue(time.Hour) {
 				t.Fatal("orphan cleanup not due")
 			}
 			s.cleaned(c.err, minAge)
-			s.lastOrphans = long // the interval is over again
+			s.lastOrphans = time.Now().Add(-2 * time.Hour) // the hourly interval is over
 			if got := !s.orphansDue(time.Hour); got != c.clean {
 				t.Fatalf("clean %v, want %v", got, c.clean)
 			}
-			s.lastOrphans = long
+			if c.clean {
+				// A clean idle table is still cleaned daily: a writer that
+				// crashed leaves files no append follows.
+				s.lastOrphans = time.Now().Add(-25 * time.Hour)
+				if !s.orphansDue(time.Hour) {
+					t.Fatal("a clean idle table's daily cleanup not due")
+				}
+				s.cleaned(nil, minAge)
+			}
+			s.lastOrphans = time.Now().Add(-2 * time.Hour)
 			s.appended(nil)
 			if !s.orphansDue(time.Hour) {
 				t.Fatal("orphan cleanup not due after an append")
