@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	"github.com/apache/iceberg-go/utils"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -58,11 +57,7 @@ func countingFactory(ctx context.Context, parsed *url.URL, props map[string]stri
 	}
 	alias := *parsed
 	alias.Scheme = "s3a" // the same factory, still registered; paths keep s3://
-	fsys, err := icebergio.LoadFS(utils.WithAwsConfig(ctx, &cfg), props, alias.String())
-	if b, ok := fsys.(*blobfs.FileIO); ok && err == nil {
-		return wholeSmallReads{FileIO: b}, nil // smallread.go
-	}
-	return fsys, err
+	return icebergio.LoadFS(utils.WithAwsConfig(ctx, &cfg), props, alias.String())
 }
 
 func addCounter(stack *middleware.Stack) error {
