@@ -69,6 +69,7 @@ type tablesSample struct {
 	s3      map[string]objectCounts
 	commits int64
 	dataDir int64
+	raft    []raftReading // per node
 }
 
 func (tb *tablesBench) run(ctx context.Context, out io.Writer, nodes int, interval time.Duration, brokers string) error {
@@ -279,6 +280,7 @@ func (tb *tablesBench) sample() tablesSample {
 	// Each catalog commit writes one metadata.json: the store counts
 	// them whether or not a status read is answered in time.
 	s.commits = s.s3[kindMetadataJSON].Put
+	s.raft = tb.readRaft(context.Background())
 	return s
 }
 

@@ -29,15 +29,17 @@ type tablesWindow struct {
 	statusGet   []endpointTiming
 	metricsGet  []endpointTiming
 	statusErrs  int
+	atStart     []raftReading // when every table had committed
 }
 
 // measure waits out the warm-up, then reads the nodes every 5 s for the
 // steady window and prints the figures.
 func (tb *tablesBench) measure(ctx context.Context) error {
+	atStart := tb.readRaft(ctx)
 	if err := sleepCtx(ctx, tb.warmup); err != nil {
 		return err
 	}
-	w := &tablesWindow{first: tb.sample()}
+	w := &tablesWindow{first: tb.sample(), atStart: atStart}
 	end := w.first.at.Add(tb.steady)
 	for time.Now().Before(end) {
 		// 4-6 s apart, so that readings do not lock onto the flush slots.
@@ -51,6 +53,8 @@ func (tb *tablesBench) measure(ctx context.Context) error {
 		w.last = s
 	}
 	tb.report(w)
+	rep, _ := tb.cb.status(ctx)
+	tb.reportRaft(tb.out, w, rep)
 	return nil
 }
 

@@ -36,3 +36,31 @@ func TestCountingS3Kinds(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRaftMetrics: the tables bench reads the leader changes and the
+// apply histogram's sum and count from a node's exposition, and the
+// window's figures from two readings.
+func TestParseRaftMetrics(t *testing.T) {
+	body := []byte(`# HELP floe_raft_leader_changes_total Raft leader changes.
+# TYPE floe_raft_leader_changes_total counter
+floe_raft_leader_changes_total 3
+floe_raft_apply_duration_seconds_bucket{le="0.01"} 7
+floe_raft_apply_duration_seconds_sum 0.5
+floe_raft_apply_duration_seconds_count 10
+floe_raft_leader_changes_totalx 99
+`)
+	r := parseRaftMetrics(body)
+	if !r.ok || r.leaderChanges != 3 || r.applySum != 0.5 || r.applyCount != 10 {
+		t.Fatalf("parsed %+v", r)
+	}
+	if r := parseRaftMetrics([]byte("go_goroutines 5\n")); r.ok {
+		t.Fatalf("a node without the counter read as ok: %+v", r)
+	}
+	first := []raftReading{r, {ok: true, leaderChanges: 1, applySum: 1, applyCount: 100}}
+	last := []raftReading{{ok: true, leaderChanges: 5, applySum: 1.5, applyCount: 20}, {ok: true, leaderChanges: 2, applySum: 2, applyCount: 200}}
+	changes, ms, ok := raftDelta(first, last)
+	// node 1 saw 2 changes, node 2 one; 2 s over 110 proposals.
+	if !ok || changes != 2 || ms < 18.1 || ms > 18.2 {
+		t.Fatalf("delta: %v changes, %v ms, ok %v", changes, ms, ok)
+	}
+}
