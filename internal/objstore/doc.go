@@ -21,4 +21,8 @@
 // node's ClassFunc (AddStorageClasses) gives the table at that moment;
 // metadata files never do (see AddStorageClasses). file:// warehouses make
 // no requests and count nothing.
+//
+// It also reads objects of up to 1 MiB whole when they are opened
+// (smallread.go): iceberg-go's S3 file answers each ranged read with its
+// own GET, so reading a small Parquet file cost about 15 requests.
 package objstore

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	"github.com/apache/iceberg-go/utils"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -57,7 +58,11 @@ func countingFactory(ctx context.Context, parsed *url.URL, props map[string]stri
 	}
 	alias := *parsed
 	alias.Scheme = "s3a" // the same factory, still registered; paths keep s3://
-	return icebergio.LoadFS(utils.WithAwsConfig(ctx, &cfg), props, alias.String())
+	fsys, err := icebergio.LoadFS(utils.WithAwsConfig(ctx, &cfg), props, alias.String())
+	if b, ok := fsys.(*blobfs.FileIO); ok && err == nil {
+		return wholeSmallReads{FileIO: b}, nil // smallread.go
+	}
+	return fsys, err
 }
 
 func addCounter(stack *middleware.Stack) error {

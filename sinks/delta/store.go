@@ -14,6 +14,7 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/io/gocloud/blobfs"
+	"gocloud.dev/blob"
 )
 
 // Store is the table root as the log writer sees it: names are relative to
@@ -47,15 +48,29 @@ func OpenStore(ctx context.Context, location string, props map[string]string) (S
 	if err != nil {
 		return nil, fmt.Errorf("opening storage of delta table %s: %w", location, err)
 	}
-	bfs, ok := fsys.(*blobfs.FileIO)
-	if !ok {
+	var bucket *blob.Bucket
+	switch f := fsys.(type) {
+	case *blobfs.FileIO:
+		bucket = f.Bucket
+	case bucketIO:
+		bucket = f.BlobBucket()
+	}
+	if bucket == nil {
 		return nil, fmt.Errorf("%w: storage of %s (%T) is neither local nor a bucket", ErrUnsupported, location, fsys)
 	}
 	u, err := url.Parse(location)
 	if err != nil {
 		return nil, fmt.Errorf("parsing table location %s: %w", location, err)
 	}
-	return BlobStore(bfs.Bucket, strings.Trim(u.Path, "/")), nil
+	return BlobStore(bucket, strings.Trim(u.Path, "/")), nil
+}
+
+// bucketIO is a FileIO that wraps a gocloud bucket and names it: the
+// node's S3 FileIO (internal/objstore), which wraps iceberg-go's to count
+// requests and read small objects whole, so a type assertion on
+// *blobfs.FileIO alone does not find the bucket.
+type bucketIO interface {
+	BlobBucket() *blob.Bucket
 }
 
 // LocalStore is a table root on the local file system.
