@@ -208,8 +208,8 @@ func (p *Pipeline) Run(ctx context.Context) {
 	offset := phase.Offset(p.spec.Key, interval)
 	tick := time.NewTimer(phase.UntilSlot(time.Now(), interval, offset))
 	defer tick.Stop()
-	retry := time.NewTicker(time.Second)
-	defer retry.Stop()
+	retry := lazyRetry{t: time.NewTimer(time.Second), armed: true}
+	defer retry.t.Stop()
 	drain := p.n.drainCh // nil once handled: a closed channel is always ready
 	for {
 		in := p.in
@@ -243,7 +243,8 @@ func (p *Pipeline) Run(ctx context.Context) {
 		case <-p.flushReq:
 			p.noteFlushForSpace(len(p.buf) + len(p.dlq))
 			p.flush(ctx, false)
-		case <-retry.C:
+		case <-retry.wait(p.held != nil || len(p.parts) != len(p.want)):
+			retry.armed = false
 			p.retryHeld(ctx)
 			// Partitions whose start offset could not be resolved yet.
 			if len(p.parts) != len(p.want) {
@@ -251,6 +252,29 @@ func (p *Pipeline) Run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// lazyRetry is the pipeline's one-second retry timer, running only while
+// something waits for it (a held record, partitions whose start offset is
+// not resolved yet). A ticker woke every quiet pipeline each second for
+// nothing: a thousand wake-ups a second, each a select over ten channels,
+// on a node of a thousand tables (issue 38).
+type lazyRetry struct {
+	t     *time.Timer
+	armed bool // started and not yet received from
+}
+
+// wait is the channel to select on: the timer's, started if need be, or
+// nil (never ready) when nothing waits for a retry.
+func (r *lazyRetry) wait(wanted bool) <-chan time.Time {
+	if !wanted {
+		return nil
+	}
+	if !r.armed {
+		r.t.Reset(time.Second)
+		r.armed = true
+	}
+	return r.t.C
 }
 
 // requestFlush asks the pipeline to flush its buffer, without blocking.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/floe-io/floe/config"
 	"github.com/floe-io/floe/ledger"
@@ -43,5 +44,28 @@ func TestManyPipelinesShareTheQueueSlots(t *testing.T) {
 	// (harmonic in the count), then minInQueue each.
 	if most := 16*maxInQueue + inQueueShared*5 + 1000*minInQueue; slots > most || slots >= 1000*maxInQueue/4 {
 		t.Fatalf("1,000 tables hold %d queue slots, want at most %d", slots, most)
+	}
+}
+
+// TestLazyRetry: the pipeline's retry timer is nil (never ready) while
+// nothing waits for a retry, and fires once started.
+func TestLazyRetry(t *testing.T) {
+	r := lazyRetry{t: time.NewTimer(time.Hour)}
+	r.t.Stop()
+	if r.wait(false) != nil {
+		t.Fatal("a retry channel while nothing waits for one")
+	}
+	c := r.wait(true)
+	if c == nil || !r.armed {
+		t.Fatal("the retry did not start when wanted")
+	}
+	select {
+	case <-c:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the started retry never fired")
+	}
+	r.armed = false
+	if r.wait(false) != nil {
+		t.Fatal("a retry channel after the retry, while nothing waits")
 	}
 }
