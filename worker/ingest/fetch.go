@@ -18,12 +18,15 @@ import (
 // The queue between a pipeline's fetchers and its loop. One table drained
 // alone gets maxInQueue slots (bursts of a fast drain, burst.go); with many
 // tables the slots are shared out, at least minInQueue each. A slot is a
-// fetched value (~190 bytes) and a channel's buffer is allocated whole, so
-// 4,096 slots for each of 300 quiet tables held 223 MB, most of the node's
-// memory (issue 38, the heap profile of floe bench --tables 300).
+// fetched value and a channel's buffer is allocated whole, so 4,096 slots
+// for each of 300 quiet tables held 223 MB, most of the node's memory
+// (issue 38, the heap profile of floe bench --tables 300), and at 1,000
+// tables 256 slots each still held 97 MB (~380 bytes a slot). A burst
+// takes every record queued (burst.go), so a busy table among many pays a
+// wake-up per 64 records at worst, not a slower drain.
 const (
 	maxInQueue    = 4096
-	minInQueue    = 256
+	minInQueue    = 64
 	inQueueShared = 64 << 10 // slots over all pipelines, once each is below maxInQueue
 )
 

@@ -18,7 +18,7 @@ func TestInQueueSize(t *testing.T) {
 	}{
 		{0, maxInQueue}, {1, maxInQueue}, {16, maxInQueue},
 		{17, inQueueShared / 17}, {100, inQueueShared / 100},
-		{256, minInQueue}, {1000, minInQueue},
+		{256, inQueueShared / 256}, {1000, inQueueShared / 1000}, {1024, minInQueue}, {5000, minInQueue},
 	} {
 		if got := inQueueSize(c.live); got != c.want {
 			t.Errorf("inQueueSize(%d) = %d, want %d", c.live, got, c.want)
