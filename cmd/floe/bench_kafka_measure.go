@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/floe-io/floe/cluster/catalog"
 )
 
 // runResult is one row of the real-broker table.
@@ -281,6 +285,9 @@ func readSnapshots(tableDir string) ([]snapInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b, err = plainMetadata(b); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
 	var meta struct {
 		Snapshots []struct {
 			At      int64             `json:"timestamp-ms"`
@@ -300,7 +307,22 @@ func readSnapshots(tableDir string) ([]snapInfo, error) {
 	return out, nil
 }
 
-// newestMetadata is the most recently written *.metadata.json of a table.
+// plainMetadata is a metadata file's JSON: new tables write gzip files
+// (<v>-<uuid>.gz.metadata.json), told by their magic bytes.
+func plainMetadata(b []byte) ([]byte, error) {
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		return b, nil
+	}
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, catalog.MaxMetadataBytes))
+}
+
+// newestMetadata is the most recently written *.metadata.json of a table
+// (gzip-compressed or not).
 func newestMetadata(tableDir string) (string, error) {
 	ents, err := os.ReadDir(filepath.Join(tableDir, "metadata"))
 	if err != nil {
