@@ -99,7 +99,9 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // status answers this node's report, or with ?scope=cluster the
-// cluster-wide one (every member's joined; scope=node is the default).
+// cluster-wide one (every member's joined; scope=node is the default),
+// narrowed to the tables the query selects (table, q, state, offset,
+// limit: status.ParseSelection) and counted in table_summary.
 func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	report := s.src.Report
 	switch scope := r.URL.Query().Get("scope"); scope {
@@ -110,13 +112,18 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("scope: %q is not node or cluster", scope), http.StatusBadRequest)
 		return
 	}
+	sel, err := status.ParseSelection(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	rep, err := report(r.Context())
 	if err != nil {
 		s.log.Warn("building status", "err", err)
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	writeIndentedJSON(w, rep)
+	writeIndentedJSON(w, status.Select(rep, sel))
 }
 
 func (s *Server) maintain(w http.ResponseWriter, r *http.Request) {

@@ -68,13 +68,28 @@ func TestServerEndpoints(t *testing.T) {
 			t.Fatalf("/v1/status%s: cluster scope %+v (err %v), want cluster %v", scope, got.Cluster, err, cluster)
 		}
 	}
-	bad, err := http.Get("http://" + srv.Addr() + "/v1/status?scope=all")
-	if err != nil {
-		t.Fatal(err)
+	for _, q := range []string{"?scope=all", "?state=SLEEPING", "?limit=-1"} {
+		bad, err := http.Get("http://" + srv.Addr() + "/v1/status" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad.Body.Close()
+		if bad.StatusCode != http.StatusBadRequest {
+			t.Fatalf("/v1/status%s: %s, want 400", q, bad.Status)
+		}
 	}
-	bad.Body.Close()
-	if bad.StatusCode != http.StatusBadRequest {
-		t.Fatalf("/v1/status?scope=all: %s, want 400", bad.Status)
+	// A selection narrows the tables and the summary counts them all.
+	for q, want := range map[string]int{"?state=DEGRADED": 1, "?state=degraded&limit=1": 1, "?state=FAILED": 0, "?limit=1&offset=1": 0} {
+		resp, err := http.Get("http://" + srv.Addr() + "/v1/status" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got status.Report
+		err = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if err != nil || len(got.Tables) != want || got.Summary == nil || got.Summary.Total != len(rep.Tables) {
+			t.Fatalf("/v1/status%s: %d tables, summary %+v (err %v); want %d of %d", q, len(got.Tables), got.Summary, err, want, len(rep.Tables))
+		}
 	}
 	resp, err := http.Get("http://" + srv.Addr() + "/readyz")
 	if err != nil {

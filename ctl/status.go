@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -25,12 +26,15 @@ func StatusCommand() *cobra.Command {
 	o := &options{}
 	var adminAddr string
 	var asJSON, cluster bool
+	var sel tableSelection
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the status of the cluster's members and every table on a running node",
 		Long: `Show the node and its leader, the Raft group's members and every table's state and
 figures, through the node's gRPC admin API. -o json (or --json) prints the status report
 the node serves at GET /v1/status over HTTP (https with --tls), with the bearer token.
+--state, --match and --limit narrow the tables listed (with -o json the node narrows
+its report and counts every table in table_summary).
 
 The connection flags are those of floe ctl; --admin-addr (env FLOE_NODE_ADMIN_ADDR) is
 the former name of --addr.
@@ -45,7 +49,8 @@ the former name of --addr.
 	fs.StringVar(&adminAddr, "admin-addr", defaultAddr, "admin address of the node (same as --addr; env FLOE_NODE_ADMIN_ADDR)")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (same as -o json)")
 	fs.BoolVar(&cluster, "cluster", false, "with -o json: the cluster-wide report (every member's figures joined, GET /v1/status?scope=cluster)")
-	text := o.action(func(e *env, _ []string) error { return writeStatus(e) })
+	sel.register(fs)
+	text := o.action(func(e *env, _ []string) error { return writeStatus(e, sel) })
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		fs := cmd.Flags()
 		switch {
@@ -73,7 +78,7 @@ the former name of --addr.
 		if o.output == "json" {
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 			defer cancel()
-			rep, err := o.fetchReport(ctx, cluster)
+			rep, err := o.fetchReport(ctx, cluster, sel.query())
 			if err != nil {
 				return err
 			}
@@ -87,8 +92,9 @@ the former name of --addr.
 	return cmd
 }
 
-// writeStatus renders the node/leader line, the members and the tables.
-func writeStatus(e *env) error {
+// writeStatus renders the node/leader line, the members and the tables
+// the selection picks.
+func writeStatus(e *env, sel tableSelection) error {
 	h, err := e.health.Check(e.ctx, &adminv1.HealthCheckRequest{})
 	if err != nil {
 		return err
@@ -121,14 +127,21 @@ func writeStatus(e *env) error {
 		}
 		fmt.Fprintln(e.out)
 	}
-	return writeTables(e.out, ts.GetTables())
+	tables, matched := sel.pick(ts.GetTables())
+	if err := writeTables(e.out, tables); err != nil {
+		return err
+	}
+	if len(tables) < len(ts.GetTables()) {
+		fmt.Fprintf(e.out, "\n%d of %d tables shown (%d matched)\n", len(tables), len(ts.GetTables()), matched)
+	}
+	return nil
 }
 
 // fetchReport GETs /v1/status (http, or https with the TLS flags) with the bearer token
 // and returns the node's status.Report JSON indented by two spaces, as floe status always
 // printed it. The document passes through as served (not decoded into status.Report), so
 // fields of newer nodes are kept.
-func (o *options) fetchReport(ctx context.Context, cluster bool) ([]byte, error) {
+func (o *options) fetchReport(ctx context.Context, cluster bool, query url.Values) ([]byte, error) {
 	scheme := "http"
 	tr := &http.Transport{Proxy: http.ProxyFromEnvironment}
 	if o.useTLS() {
@@ -140,11 +153,14 @@ func (o *options) fetchReport(ctx context.Context, cluster bool) ([]byte, error)
 		tr.TLSClientConfig = cfg
 	}
 	defer tr.CloseIdleConnections()
-	url := scheme + "://" + o.addr + "/v1/status"
 	if cluster {
-		url += "?scope=cluster"
+		query.Set("scope", "cluster")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	target := scheme + "://" + o.addr + "/v1/status"
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return nil, usageErrorf("--addr %q: %w", o.addr, err)
 	}

@@ -34,6 +34,11 @@ type Report struct {
 	// brokers they talked to: each one's health (source health).
 	Brokers []BrokerStatus `json:"brokers,omitempty"`
 	Tables  []TableReport  `json:"tables"`
+	// Summary counts the tables before a selection narrowed Tables
+	// (selection.go): every table, those matched, and each state's.
+	// Set by the admin API's GET /v1/status; nil where a report is built
+	// for other uses.
+	Summary *TableSummary `json:"table_summary,omitempty"`
 	// Cluster is set on a cluster-wide report (MergeCluster): the nodes
 	// it joins and those that did not answer. Nil on one node's report.
 	Cluster *ClusterScope `json:"cluster,omitempty"`
