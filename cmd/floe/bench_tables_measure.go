@@ -28,6 +28,7 @@ type tablesWindow struct {
 	freshness   []time.Duration
 	statusGet   []endpointTiming
 	metricsGet  []endpointTiming
+	pageGet     []endpointTiming // GET /v1/status?limit=50: a summary and one page
 	statusErrs  int
 	atStart     []raftReading // when every table had committed
 }
@@ -79,6 +80,9 @@ func (tb *tablesBench) readEndpoints(ctx context.Context, w *tablesWindow) {
 	if _, t, err := timedGet(ctx, "http://"+addr+"/metrics"); err == nil {
 		w.metricsGet = append(w.metricsGet, t)
 	}
+	if _, t, err := timedGet(ctx, "http://"+addr+"/v1/status?limit=50"); err == nil {
+		w.pageGet = append(w.pageGet, t)
+	}
 }
 
 func timedGet(ctx context.Context, url string) ([]byte, endpointTiming, error) {
@@ -120,6 +124,7 @@ func (tb *tablesBench) report(w *tablesWindow) {
 		1000*cpu/max(1, float64(commits)),
 		percentile(w.freshness, 0.5).Seconds(), percentile(w.freshness, 0.99).Seconds(), percentile(w.freshness, 1).Seconds(),
 		float64(w.last.dataDir-w.first.dataDir)/1e6/secs*60, timingCell(w.statusGet), timingCell(w.metricsGet))
+	fmt.Fprintf(out, "GET /v1/status?limit=50 (the table summary and one page): %s\n", timingCell(w.pageGet))
 	if w.statusErrs > 0 {
 		fmt.Fprintf(out, "(%d status reads failed)\n", w.statusErrs)
 	}
