@@ -18,18 +18,25 @@ import (
 // in-process S3 server sees them.
 var countsRuns atomic.Int32
 
-func TestCountsPerTable(t *testing.T) {
+// fakeS3 starts an in-process S3 with a bucket "lake", installs the
+// counting FileIO and returns the IO properties that reach the store.
+func fakeS3(t *testing.T) map[string]string {
+	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket("lake"); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	Install()
-	props := map[string]string{
+	return map[string]string{
 		icebergio.S3EndpointURL: srv.URL, icebergio.S3Region: "us-east-1",
 		icebergio.S3AccessKeyID: "k", icebergio.S3SecretAccessKey: "s",
 	}
+}
+
+func TestCountsPerTable(t *testing.T) {
+	props := fakeS3(t)
 	ctx := context.Background()
 	// The counters are process-wide, so each run (go test -count=N) uses
 	// tables of its own.

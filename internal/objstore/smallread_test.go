@@ -5,12 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"testing"
 
 	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 )
 
 // TestSmallObjectsReadWhole: an object up to wholeReadMax is read with one
@@ -19,17 +16,7 @@ import (
 // larger object keeps its ranged GETs. The S3 FileIO keeps its other
 // capabilities (it still writes, lists and reads whole files).
 func TestSmallObjectsReadWhole(t *testing.T) {
-	backend := s3mem.New()
-	if err := backend.CreateBucket("lake"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	defer srv.Close()
-	Install()
-	props := map[string]string{
-		icebergio.S3EndpointURL: srv.URL, icebergio.S3Region: "us-east-1",
-		icebergio.S3AccessKeyID: "k", icebergio.S3SecretAccessKey: "s",
-	}
+	props := fakeS3(t)
 	table := fmt.Sprintf("s3://lake/wh/small%d/t", countsRuns.Add(1))
 	fsys, err := icebergio.LoadFS(context.Background(), props, table)
 	if err != nil {
