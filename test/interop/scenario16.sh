@@ -16,7 +16,7 @@ S16_HANG=${FLOE_S16_HANG:-60}
 S16_RECOVER=${FLOE_S16_RECOVER:-10}
 
 scenario_16() {
-	local n=s16 topics=(s16_events) admin kpid t0 t1 rc=0 rx log
+	local n=s16 topics=(s16_events) admin kpid t0 t1 rc=0 rx log metrics
 	create_topics 6 "${topics[@]}"
 	floe_config $n "${topics[@]}"
 	start_floe $n
@@ -36,7 +36,11 @@ scenario_16() {
 		--state DEGRADED --reason-regex "$rx" --duration 30 "${topics[@]/#/interop.}" || rc=$?
 	log "shown after $(($(date +%s) - t0))s"
 	if ((rc == 0)); then
-		curl -fsS --max-time 10 "http://$admin/metrics" | grep -q "^floe_kafka_broker_up{broker=\"127.0.0.1:$KAFKA_PORT\"} 0" ||
+		# Read the whole exposition first: piped into grep -q, curl fails
+		# writing what follows the first match (exit 23), and pipefail
+		# failed the check though the line was there.
+		metrics=$(curl -fsS --max-time 10 "http://$admin/metrics") || metrics=""
+		grep -q "^floe_kafka_broker_up{broker=\"127.0.0.1:$KAFKA_PORT\"} 0" <<<"$metrics" ||
 			{ log "floe_kafka_broker_up is not 0 for the hung broker"; rc=1; }
 		grep -q 'msg="kafka broker down"' "$log" || { log "no WARN line 'kafka broker down' in $log"; rc=1; }
 	fi
