@@ -258,7 +258,7 @@ func (w *Worker) startPipeline(ctx context.Context, r route) {
 	gen, skips := w.state.Resume(key)
 	ctl := w.state.Control(key)
 	p := &running{
-		Pipeline: ingest.NewPipeline(w.ingest, r.spec, r.mapping, ingest.Start{ResumeGen: gen, Skips: skips, RewindGen: ctl.RewindGen, Paused: ctl.Paused}),
+		Pipeline: ingest.NewPipeline(w.ingest, r.spec, r.mapping, ingest.Start{ResumeGen: gen, Skips: skips, RewindGen: ctl.RewindGen, Paused: ctl.Paused, Tables: len(w.routes)}),
 		done:     make(chan struct{}),
 	}
 	pctx, cancel := context.WithCancel(ctx)

@@ -106,11 +106,17 @@ type Start struct {
 	Skips     map[ledger.TopicPartition]int64
 	RewindGen uint64
 	Paused    bool
+	// Tables is how many pipelines the node runs with this one (its
+	// worker's routed tables), 0 when unknown. It sizes the queue beside
+	// the pipelines already made: a node that starts 1,000 at once would
+	// otherwise give the first ones the large queues of a node of few
+	// tables (71 MB of queues at 1,000 tables instead of ~25).
+	Tables int
 }
 
 // NewPipeline returns the pipeline of one table; Run runs it.
 func NewPipeline(n *Node, spec sink.TableSpec, m config.Table, start Start) *Pipeline {
-	live := n.pipelines.Add(1) // this one included; Run's end takes it back
+	live := max(n.pipelines.Add(1), int64(start.Tables)) // this one included; Run's end takes it back
 	return &Pipeline{
 		n: n, spec: spec, mapping: m,
 		resumeGen: start.ResumeGen, skips: start.Skips, rewindGen: start.RewindGen, paused: start.Paused,

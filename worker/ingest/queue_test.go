@@ -47,6 +47,22 @@ func TestManyPipelinesShareTheQueueSlots(t *testing.T) {
 	}
 }
 
+// TestPipelinesStartedTogetherShareTheSlots: a worker that starts a
+// thousand pipelines in one pass says so, and the first ones get the
+// shared size too, not the large queues of a node of few tables.
+func TestPipelinesStartedTogetherShareTheSlots(t *testing.T) {
+	n := NewNode(Deps{Log: slog.New(slog.DiscardHandler)})
+	slots := 0
+	for i := range 1000 {
+		key := ledger.TableKey([]string{"db", fmt.Sprint("t", i)})
+		p := NewPipeline(n, sink.TableSpec{Key: key}, config.Table{}, Start{Tables: 1000})
+		slots += cap(p.in)
+	}
+	if want := 1000 * inQueueSize(1000); slots != want {
+		t.Fatalf("1,000 pipelines started together hold %d queue slots, want %d", slots, want)
+	}
+}
+
 // TestLazyRetry: the pipeline's retry timer is nil (never ready) while
 // nothing waits for a retry, and fires once started.
 func TestLazyRetry(t *testing.T) {
