@@ -126,29 +126,41 @@ func gzipBytes(data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// ParseMetadata parses a metadata file's bytes: gzip-compressed files are
-// told by their magic bytes, not their name, so a file renamed or written
-// under Java's alternative name (.metadata.json.gz) reads as well. The
-// decompressed JSON is bounded by MaxMetadataBytes.
+// ParseMetadata parses a metadata file's bytes, compressed or not (see
+// PlainMetadata), bounded by MaxMetadataBytes.
 func ParseMetadata(data []byte) (table.Metadata, error) {
-	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		r, err := kgzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("decompressing metadata: %w", err)
-		}
-		defer r.Close()
-		plain, err := io.ReadAll(io.LimitReader(r, MaxMetadataBytes+1))
-		if err != nil {
-			return nil, fmt.Errorf("decompressing metadata: %w", err)
-		}
-		if len(plain) > MaxMetadataBytes {
-			return nil, fmt.Errorf("decompressing metadata: %w (%d bytes)", ErrMetadataTooLarge, MaxMetadataBytes)
-		}
-		data = plain
-	} else if len(data) > MaxMetadataBytes {
-		return nil, fmt.Errorf("metadata of %d bytes: %w (%d bytes)", len(data), ErrMetadataTooLarge, MaxMetadataBytes)
+	plain, err := PlainMetadata(data)
+	if err != nil {
+		return nil, err
 	}
-	return table.ParseMetadataBytes(data)
+	return table.ParseMetadataBytes(plain)
+}
+
+// PlainMetadata is a metadata file's JSON: gzip-compressed files are told by
+// their magic bytes, not their name, so a file renamed or written under
+// Java's alternative name (.metadata.json.gz) reads as well. The JSON, plain
+// or decompressed, is bounded by MaxMetadataBytes so a gzip bomb is refused
+// before it can exhaust memory.
+func PlainMetadata(data []byte) ([]byte, error) {
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		if len(data) > MaxMetadataBytes {
+			return nil, fmt.Errorf("metadata of %d bytes: %w (%d bytes)", len(data), ErrMetadataTooLarge, MaxMetadataBytes)
+		}
+		return data, nil
+	}
+	r, err := kgzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decompressing metadata: %w", err)
+	}
+	defer r.Close()
+	plain, err := io.ReadAll(io.LimitReader(r, MaxMetadataBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("decompressing metadata: %w", err)
+	}
+	if len(plain) > MaxMetadataBytes {
+		return nil, fmt.Errorf("decompressing metadata: %w (%d bytes)", ErrMetadataTooLarge, MaxMetadataBytes)
+	}
+	return plain, nil
 }
 
 // MetadataVersion returns the version number in a metadata file's name

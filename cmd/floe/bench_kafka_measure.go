@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -285,7 +283,7 @@ func readSnapshots(tableDir string) ([]snapInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b, err = plainMetadata(b); err != nil {
+	if b, err = catalog.PlainMetadata(b); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	var meta struct {
@@ -305,20 +303,6 @@ func readSnapshots(tableDir string) ([]snapInfo, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
 	return out, nil
-}
-
-// plainMetadata is a metadata file's JSON: new tables write gzip files
-// (<v>-<uuid>.gz.metadata.json), told by their magic bytes.
-func plainMetadata(b []byte) ([]byte, error) {
-	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
-		return b, nil
-	}
-	r, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(io.LimitReader(r, catalog.MaxMetadataBytes))
 }
 
 // newestMetadata is the most recently written *.metadata.json of a table
