@@ -264,10 +264,10 @@ func TestConsoleFilter(t *testing.T) {
 		want, gone []string
 		shown      string
 	}{
-		{"", []string{`data-table="db.orders"`, `data-table="db.clicks"`}, nil, "2 of 2 tables"},
-		{"?q=CLI", []string{`data-table="db.clicks"`}, []string{`data-table="db.orders"`}, "1 of 2 tables"},
-		{"?state=degraded", []string{`data-table="db.orders"`}, []string{`data-table="db.clicks"`}, "1 of 2 tables"},
-		{"?q=orders&state=RUNNING", nil, []string{`data-table="db.orders"`, `data-table="db.clicks"`}, "0 of 2 tables"},
+		{"", []string{`data-table="db.orders"`, `data-table="db.clicks"`}, nil, "1-2 of 2 matching, 2 tables"},
+		{"?q=CLI", []string{`data-table="db.clicks"`}, []string{`data-table="db.orders"`}, "1-1 of 1 matching, 2 tables"},
+		{"?state=degraded", []string{`data-table="db.orders"`}, []string{`data-table="db.clicks"`}, "1-1 of 1 matching, 2 tables"},
+		{"?q=orders&state=RUNNING", nil, []string{`data-table="db.orders"`, `data-table="db.clicks"`}, "0 of 0 matching, 2 tables"},
 	} {
 		_, page := send(t, c, http.MethodGet, base+"/ui/"+tc.query, nil)
 		for _, w := range tc.want {
@@ -347,5 +347,55 @@ func TestConsoleDeadLetters(t *testing.T) {
 		if got := strings.Contains(page, row) && strings.Contains(page, "{&#34;broken&#34;:"); got != shown {
 			t.Errorf("token %s: dead letter shown %v, want %v", token[:4], got, shown)
 		}
+	}
+}
+
+// TestConsolePages: at many tables the overview lists a page of them in
+// name order with links to the neighbouring pages that keep the filter,
+// and a malformed page parameter is refused naming it.
+func TestConsolePages(t *testing.T) {
+	rep := consoleReport("")
+	rep.Tables = nil
+	for i := range 250 {
+		rep.Tables = append(rep.Tables, status.TableReport{Table: fmt.Sprintf("db.t%03d", i), State: status.StateRunning})
+	}
+	b := &consoleBackend{fakeBackend: &fakeBackend{}, rep: rep}
+	base := startConsole(t, b, Options{Tokens: testTokens(t)})
+	c := consoleClient(t)
+	login(t, c, base, readToken)
+	for _, tc := range []struct {
+		query, first, last, shown, prev, next string
+	}{
+		{"", "db.t000", "db.t099", "1-100 of 250 matching, 250 tables", "", `/ui/?offset=100`},
+		{"?offset=100", "db.t100", "db.t199", "101-200 of 250", `/ui/"`, `/ui/?offset=200`},
+		{"?offset=200&amp;q=t2", "", "", "0 of 50 matching", `/ui/?offset=100&amp;q=t2"`, ""},
+		{"?q=t2&offset=20", "db.t220", "db.t249", "21-50 of 50 matching", `/ui/?q=t2"`, ""},
+		{"?state=running&limit=10", "db.t000", "db.t009", "1-10 of 250", "", `/ui/?limit=10&amp;offset=10&amp;state=RUNNING`},
+	} {
+		_, page := send(t, c, http.MethodGet, base+"/ui/"+strings.ReplaceAll(tc.query, "&amp;", "&"), nil)
+		want := []string{tc.shown}
+		if tc.first != "" {
+			want = append(want, `data-table="`+tc.first+`"`, `data-table="`+tc.last+`"`)
+		} else if strings.Contains(page, `<tr data-table="`) { // an offset past the matches
+			t.Errorf("%s: lists tables past the end", tc.query)
+		}
+		for _, w := range want {
+			if !strings.Contains(page, w) {
+				t.Errorf("%s: lacks %s", tc.query, w)
+			}
+		}
+		if n := strings.Count(page, `<tr data-table="`); n > consoleTablesPerPage {
+			t.Errorf("%s: lists %d tables, a page is %d", tc.query, n, consoleTablesPerPage)
+		}
+		for rel, href := range map[string]string{"prev": tc.prev, "next": tc.next} {
+			has := strings.Contains(page, `rel="`+rel+`"`)
+			if href == "" && has || href != "" && !strings.Contains(page, `href="`+href) {
+				t.Errorf("%s: %s link wrong (want %q)", tc.query, rel, href)
+			}
+		}
+	}
+	resp, page := send(t, c, http.MethodGet, base+"/ui/?offset=-3", nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "offset") {
+		t.Errorf("a negative offset: %s, %q", resp.Status, page)
 	}
 }

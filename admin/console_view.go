@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,10 +62,14 @@ type overviewView struct {
 	Rep    status.Report
 	Tables []tableRow
 	// Query and State filter the tables (by a part of the name, by
-	// state); Total is how many there are before the filter.
-	Query, State string
-	States       []string
-	Total        int
+	// state); Total is how many there are before the filter, Matched how
+	// many pass it. The page lists matches From..To (1-based); Prev and
+	// Next link the neighbouring pages ("" at either end).
+	Query, State   string
+	States         []string
+	Total, Matched int
+	From, To       int
+	Prev, Next     string
 }
 
 type tableView struct {
@@ -89,6 +95,11 @@ const consoleDeadLetters = 20
 // consoleSnapshots is how many snapshots the table page lists (the newest).
 const consoleSnapshots = 100
 
+// consoleTablesPerPage is how many tables the overview lists at once: at a
+// thousand tables the whole list is a page of megabytes that takes seconds
+// to render (issue 38), so it pages through status.Select like /v1/status.
+const consoleTablesPerPage = 100
+
 // overviewRefreshSec is how often an open overview reloads itself.
 const overviewRefreshSec = 30
 
@@ -98,17 +109,47 @@ func (c *console) overview(w http.ResponseWriter, r *http.Request, sess consoleS
 		c.fail(w, sess, fmt.Errorf("building the status report: %w", err))
 		return
 	}
+	sel, err := status.ParseSelection(r.URL.Query())
+	if err != nil {
+		c.render(w, http.StatusBadRequest, "message", &messageView{page: c.page("Bad request", sess), Message: err.Error()})
+		return
+	}
+	if sel.Limit == 0 || sel.Limit > consoleTablesPerPage {
+		sel.Limit = consoleTablesPerPage
+	}
+	page := status.Select(rep, sel)
 	v := &overviewView{page: c.page("Floe "+rep.Node, sess), Rep: rep, Total: len(rep.Tables),
-		Query: strings.TrimSpace(r.URL.Query().Get("q")), State: strings.ToUpper(r.URL.Query().Get("state")),
+		Query: sel.Query, State: sel.State, Matched: page.Summary.Matched, From: sel.Offset + 1,
 		States: []string{status.StateFailed, status.StateSuspended, status.StateDegraded, status.StateConfigIssue,
 			status.StateRunning, status.StatePending, status.StateUnmapped}}
 	v.Refresh = overviewRefreshSec
-	q := strings.ToLower(v.Query)
-	for _, t := range rep.Tables {
-		if q != "" && !strings.Contains(strings.ToLower(t.Table), q) || v.State != "" && t.State != v.State {
-			continue
-		}
+	for _, t := range page.Tables {
 		v.Tables = append(v.Tables, c.row(t, rep.GeneratedAt))
+	}
+	v.To = sel.Offset + len(v.Tables)
+	link := func(off int) string {
+		q := url.Values{}
+		for k, val := range map[string]string{"q": sel.Query, "state": sel.State} {
+			if val != "" {
+				q.Set(k, val)
+			}
+		}
+		if off > 0 {
+			q.Set("offset", strconv.Itoa(off))
+		}
+		if sel.Limit != consoleTablesPerPage {
+			q.Set("limit", strconv.Itoa(sel.Limit))
+		}
+		if len(q) == 0 {
+			return "/ui/"
+		}
+		return "/ui/?" + q.Encode()
+	}
+	if sel.Offset > 0 {
+		v.Prev = link(max(0, sel.Offset-sel.Limit))
+	}
+	if v.To < v.Matched {
+		v.Next = link(v.To)
 	}
 	c.render(w, http.StatusOK, "overview", v)
 }
