@@ -3,7 +3,7 @@ package assignment
 import (
 	"slices"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // placeCommitters returns the new committer roles: one per table. A live

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
 )
 
 // fakeStore applies proposals at once and records when they came.

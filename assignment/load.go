@@ -3,7 +3,7 @@ package assignment
 import (
 	"math"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 const (

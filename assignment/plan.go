@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // View is what Plan decides from.

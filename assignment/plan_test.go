@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 const kib = 1 << 10

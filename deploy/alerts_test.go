@@ -12,7 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/floe-io/floe/metrics"
+	"github.com/floe-io/floe/proto/metrics"
 )
 
 // ---------------------------------------------------------------- monitoring

@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/floe-io/floe/cluster/tlsconf"
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // tlsSecrets maps each internal TLS variable to the template parameter

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/worker/ingest"
 	"github.com/floe-io/floe/worker/source"
 )

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // TestBacklogTailFlushedOnCatchUp: a backlog is flushed by size, and the

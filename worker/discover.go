@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/worker/internal/retry"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // ErrStopped: the worker's Run returned before Drain finished.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 )
 
 func consumed(h *harness, n int64) func() bool {

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/worker/control"
 	"github.com/floe-io/floe/worker/source"

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // TestMaintenanceCommitsAreFenced: expiry, orphan cleanup and compaction

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // dlqSuffix names a table's dead-letter table (<table>_dlq), which is

@@ -3,7 +3,7 @@ package worker
 import (
 	"testing"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/worker/control"
 )
 

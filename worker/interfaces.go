@@ -3,8 +3,8 @@ package worker
 import (
 	"context"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/worker/commit"
 	"github.com/floe-io/floe/worker/ingest"
 	"github.com/floe-io/floe/worker/source"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/worker/commit"
 )
 

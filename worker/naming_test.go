@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // TestUnnameableTopicShown: a topic whose mapping expands into a table name

@@ -7,8 +7,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // ErrNotPaused: a resume with skip named a table that is not suspended at a

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // restartOn starts a second worker on the same brokers and replicated

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/sinks/sink"
-	"github.com/floe-io/floe/status"
 )
 
 // lookup returns the spec and mapping of a table some mapping routes into.

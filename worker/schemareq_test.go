@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // TestSchemaChangeThroughCommitter: a pipeline whose records gain a field

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/logbuf"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/source"
 )
 

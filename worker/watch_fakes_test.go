@@ -1,6 +1,6 @@
 package worker
 
-import "github.com/floe-io/floe/ledger"
+import "github.com/floe-io/floe/internal/ledger"
 
 // The fake cluster notifies changes like the FSM: Watch's channel closes
 // at every change, WatchTable's at a change that may concern the table

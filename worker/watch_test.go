@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // startTables starts a worker with n tables, t00 to t<n-1>, each fed by a

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/sinks/sink"
-	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/commit"
 	"github.com/floe-io/floe/worker/ingest"
 	"github.com/floe-io/floe/worker/internal/retry"

@@ -11,10 +11,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

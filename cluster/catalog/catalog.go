@@ -14,8 +14,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/names"
-	"github.com/floe-io/floe/ledger"
 )
 
 // Catalog is the catalog of record: an iceberg-go catalog.Catalog whose

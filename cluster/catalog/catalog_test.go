@@ -17,7 +17,7 @@ import (
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/internal/clustertest"
 	"github.com/floe-io/floe/cluster/raftnode"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 func TestMain(m *testing.M) {

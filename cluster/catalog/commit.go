@@ -9,7 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // CommitTable implements catalog.Catalog and table.CatalogIO: a plain

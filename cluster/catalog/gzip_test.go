@@ -16,7 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // TestGzipMetadataFollowsTheGroup: a table asking for gzip metadata gets

@@ -12,8 +12,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/names"
-	"github.com/floe-io/floe/ledger"
 )
 
 // countingReplica is a Replica whose state has namespace db and which

@@ -13,8 +13,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/names"
-	"github.com/floe-io/floe/ledger"
 )
 
 // ListNamespaces implements catalog.Catalog: every namespace below parent.

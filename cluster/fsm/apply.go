@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 func applyRegisterNode(s *State, c *RegisterNode) error {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // benchState is a state of tables tables of parts partitions each: every

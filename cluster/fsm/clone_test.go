@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // references collects the address of every map, non-empty slice and

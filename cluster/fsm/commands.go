@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // CommandType tags a Raft log entry. The enum is append-only: a value, once

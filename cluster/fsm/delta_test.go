@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	. "github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // TestCommitRecordsDeltaInOrder: a commit that records a Delta version must

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // Sentinels of the replicated state. The other subpackages reference these

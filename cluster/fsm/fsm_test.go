@@ -13,7 +13,7 @@ import (
 
 	. "github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 func TestSnapshotRoundTrip(t *testing.T) {

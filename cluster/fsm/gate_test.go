@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	. "github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // TestMemberLevel: a member of a build before the protocol field is placed

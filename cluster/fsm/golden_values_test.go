@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // The representative values of the golden files: every command type and a

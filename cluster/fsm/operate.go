@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // Operator commands of the admin API: topic mappings made through the API,

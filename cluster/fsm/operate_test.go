@@ -10,8 +10,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	. "github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 func TestApplyMappings(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // A proposal id makes a command idempotent across resends. The proposer

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // applyRestoreState installs a recovered state into a new cluster. It is

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	. "github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // restoredState is what Recover produces for the seeded FSM's table after

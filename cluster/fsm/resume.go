@@ -3,7 +3,7 @@ package fsm
 import (
 	"fmt"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // ResumeSkip is one record an operator resumed a suspended table past.

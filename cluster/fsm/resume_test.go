@@ -9,7 +9,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	. "github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 func TestApplyResumeTable(t *testing.T) {

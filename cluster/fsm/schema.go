@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // RequestSchema asks a table's committer to evolve the table so that it

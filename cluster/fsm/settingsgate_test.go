@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 
 	. "github.com/floe-io/floe/cluster/fsm"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // SnapshotVersion is the format version of FSM snapshots (and of the state

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // Namespace is a catalog namespace and its properties.

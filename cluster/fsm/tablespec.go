@@ -3,7 +3,7 @@ package fsm
 import (
 	"slices"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // TableSpec is the replicated form of an API mapping's table

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	. "github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 func closed(ch <-chan struct{}) bool {

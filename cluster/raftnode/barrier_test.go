@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
 )
 
 // TestReadBarrierFencesACutOffNode: a node cut off from the majority (a

@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // Sentinels of the Raft node. The refusals of the state machine itself are

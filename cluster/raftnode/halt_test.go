@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
 )
 
 func stateJSON(t *testing.T, n *Node) []byte {

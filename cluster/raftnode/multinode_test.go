@@ -19,8 +19,8 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
 )
 
 // testGroup is a set of nodes on raft's in-memory transport, whose links

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
 )
 
 // TestLeftNodeRestartedOnItsDataRejoins: a node that left the group (as a

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // TestRefusalsKeepTheirSentinels: an FSM refusal answers errors.Is for its

@@ -14,8 +14,8 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
 )
 
 func TestBackupIsTheSnapshotEnvelope(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // metaStep is one metadata file of a table's chain.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ctl"
+	"github.com/floe-io/floe/cmd/floe/ctl"
+	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/testing/testcerts"
 )
 

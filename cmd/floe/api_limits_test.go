@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"google.golang.org/grpc/codes"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
-	"github.com/floe-io/floe/status"
 )
 
 // TestAPIMappingRecordLimits: a mapping's max_nesting_depth and max_columns

@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )

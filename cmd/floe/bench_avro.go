@@ -8,11 +8,11 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/records"
-	"github.com/floe-io/floe/schemas"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	sinkapi "github.com/floe-io/floe/sinks/sink"
+	"github.com/floe-io/floe/worker/schemas"
 )
 
 // runAvroBench is `floe bench --format avro`: the JSON bench's order record

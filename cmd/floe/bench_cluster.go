@@ -20,9 +20,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"gopkg.in/yaml.v3"
 
-	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
+	"github.com/floe-io/floe/proto/admin"
 )
 
 // clusterBench is `floe bench --cluster`: many partitions over a few real

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // formatRuns are the end-to-end passes of one bench over the same records

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/floe-io/floe/schemas/registrytest"
+	"github.com/floe-io/floe/worker/schemas/registrytest"
 )
 
 // `floe bench --brokers ADDR` (make bench-kafka, docs/benchmarks.md): the

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/floe-io/floe/schemas/registrytest"
+	"github.com/floe-io/floe/worker/schemas/registrytest"
 )
 
 // The real-broker run's record formats beyond JSON (--kafka-formats): the
 // same order record (bench.go's benchRecord) as Avro and as Protobuf in the
 // Confluent wire format, through a Schema Registry served by this process
-// (schemas/registrytest, over HTTP on the loopback, which the `floe serve`
+// (worker/schemas/registrytest, over HTTP on the loopback, which the `floe serve`
 // subprocess reaches like any registry). Floe drains each format's backlog
 // on the first partition count, and the table compares the formats per
 // byte of Kafka value: issue 18 asks that Avro and Protobuf be no slower

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // tablesBench is `floe bench --tables N`: N mostly quiet tables (one topic

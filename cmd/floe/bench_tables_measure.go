@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // endpointTiming is one GET of a status endpoint: how long it took and

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/floe-io/floe/metrics"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/status"
+	"github.com/floe-io/floe/proto/metrics"
 )
 
 // raftReading is what one node's /metrics says of Raft: the leader

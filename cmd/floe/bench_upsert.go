@@ -15,10 +15,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/status"
 )
 
 // `floe bench --upsert-passes N` (issue 20): the same keyed records (many

@@ -18,8 +18,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/floe-io/floe/cmd/floe/node"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
 

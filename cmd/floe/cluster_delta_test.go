@@ -10,9 +10,9 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/deltaview"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/status"
 )
 
 // writeBothFormats maps topic's table with formats [iceberg, delta], so

@@ -43,13 +43,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"gopkg.in/yaml.v3"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/recovery"
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/node"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/proto/admin"
 )
 
 // Short timeouts so that failures are detected and work moves within a

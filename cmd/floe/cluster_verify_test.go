@@ -17,10 +17,10 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/status"
 )
 
 // verify is the final check: wait until every table's committed offsets

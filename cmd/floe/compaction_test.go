@@ -13,10 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/status"
 )
 
 // TestCompactionWithConcurrentAppends: 100 ms commits on 4 partitions make

@@ -26,13 +26,13 @@ import (
 
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/deltaview"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/node"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/status"
 )
 
 // TestCrashRecovery runs the real floe binary against a Kafka that lives in

@@ -16,11 +16,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/testing/deltaview"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/restcatalog"
+	"github.com/floe-io/floe/proto/admin"
+	"github.com/floe-io/floe/proto/restcatalog"
 	"github.com/floe-io/floe/sinks/glue/gluetest"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // demoOptions are floe demo's flags.

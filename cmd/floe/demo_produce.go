@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/cmd/floe/node"
 )
 
 // watchDemo prints progress every second until the producer is done and

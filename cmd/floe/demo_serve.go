@@ -13,7 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/cmd/floe/node"
 )
 
 // demoToken is a fresh admin token for one demo run: printed for the

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/ctl"
+	"github.com/floe-io/floe/cmd/floe/ctl"
 )
 
 // TestDemoServe: floe demo --serve, beside a node on the default ports,

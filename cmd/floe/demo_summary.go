@@ -11,9 +11,9 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/status"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
-	"github.com/floe-io/floe/status"
 )
 
 // demoSummary prints the node's status, the table read back with the

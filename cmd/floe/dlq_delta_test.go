@@ -13,10 +13,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/testing/deltaview"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/restcatalog"
+	"github.com/floe-io/floe/proto/restcatalog"
 )
 
 // TestDeadLetterTableOfDeltaOnlyTable: the dead-letter table of a [delta]

@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // ecsDefaults fills node.zone from the ECS task metadata endpoint when Floe

@@ -6,11 +6,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/schemas/registrytest"
+	"github.com/floe-io/floe/worker/schemas/registrytest"
 )
 
 // The in-process Kafka broker (franz-go's kfake) and Schema Registry
-// (schemas/registrytest) that `floe demo` and `floe bench` run against.
+// (worker/schemas/registrytest) that `floe demo` and `floe bench` run against.
 // Both are test fakes linked into the binary only for those commands, so
 // this is the one production file that imports them: everything else calls
 // the small API below, and a build without demo and bench would drop them

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/status"
 )
 
 // TestUnknownEnvReported: floe serve with a misspelt variable

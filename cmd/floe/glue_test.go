@@ -11,11 +11,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/glue/gluetest"
-	"github.com/floe-io/floe/status"
 )
 
 // fakeGlue starts a fake Glue for the test, with static AWS credentials

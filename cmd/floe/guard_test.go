@@ -13,10 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/floe-io/floe/cluster/recovery"
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/node"
 )
 
 // TestNewClusterOverOldBackup: a node whose Raft disk is gone must not start

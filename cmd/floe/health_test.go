@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/floe-io/floe/ctl"
+	"github.com/floe-io/floe/cmd/floe/ctl"
 )
 
 // TestHealthCommand: floe health takes --addr like floe status (and

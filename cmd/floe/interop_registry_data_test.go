@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/schemas/registrytest"
+	"github.com/floe-io/floe/worker/schemas/registrytest"
 )
 
 // Interop scenario 8's subjects: six compatible versions each (a field

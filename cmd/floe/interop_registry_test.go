@@ -40,10 +40,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/schemas/registrytest"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
+	"github.com/floe-io/floe/proto/admin"
+	"github.com/floe-io/floe/worker/schemas/registrytest"
 )
 
 // s8 is the scenario's environment.

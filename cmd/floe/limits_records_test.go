@@ -11,9 +11,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/rss"
-	"github.com/floe-io/floe/status"
 )
 
 // TestRecordLimitsEndToEnd: on a regex-mapped JSON topic, the records of

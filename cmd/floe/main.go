@@ -20,9 +20,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ctl"
-	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/cmd/floe/ctl"
+	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // Exit codes scripts can rely on: README's table (ctl's for the rest).

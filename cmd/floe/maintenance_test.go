@@ -12,9 +12,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
+	"github.com/floe-io/floe/proto/admin"
 )
 
 // TestMaintenanceOnTheCommitter: with short intervals, the committer deletes

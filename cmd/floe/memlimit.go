@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/procstatus"
 )
 

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 func TestSoftMemoryLimit(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // TestMetricsAfterRun runs the pipeline, then scrapes /metrics without a

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/admin"
 	"github.com/floe-io/floe/internal/testing/wait"
+	"github.com/floe-io/floe/proto/admin"
 )
 
 // TestMixedVersions is a rolling upgrade across Raft command types: three

@@ -9,8 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // TestNameTemplatesAndLocations: a regex mapping names namespaces and tables

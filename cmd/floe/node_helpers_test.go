@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/node"
+	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // The tests build nodes through the same builder as serve, demo and the

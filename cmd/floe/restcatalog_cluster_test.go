@@ -16,7 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/restcatalog"
+	"github.com/floe-io/floe/proto/restcatalog"
 )
 
 // TestRESTCatalogCluster asks every node of a 3-node fleet of real floe

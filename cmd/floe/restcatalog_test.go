@@ -15,9 +15,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/restcatalog"
-	"github.com/floe-io/floe/restcatalog/spectest"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/proto/restcatalog"
+	"github.com/floe-io/floe/proto/restcatalog/spectest"
 )
 
 const restTestToken = "rest-test-token-0123456789"

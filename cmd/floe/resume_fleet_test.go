@@ -13,10 +13,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/admin"
+	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/node"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/proto/admin"
 	"github.com/floe-io/floe/worker"
 )
 

@@ -9,10 +9,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/proto/admin"
 )
 
 // TestRewind rewinds a table to the earliest offsets through the admin

@@ -9,11 +9,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/schemas/registrytest"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/proto/admin"
+	"github.com/floe-io/floe/worker/schemas/registrytest"
 )
 
 // poisonStream is 34 records: good ones with a wrong magic byte, an

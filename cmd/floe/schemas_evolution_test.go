@@ -10,10 +10,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/admin"
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/schemas/registrytest"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
+	"github.com/floe-io/floe/proto/admin"
+	"github.com/floe-io/floe/worker/schemas/registrytest"
 )
 
 // evolutionSchemas are six compatible versions of one Avro subject: a field

@@ -8,8 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/schemas/registrytest"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/worker/schemas/registrytest"
 )
 
 // TestRegistryTypesRoundTrip produces Avro, Protobuf and JSON Schema records

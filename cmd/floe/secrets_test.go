@@ -18,12 +18,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ctl"
+	"github.com/floe-io/floe/cmd/floe/ctl"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/logbuf"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/schemas/registrytest"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/worker/schemas/registrytest"
 )
 
 // secretMarker is the value planted in one secret field; it names the

@@ -11,10 +11,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/brokerhang"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/status"
 )
 
 // TestHungBrokerVisible hangs the broker under a running node: it takes

@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"google.golang.org/grpc/codes"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 	adminv1 "github.com/floe-io/floe/proto/floe/admin/v1"
 )

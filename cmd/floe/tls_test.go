@@ -12,7 +12,7 @@ import (
 
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/cluster/tlsconf"
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/recovery"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
 )
 
 // TestTotalLoss loses every node and every Raft disk at once while records

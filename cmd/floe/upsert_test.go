@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/testing/wait"
 )
 

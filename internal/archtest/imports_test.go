@@ -14,6 +14,11 @@ import (
 
 const module = "github.com/floe-io/floe/"
 
+// card is the design card's top level: every package of the module sits
+// under one of these folders (DESIGN.md, "The rooms"). A new top-level
+// folder is a change to the card, not a place to put a package.
+var card = []string{"cmd", "cluster", "worker", "assignment", "sinks", "proto", "deploy", "internal", "test", "bench"}
+
 // rules says, per package (a directory of the module), which of the module's
 // packages its production files may import. A key ending in "/..." covers
 // the directory and everything below it; the most specific key wins. An
@@ -21,13 +26,11 @@ const module = "github.com/floe-io/floe/"
 // Every package of the module must be covered: a new package means a new
 // line here and in DESIGN.md.
 var rules = map[string][]string{
-	// Leaves: the contract types every layer shares.
-	"ledger":              nil,
-	"config":              {"internal/names"},
-	"records":             nil,
-	"auth":                {"config"},
-	"status":              nil,
-	"sinks/sink":          {"records", "ledger", "config"},
+	// internal/: the contract leaves every room shares, and small helpers.
+	"internal/ledger":     nil,
+	"internal/config":     {"internal/names"},
+	"internal/records":    nil,
+	"internal/status":     nil,
 	"internal/metaloc":    nil,
 	"internal/names":      nil,
 	"internal/jsontext":   nil, // JSON scanning shared by the worker's decoder and the sink's appender
@@ -35,41 +38,48 @@ var rules = map[string][]string{
 	"internal/procstatus": nil, // /proc/self/status figures: the tests' RSS, floe serve's memory limit
 	"internal/localfs":    nil, // file:// FileIO taking locations literally (partition paths)
 
-	// The replicated state: fsm is pure; raftnode runs it; catalog and
-	// recovery do the I/O on top of it through small interfaces.
-	"cluster/fsm":          {"ledger", "config"},
-	"cluster/raftnode":     {"cluster/fsm", "cluster/tlsconf", "ledger", "config"},
+	// cluster/: the replicated state. fsm is pure; raftnode runs it;
+	// catalog and recovery do the I/O on top of it through small interfaces.
+	"cluster/fsm":          {"internal/ledger", "internal/config"},
+	"cluster/raftnode":     {"cluster/fsm", "cluster/tlsconf", "internal/ledger", "internal/config"},
 	"cluster/tlsconf":      nil, // internal ports' mTLS and floe tls
-	"cluster/catalog":      {"cluster/fsm", "ledger", "internal/metaloc", "internal/names"},
-	"cluster/recovery":     {"cluster/fsm", "cluster/catalog", "ledger", "config"},
+	"cluster/catalog":      {"cluster/fsm", "internal/ledger", "internal/metaloc", "internal/names"},
+	"cluster/recovery":     {"cluster/fsm", "cluster/catalog", "internal/ledger", "internal/config"},
 	"cluster/internal/...": {"*"}, // test support (clustertest)
 
-	// Placement: pure plan and the leader-only controller.
-	"assignment": {"ledger"},
+	// assignment/: pure plan and the leader-only controller.
+	"assignment": {"internal/ledger"},
 
-	// The record's path: never Raft, never the cluster packages.
-	"worker/...": {"worker/...", "records", "ledger", "config", "sinks/sink", "status", "internal/jsontext"},
+	// worker/: the record's path, never Raft, never the cluster packages.
+	// Its registry decoders (worker/schemas) see only the record model.
+	"worker/...":         {"worker/...", "internal/records", "internal/ledger", "internal/config", "sinks/sink", "internal/status", "internal/jsontext"},
+	"worker/schemas":     {"internal/records"},
+	"worker/schemas/...": {"internal/records", "worker/schemas"},
 
-	// Providers behind the worker's interfaces.
-	"schemas":         {"records"},
-	"schemas/...":     {"records", "schemas"},
-	"sinks/iceberg":   {"sinks/sink", "sinks/delta", "records", "ledger", "internal/metaloc", "internal/jsontext", "internal/localfs"},
-	"sinks/delta":     {"ledger"}, // the Delta log; never Raft, never the worker
-	"sinks/glue/...":  {"sinks/sink", "internal/metaloc"},
-	"sinks/restsync":  {"sinks/sink", "internal/metaloc", "auth"},
-	"restcatalog/...": {"auth", "restcatalog"},
+	// sinks/: one package per table format or catalog target, behind the
+	// contract in sinks/sink.
+	"sinks/sink":     {"internal/records", "internal/ledger", "internal/config"},
+	"sinks/iceberg":  {"sinks/sink", "sinks/delta", "internal/records", "internal/ledger", "internal/metaloc", "internal/jsontext", "internal/localfs"},
+	"sinks/delta":    {"internal/ledger"}, // the Delta log; never Raft, never the worker
+	"sinks/glue/...": {"sinks/sink", "internal/metaloc"},
+	"sinks/restsync": {"sinks/sink", "internal/metaloc", "proto/auth"},
 
-	// Edges: the admin API, its clients, metrics and notifications.
-	"admin":     {"auth", "config", "status", "proto/..."},
-	"ctl":       {"proto/..."},
-	"metrics":   {"status"},
-	"notify":    {"status"},
-	"proto/...": {"proto/..."},
+	// proto/: the API room. The schema and its generated code, and every
+	// surface an operator or a program talks to: the admin API and console,
+	// bearer tokens, the Iceberg REST catalog, /metrics, webhooks.
+	"proto/floe/...":        {"proto/floe/..."},
+	"proto/auth":            {"internal/config"},
+	"proto/admin":           {"proto/auth", "internal/config", "internal/status", "proto/floe/..."},
+	"proto/restcatalog/...": {"proto/auth", "proto/restcatalog"},
+	"proto/metrics":         {"internal/status"},
+	"proto/notify":          {"internal/status"},
 
-	// Composition: the node builder and the binary.
-	"node":    {"*"},
-	"cmd/...": {"*"},
-	"deploy":  nil,
+	// cmd/: parsing and wiring. node is the composition root; ctl is the
+	// CLI's client of the admin API.
+	"cmd/floe/ctl":  {"proto/floe/..."},
+	"cmd/floe/node": {"*"},
+	"cmd/...":       {"*"},
+	"deploy":        nil,
 
 	// The real-broker benchmark's baseline: a user's own loop, no Floe.
 	"bench/...": nil,
@@ -84,13 +94,25 @@ var rules = map[string][]string{
 // named: fakes and fault injection live in tests; floe demo and the benches
 // reach kfake and the fake registry through cmd/floe alone.
 var testOnly = map[string][]string{
-	module + "internal/testing/":         nil,
-	module + "cluster/internal/":         nil,
-	module + "schemas/registrytest":      {"cmd/floe"},
-	module + "sinks/glue/gluetest":       nil,
-	module + "restcatalog/spectest":      nil,
-	"github.com/twmb/franz-go/pkg/kfake": {"cmd/floe"},
-	"github.com/hashicorp/raft":          {"cluster/raftnode", "cluster/recovery", "cluster/catalog", "cluster/internal/clustertest", "node", "cmd/floe"},
+	module + "internal/testing/":           nil,
+	module + "cluster/internal/":           nil,
+	module + "worker/schemas/registrytest": {"cmd/floe"},
+	module + "sinks/glue/gluetest":         nil,
+	module + "proto/restcatalog/spectest":  nil,
+	"github.com/twmb/franz-go/pkg/kfake":   {"cmd/floe"},
+	"github.com/hashicorp/raft":            {"cluster/raftnode", "cluster/recovery", "cluster/catalog", "cluster/internal/clustertest", "cmd/floe/node", "cmd/floe"},
+}
+
+// TestTopLevelIsTheCard: every folder at the module's root that holds Go
+// code is one of the card's rooms.
+func TestTopLevelIsTheCard(t *testing.T) {
+	root := moduleRoot(t)
+	for pkg := range productionImports(t, root) {
+		top, _, _ := strings.Cut(pkg, "/")
+		if pkg != "." && !contains(card, top) {
+			t.Errorf("package %s sits in top-level folder %s, which is not one of the card's rooms %v", pkg, top, card)
+		}
+	}
 }
 
 func TestImportRules(t *testing.T) {
@@ -126,14 +148,17 @@ func TestRulesCatchABreak(t *testing.T) {
 		{"worker/ingest", "cluster/raftnode"},
 		{"cluster/fsm", "cluster/raftnode"},
 		{"cluster/fsm", "worker"},
-		{"records", "worker"},
-		{"schemas", "worker"},
+		{"internal/records", "worker"},
+		{"worker/schemas", "worker"},
+		{"worker/schemas", "worker/ingest"},
 		{"sinks/iceberg", "worker"},
 		{"sinks/delta", "worker/commit"},
 		{"sinks/delta", "cluster/fsm"},
-		{"metrics", "admin"},
-		{"notify", "admin"},
-		{"ledger", "config"},
+		{"proto/metrics", "proto/admin"},
+		{"proto/notify", "proto/admin"},
+		{"internal/ledger", "internal/config"},
+		{"cmd/floe/ctl", "cmd/floe/node"},
+		{"proto/admin", "cmd/floe/node"},
 	} {
 		allowed, ok := ruleFor(c.pkg)
 		if !ok {

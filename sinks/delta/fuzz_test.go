@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // FuzzParseActions fuzzes the commit file reader (the log's decoder of

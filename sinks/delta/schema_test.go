@@ -9,7 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // TestMapSchemaTypes maps each Iceberg type to its Delta type.

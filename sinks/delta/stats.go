@@ -8,7 +8,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // Per-file statistics ("Per-file Statistics") from an Iceberg descriptor:

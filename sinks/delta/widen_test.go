@@ -9,7 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 func col(id int, name string, typ iceberg.Type) iceberg.NestedField {

@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/goleak"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/worker/ingest"
 )

@@ -14,7 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table/compaction"
 	"github.com/google/uuid"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

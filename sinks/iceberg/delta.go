@@ -11,7 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/sinks/delta"
 )
 

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/internal/testing/deltaview"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

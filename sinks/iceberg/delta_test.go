@@ -17,9 +17,9 @@ import (
 	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/internal/testing/deltaview"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
 	"github.com/floe-io/floe/sinks/delta"
 	"github.com/floe-io/floe/sinks/sink"
 )

@@ -13,9 +13,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/internal/testing/deltaview"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
 )
 
 // recordWithDead writes rows offsets [next, next+rows) of partition 0 as

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // DLQOffsetsMaxAge bounds how far behind its table's a dead-letter table's

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // Fence is what the sink asks of the replicated state before it deletes
 // files of a table, and before maintenance reads a table's metadata. The
-// node implements it over its Raft node (node/replica.go); the sink never
+// node implements it over its Raft node (cmd/floe/node/replica.go); the sink never
 // imports the cluster.
 type Fence interface {
 	// Barrier returns once this node's state holds every entry the group

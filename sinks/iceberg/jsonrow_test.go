@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/worker/ingest"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // partitionCase is one column type, a transform Floe offers

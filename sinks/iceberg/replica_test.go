@@ -9,7 +9,7 @@ import (
 	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // newCatalog is the catalog of record on the test's Raft node. Package node
@@ -30,7 +30,7 @@ func (r replica) WaitApplied(ctx context.Context, index uint64) error {
 	return r.n.FSM().WaitApplied(ctx, index)
 }
 
-// testFence is the sink's Fence on the test's Raft node, as node/replica.go
+// testFence is the sink's Fence on the test's Raft node, as cmd/floe/node/replica.go
 // wires a real one. onBarrier, when set, runs at the barrier numbered at
 // (counted from 1; CleanOrphans' first barrier is the catch-up before it
 // lists candidates, its second the fence before it deletes), standing in

@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // Metadata column names. They are documented in docs/tables.md.

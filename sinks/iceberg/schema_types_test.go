@@ -9,8 +9,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

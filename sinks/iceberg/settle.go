@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // Settle brings what follows table key's commits level with its committed

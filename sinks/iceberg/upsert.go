@@ -14,7 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	bolterrors "go.etcd.io/bbolt/errors"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

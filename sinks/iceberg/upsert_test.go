@@ -17,8 +17,8 @@ import (
 	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

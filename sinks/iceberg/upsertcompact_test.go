@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

@@ -9,9 +9,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // A large flush of an unpartitioned table is written as several data

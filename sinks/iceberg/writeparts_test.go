@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/cluster/catalog"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // ErrConfig marks a failure that only a configuration change can fix (for

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/worker/internal/retry"
 )

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

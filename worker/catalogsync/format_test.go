@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

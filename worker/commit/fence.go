@@ -3,7 +3,7 @@ package commit
 import (
 	"errors"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // Fencing: every sink call of the loop that changes the table (appends,

@@ -3,7 +3,7 @@ package commit
 import (
 	"time"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // Gathering one slot's entries into one commit.

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 func TestGatherWindow(t *testing.T) {

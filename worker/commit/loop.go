@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/worker/internal/retry"
 	"github.com/floe-io/floe/worker/phase"
 )

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/sinks/sink"
-	"github.com/floe-io/floe/status"
 )
 
 // MaintenanceResult is what a maintenance run on demand did.

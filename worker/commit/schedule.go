@@ -4,8 +4,8 @@ import (
 	"path"
 	"time"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/worker/control"
 )
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // settle has the sink bring what follows the table's commits level with

@@ -1,8 +1,8 @@
 package control
 
 import (
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // SchemaRequest is a pipeline's request that the table's committer evolve

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // burstMax bounds the records handleBurst takes before Run's select runs

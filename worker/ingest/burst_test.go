@@ -3,8 +3,8 @@ package ingest
 import (
 	"testing"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // TestPublishConsumed: counts wait in the pipeline until publishConsumed,

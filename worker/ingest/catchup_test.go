@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // TestBacklogNoted: a flush for space marks a backlog only when the

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // DecodeJSON is decodeJSON for benchmarks and tools outside the package.

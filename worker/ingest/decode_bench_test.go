@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 func BenchmarkDecodeJSON(b *testing.B) {

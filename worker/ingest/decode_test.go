@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 func TestDecodeJSON(t *testing.T) {

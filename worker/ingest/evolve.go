@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // ErrIncompatibleSchema marks a registry schema the table cannot follow

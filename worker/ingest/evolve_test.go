@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 func st(fields ...*records.Field) *records.Shape {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/worker/internal/retry"
 	"github.com/floe-io/floe/worker/source"
 )

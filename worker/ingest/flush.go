@@ -9,10 +9,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/sinks/sink"
-	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/internal/retry"
 )
 

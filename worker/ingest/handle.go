@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // verdict is what decoding made of a fetched record.

@@ -3,7 +3,7 @@ package ingest
 import (
 	"strconv"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // A JSON value that fits the table's columns as they are is not decoded

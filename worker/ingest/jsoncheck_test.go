@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // checkShape is the columns FuzzFitsJSON and TestFitsJSON check against:

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // FuzzDecodeJSON parses and infers arbitrary documents into a table that

@@ -1,7 +1,7 @@
 package ingest
 
 import (
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // Field names are looked up without allocating: a record's keys are

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // TestKnownKeysAnyOrder: the byte-wise lookup of known names (jsonkeys.go)

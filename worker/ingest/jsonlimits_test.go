@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/internal/testing/rss"
-	"github.com/floe-io/floe/records"
 )
 
 // nested is a JSON object nesting depth objects deep: {"a":{"a":...1}}.

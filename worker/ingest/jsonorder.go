@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // A new field's value is decoded generically (encoding/json into a map),

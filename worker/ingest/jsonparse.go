@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/floe-io/floe/internal/jsontext"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // parser decodes one JSON document straight into values conformed to a

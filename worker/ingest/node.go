@@ -7,11 +7,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
+	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/sinks/sink"
-	"github.com/floe-io/floe/status"
 	"github.com/floe-io/floe/worker/control"
 	"github.com/floe-io/floe/worker/source"
 )

@@ -3,7 +3,7 @@ package ingest
 import (
 	"testing"
 
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 )
 
 // limitedKafka is a Kafka whose readers can be bounded together.

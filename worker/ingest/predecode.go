@@ -1,7 +1,7 @@
 package ingest
 
 import (
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // JSON records are checked on the partitions' fetcher goroutines, in

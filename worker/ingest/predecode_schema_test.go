@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

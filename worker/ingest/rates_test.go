@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // TestRatesEWMA: a steady 1000 B/s reads as 1000*(1-2^-t/halflife) however

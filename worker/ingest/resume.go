@@ -3,8 +3,8 @@ package ingest
 import (
 	"context"
 
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/status"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
 )
 
 // resumeState is a table's replicated resume state as the pipeline sees it.

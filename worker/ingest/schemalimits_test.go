@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/records"
 )
 
 func structOf(fields ...*records.Field) *records.Shape {

@@ -1,8 +1,8 @@
 package ingest
 
 import (
-	"github.com/floe-io/floe/ledger"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // upsertByKafkaKey reports whether the table keeps one row per Kafka

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/sinks/sink"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // Partitions are read committed with franz-go, not kafka-go: kafka-go

@@ -8,8 +8,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // Headers Floe adds to a dead letter it writes to a topic.

@@ -17,8 +17,8 @@ import (
 	"github.com/segmentio/kafka-go/sasl/scram"
 	franzsasl "github.com/twmb/franz-go/pkg/sasl"
 
-	"github.com/floe-io/floe/config"
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/ledger"
 )
 
 // KafkaClient reads Kafka with segmentio/kafka-go; it implements the

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/floe-io/floe/records"
+	"github.com/floe-io/floe/internal/records"
 )
 
 // PartitionReader reads one partition in order.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/floe-io/floe/config"
+	"github.com/floe-io/floe/internal/config"
 	kafkasasl "github.com/segmentio/kafka-go/sasl"
 )
 

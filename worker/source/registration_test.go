@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/floe-io/floe/ledger"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
+	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/testing/wait"
-	"github.com/floe-io/floe/ledger"
 )
 
 // Apply applies c at index idx through the Raft adapter, as a node does,

@@ -1,0 +1,152 @@
+package node
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/floe-io/floe/cluster/fsm"
+	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/status"
+)
+
+// tableInfo is what the report reads of one table from the replicated state.
+type tableInfo struct {
+	key     string
+	t       fsm.Table
+	pending int
+	// pendingBytes: data recorded, not yet committed
+	pendingBytes int64
+	paused       bool
+	pausedBy     string
+	rewind       *fsm.TableRewind
+	offsets      map[string]ledger.Offsets
+	assign       map[string]ledger.Assignment
+	commit       ledger.Assignment
+	dlqRows      int64
+}
+
+// control reads the table's operator state and pending bytes.
+func (ti *tableInfo) control(s *fsm.State) {
+	_, ti.paused = s.Paused[ti.key]
+	ti.pausedBy = s.PausedBy[ti.key]
+	if rw := s.Rewinds[ti.key]; rw != nil {
+		c := *rw
+		ti.rewind = &c
+	}
+	for _, e := range s.Ledger.Pending[ti.key] {
+		ti.pendingBytes += e.Bytes
+	}
+}
+
+// operatorState shows a pause and the last rewind: a paused table is
+// SUSPENDED on every node (the pause is replicated), and the rewind says
+// what it did to the table's rows when nothing else needs saying.
+func operatorState(tr *status.TableReport, paused bool, pausedBy string, rw *fsm.TableRewind) {
+	if paused {
+		tr.Paused, tr.PausedBy = true, pausedBy
+		tr.State = status.StateSuspended
+		who := "an operator"
+		if pausedBy != "" {
+			who = pausedBy
+		}
+		tr.Reason = "paused by " + who + ": resume with floe ctl tables resume " + tr.Table
+	}
+	if rw == nil {
+		return
+	}
+	r := rewindReport(tr.Table, rw) // api_tables.go
+	tr.Rewind = &r
+	if tr.Reason == "" {
+		tr.Reason = r.Describe
+	}
+}
+
+// Report implements admin.Source: the replicated state joined with this
+// node's runtime status.
+func (n *Node) Report(ctx context.Context) (status.Report, error) {
+	now := time.Now()
+	_, leader := n.raft.Leader()
+	select {
+	case <-n.started:
+	default:
+		rep := status.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now,
+			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.Members()}
+		upgradeRequired(&rep, n.raft.FSM()) // a halt while catching up keeps it joining
+		return rep, nil
+	}
+	runtime, problems := n.worker.Status().Snapshot()
+	rep := status.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.Members(),
+		LeaderSince: n.raft.LeaderChangedAt()}
+	upgradeRequired(&rep, n.raft.FSM())
+	held, limit := n.worker.MemoryHeld()
+	rep.Memory = &status.MemoryReport{HeldBytes: held, LimitBytes: limit, BudgetBytes: int64(n.cfg.MemoryBudget)}
+	rep.Brokers = n.worker.Status().Brokers()
+	n.raft.FSM().Read(func(s *fsm.State) {
+		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
+		if m := s.Nodes[leader]; m != nil {
+			rep.LeaderAddr = m.Admin
+		}
+		if b := s.LastBackup; b != nil {
+			rep.Backup = &status.BackupReport{Location: b.Location, At: time.UnixMilli(b.At), AgeSec: now.Sub(time.UnixMilli(b.At)).Seconds(), AppliedIndex: b.Applied}
+		}
+	})
+	for _, ti := range n.tableInfos(runtime) {
+		rep.Tables = append(rep.Tables, n.tableReport(ctx, ti, runtime[ti.key], now))
+	}
+	return rep, nil
+}
+
+// upgradeRequired shows a halted FSM: the node state and a problem naming
+// the entry, so the status says why nothing moves on this node.
+func upgradeRequired(rep *status.Report, f *fsm.FSM) {
+	h, halted := f.Halted()
+	if !halted {
+		return
+	}
+	rep.State = status.NodeUpgradeRequired
+	if rep.Problems == nil {
+		rep.Problems = map[string]string{}
+	}
+	rep.Problems["upgrade"] = h.Error()
+}
+
+// tableInfos lists, by key, every table the state knows (a dead-letter
+// table is shown with its table), every mapped table with no data yet, and
+// every table only this node's runtime status knows.
+func (n *Node) tableInfos(runtime map[string]status.TableStatus) []tableInfo {
+	var infos []tableInfo
+	n.raft.FSM().Read(func(s *fsm.State) {
+		for _, key := range s.TableKeys() {
+			if _, isDLQ := s.Tables[trimDLQ(key)]; isDLQ && trimDLQ(key) != key {
+				continue // shown with its table
+			}
+			ti := tableInfo{key: key, t: *s.Tables[key], pending: len(s.Ledger.Pending[key]), offsets: map[string]ledger.Offsets{}, assign: map[string]ledger.Assignment{}, commit: s.Committers[key]}
+			if d, ok := s.Tables[fsm.DLQKey(key)]; ok {
+				ti.dlqRows = d.Rows
+			}
+			ti.control(s)
+			for tp, o := range s.Ledger.Offsets[key] {
+				ti.offsets[tp] = *o
+				ti.assign[tp] = s.Ledger.Assignments[tp]
+			}
+			infos = append(infos, ti)
+		}
+		// Mapped tables with no data yet.
+		for _, src := range s.Sources {
+			if _, ok := s.Tables[src.Table]; !ok && !slices.ContainsFunc(infos, func(i tableInfo) bool { return i.key == src.Table }) {
+				ti := tableInfo{key: src.Table, t: fsm.Table{Ident: ledger.TableIdent(src.Table)}, commit: s.Committers[src.Table]}
+				ti.control(s)
+				infos = append(infos, ti)
+			}
+		}
+	})
+	for key := range runtime {
+		if !slices.ContainsFunc(infos, func(i tableInfo) bool { return i.key == key }) {
+			infos = append(infos, tableInfo{key: key, t: fsm.Table{Ident: ledger.TableIdent(key)}})
+		}
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].key < infos[j].key })
+	return infos
+}
