@@ -59,10 +59,10 @@ func TestNoFacade(t *testing.T) {
 }
 
 // TestFSMIsPure: fsm and every Floe package it reaches import only the
-// standard library, ledger and config (and config's YAML parser). No Raft,
+// standard library, internal/ledger and internal/config (and config's YAML parser). No Raft,
 // no iceberg-go, no clock or randomness packages.
 func TestFSMIsPure(t *testing.T) {
-	allowed := map[string]bool{module + "/ledger": true, module + "/config": true, module + "/internal/names": true, "gopkg.in/yaml.v3": true}
+	allowed := map[string]bool{module + "/internal/ledger": true, module + "/internal/config": true, module + "/internal/names": true, "gopkg.in/yaml.v3": true}
 	for _, imp := range imports(t, "cluster/fsm") {
 		if !isStd(imp) && !allowed[imp] {
 			t.Errorf("cluster/fsm imports %s", imp)
@@ -71,7 +71,7 @@ func TestFSMIsPure(t *testing.T) {
 			t.Errorf("cluster/fsm imports %s: the FSM must not read the clock, draw randomness or do I/O", imp)
 		}
 	}
-	for _, dep := range []string{"ledger", "config", "internal/names"} {
+	for _, dep := range []string{"internal/ledger", "internal/config", "internal/names"} {
 		for _, imp := range imports(t, dep) {
 			if !isStd(imp) && !allowed[imp] {
 				t.Errorf("%s (imported by cluster/fsm) imports %s", dep, imp)

@@ -31,7 +31,7 @@ type Config struct {
 	// MemoryBudget bounds the records the node holds, from fetch until
 	// their flush is recorded (three quarters of it; the rest sizes the
 	// readers' fetches); fetching pauses when it is reached and the largest
-	// buffers flush first (DESIGN.md "Memory budget").
+	// buffers flush first (docs/internals.md "Memory budget").
 	MemoryBudget ByteSize `yaml:"memory_budget"`
 	// MaxNestingDepth and MaxColumns are the tables' default limits on
 	// what records can make them hold (default 64 and 1000; see

@@ -68,7 +68,7 @@ type MemoryReport struct {
 	LimitBytes int64 `json:"limit_bytes"`
 	// BudgetBytes is the node's whole memory_budget, of which LimitBytes
 	// is the records' share (the rest is for fetches and what the budget
-	// does not see: DESIGN.md, "Memory").
+	// does not see: docs/internals.md, "Memory budget").
 	BudgetBytes int64 `json:"budget_bytes,omitempty"`
 }
 

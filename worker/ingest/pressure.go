@@ -39,7 +39,7 @@ const (
 	DefaultMaxPending = 256
 	// What a buffered record costs beyond its key and header bytes,
 	// measured with BenchmarkRecordHeap (live heap per buffered record;
-	// figures in DESIGN.md "Memory budget"): recordOverhead for the
+	// figures in docs/internals.md "Memory budget"): recordOverhead for the
 	// records.Record, its key's allocation and the buffer's pointer; a raw
 	// value is kept as fetched; a decoded value (json and the registry
 	// formats) is a tree of maps and interfaces, about decodedOverhead

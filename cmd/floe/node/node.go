@@ -220,7 +220,7 @@ func (n *Node) buildWorker() error {
 		nsLocations[ns] = strings.TrimSuffix(c.Location, "/")
 	}
 	sink := icebergsink.New(n.catalog, int64(cfg.TargetFileSize), n.log, nsLocations)
-	sink.SetFence(NewFence(n.raft)) // deletions are fenced (DESIGN.md, Maintenance)
+	sink.SetFence(NewFence(n.raft)) // deletions are fenced (docs/internals.md, Maintenance)
 	// Upsert tables' key index (docs/upsert.md): derived state, rebuilt
 	// from the tables when missing, so it lives beside Raft's files.
 	sink.SetKeyIndexPath(filepath.Join(cfg.Node.DataDir, "upsert-keys.db"))
@@ -250,7 +250,7 @@ func (n *Node) buildWorker() error {
 		return err
 	}
 	// Tables whose mapping names delta get a Delta Lake log beside
-	// Iceberg, published in each commit (DESIGN.md, Commit).
+	// Iceberg, published in each commit (docs/internals.md, Commit).
 	sink.SetDelta(deltaTables{w: n.worker, n: n.raft}, IOProps(cfg.Warehouse), delta.Options{})
 	n.running.Store(n.worker)
 	n.dropClasses = objstore.AddStorageClasses(newStorageClasses(n.raft.FSM(), n.worker).class) // storageclass.go
