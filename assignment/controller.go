@@ -12,15 +12,15 @@ type Store interface {
 	View() View
 	// Watch returns a channel closed at the next state change.
 	Watch() <-chan struct{}
-	// IsLeader reports whether this node may decide.
-	IsLeader() bool
 	// Propose applies a decision through Raft.
 	Propose(ctx context.Context, d Decision) error
 }
 
-// Controller runs Plan on the leader whenever the state changes, and every
-// Interval so that load changes are seen, and proposes what it decides. On
-// followers it only waits.
+// Controller runs Plan whenever the state changes, and every Interval so
+// that load changes are seen, and proposes what it decides. It runs on the
+// leader alone: leadership starts Run at each term this node leads and ends
+// its context with the term (raftnode.Node.RunWhileLeader), so it never
+// asks whether it leads.
 //
 // It settles after each election: for Grace it only places what has no live
 // holder (and keeps counts balanced), without load swaps. Loads reach the
@@ -86,27 +86,20 @@ func NewController(store Store, log *slog.Logger, opts ...Option) *Controller {
 	return &Controller{store: store, log: log.With("component", "assignment"), cfg: cfg}
 }
 
-// Run decides until ctx ends.
+// Run decides for one term this node leads, until ctx ends with it. The
+// grace counts from the start of the term.
 func (c *Controller) Run(ctx context.Context) {
 	tick := time.NewTicker(c.cfg.Interval)
 	defer tick.Stop()
-	var leaderSince, last time.Time
-	leading := false
+	leaderSince := time.Now()
 	for {
 		changed := c.store.Watch()
 		var settled <-chan time.Time // fires when the grace ends, nil otherwise
-		if c.store.IsLeader() {
-			if !leading {
-				leading, leaderSince = true, time.Now()
-			}
-			wait := c.cfg.Grace - time.Since(leaderSince)
-			c.decide(ctx, wait <= 0)
-			last = time.Now()
-			if wait > 0 {
-				settled = time.After(wait)
-			}
-		} else {
-			leading = false
+		wait := c.cfg.Grace - time.Since(leaderSince)
+		c.decide(ctx, wait <= 0)
+		last := time.Now()
+		if wait > 0 {
+			settled = time.After(wait)
 		}
 		select {
 		case <-ctx.Done():

@@ -16,8 +16,6 @@ import (
 type fakeStore struct {
 	mu          sync.Mutex
 	view        View
-	leader      bool
-	followerAsk int // IsLeader calls answered false
 	watch       chan struct{}
 	proposals   []proposal
 	views       int // View calls: one per decision
@@ -28,11 +26,11 @@ type proposal struct {
 	d  Decision
 }
 
-func newFakeStore(v View, leader bool) *fakeStore {
+func newFakeStore(v View) *fakeStore {
 	if v.Committers == nil {
 		v.Committers = map[string]ledger.Assignment{}
 	}
-	return &fakeStore{view: v, leader: leader, watch: make(chan struct{})}
+	return &fakeStore{view: v, watch: make(chan struct{})}
 }
 
 func (s *fakeStore) View() View {
@@ -48,15 +46,6 @@ func (s *fakeStore) Watch() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.watch
-}
-
-func (s *fakeStore) IsLeader() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.leader {
-		s.followerAsk++
-	}
-	return s.leader
 }
 
 func (s *fakeStore) Propose(_ context.Context, d Decision) error {
@@ -82,13 +71,6 @@ func (s *fakeStore) update(f func(s *fakeStore)) {
 	s.changedLocked()
 }
 
-// followerRounds returns how often the controller was told it follows.
-func (s *fakeStore) followerRounds() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.followerAsk
-}
-
 func (s *fakeStore) snapshot() []proposal {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,15 +92,12 @@ func run(c *Controller) (stop func()) {
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-func TestControllerFollowerWaits(t *testing.T) {
-	s := newFakeStore(View{Nodes: []string{"a"}, Partitions: tps(3), Tables: []string{"x"}}, false)
-	stop := run(NewController(s, quiet(), WithInterval(time.Millisecond)))
+// TestControllerDecidesAtOnce: a term's controller places what has no
+// holder at its start, without waiting for a change or a tick.
+func TestControllerDecidesAtOnce(t *testing.T) {
+	s := newFakeStore(View{Nodes: []string{"a"}, Partitions: tps(3), Tables: []string{"x"}})
+	stop := run(NewController(s, quiet(), WithInterval(time.Hour)))
 	defer stop()
-	wait.For(t, patience, "a few follower rounds", func() bool { return s.followerRounds() > 5 })
-	if p := s.snapshot(); len(p) != 0 {
-		t.Fatalf("follower proposed %v", p)
-	}
-	s.update(func(s *fakeStore) { s.leader = true })
 	wait.For(t, patience, "the leader's placement", func() bool { return len(s.snapshot()) == 1 })
 	if d := s.snapshot()[0].d; len(d.Partitions) != 3 || len(d.Committers) != 1 {
 		t.Fatalf("decision %+v", d)
@@ -131,10 +110,10 @@ func TestControllerSettlesBeforeSwaps(t *testing.T) {
 	const grace = 150 * time.Millisecond
 	v := hotView()
 	v.Tables = []string{"x"} // no committer yet: placed immediately
-	s := newFakeStore(v, true)
+	s := newFakeStore(v)
 	start := time.Now()
 	stop := run(NewController(s, quiet(), WithGrace(grace), WithInterval(5*time.Millisecond)))
-	defer stop()
+	defer func() { stop() }() // the second term's, below
 
 	wait.For(t, patience, "two proposals", func() bool { return len(s.snapshot()) >= 2 })
 	p := s.snapshot()
@@ -145,14 +124,10 @@ func TestControllerSettlesBeforeSwaps(t *testing.T) {
 		t.Fatalf("swap %+v after %v, want one swap after the %v grace", p[1].d, p[1].at.Sub(start), grace)
 	}
 
-	// Lose leadership, let the controller notice, then win it again with
-	// c now hot.
-	s.update(func(s *fakeStore) { s.leader = false; s.followerAsk = 0 })
-	wait.For(t, patience, "the controller to see it is a follower", func() bool { return s.followerRounds() > 1 })
-	var again time.Time
+	// The term ends (leadership ends Run), and a new one begins with c now
+	// hot: the new term settles again before it swaps.
+	stop()
 	s.update(func(s *fakeStore) {
-		s.leader = true
-		again = time.Now()
 		for i, tp := range s.view.Partitions {
 			s.view.Load[tp] = 100 * kib
 			if i >= 4 { // both on c
@@ -160,6 +135,8 @@ func TestControllerSettlesBeforeSwaps(t *testing.T) {
 			}
 		}
 	})
+	again := time.Now()
+	stop = run(NewController(s, quiet(), WithGrace(grace), WithInterval(5*time.Millisecond)))
 	wait.For(t, patience, "the next swap", func() bool { return len(s.snapshot()) >= 3 })
 	if q := s.snapshot()[2]; q.at.Sub(again) < grace {
 		t.Fatalf("swapped %v after the new term, before the %v grace", q.at.Sub(again), grace)
@@ -183,7 +160,7 @@ func TestControllerOptions(t *testing.T) {
 // gets at most one decision per MinGap, not one per change; and the
 // controller still reacts to them.
 func TestControllerCoalescesChanges(t *testing.T) {
-	s := newFakeStore(View{Nodes: []string{"a"}, Partitions: tps(3), Tables: []string{"x"}}, true)
+	s := newFakeStore(View{Nodes: []string{"a"}, Partitions: tps(3), Tables: []string{"x"}})
 	stop := run(NewController(s, quiet())) // the default 2 s interval: no tick in the storm
 	defer stop()
 	wait.For(t, patience, "the first placement", func() bool { return len(s.snapshot()) == 1 })

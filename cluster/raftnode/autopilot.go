@@ -11,18 +11,20 @@ import (
 	"github.com/floe-io/floe/cluster/fsm"
 )
 
-// autopilot runs on every node and acts while it leads: it checks members'
-// health every second, keeps the number of voters at the largest odd number
-// not above MaxVoters that the healthy members allow, replaces failed voters
-// by healthy non-voters, and removes members unreachable for longer than
-// DeadServerTimeout.
+// autopilot keeps the membership healthy. On every node it keeps the
+// node's own membership record current (register). On the leader alone,
+// switched on and off by leadership (RunWhileLeader), it checks members'
+// health every second, keeps the number of voters at the largest odd
+// number not above MaxVoters that the healthy members allow, replaces
+// failed voters by healthy non-voters, and removes members unreachable for
+// longer than DeadServerTimeout.
 type autopilot struct{ n *Node }
 
-// run is the autopilot's loop, until the node closes. A leader change
-// runs it at once as well as the tick: a node registers itself (which its
-// start waits for) as soon as it knows a leader, rather than up to a
-// second later, and a new leader takes up the checks without a gap.
-func (a autopilot) run() {
+// register keeps this node's membership record current, until the node
+// closes. A leader change runs it at once as well as the tick: a node
+// registers itself (which its start waits for) as soon as it knows a
+// leader, rather than up to a second later.
+func (a autopilot) register() {
 	n := a.n
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -36,13 +38,25 @@ func (a autopilot) run() {
 		case <-leaders:
 		}
 		n.ensureRegistered()
-		if !n.IsLeader() {
-			n.health.stop()
-			continue
-		}
-		n.health.start(time.Now())
+	}
+}
+
+// lead is the leader's share, for one term: health checks and voter
+// reconciliation at once and every second until ctx ends with the term.
+func (a autopilot) lead(ctx context.Context) {
+	n := a.n
+	n.health.start(time.Now())
+	defer n.health.stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
 		a.checkHealth()
 		a.reconcileVoters()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
 	}
 }
 

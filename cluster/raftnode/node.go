@@ -294,10 +294,14 @@ func (n *Node) startLoops(hasState bool) {
 		}
 		rejoiner{n}.loop() // rejoin.go
 	}()
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go func() {
 		defer n.wg.Done()
-		autopilot{n}.run()
+		autopilot{n}.register()
+	}()
+	go func() {
+		defer n.wg.Done()
+		n.RunWhileLeader(context.Background(), autopilot{n}.lead)
 	}()
 	n.observeLeaders()      // observe.go
 	n.stepDownWhileHalted() // halt.go

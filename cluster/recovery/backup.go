@@ -51,9 +51,9 @@ func DecodeBackup(r io.Reader) (*fsm.State, error) {
 	return st, err
 }
 
-// Backup writes the FSM's state to the object store. Only the leader should
-// write (Run checks isLeader): followers may lag, and a lagging writer would
-// replace a newer backup with an older one.
+// Backup writes the FSM's state to the object store. Only the leader
+// writes (the node runs Run only while it leads): followers may lag, and a
+// lagging writer would replace a newer backup with an older one.
 type Backup struct {
 	fsm       *fsm.FSM
 	warehouse string
@@ -191,11 +191,12 @@ func isLocal(fsys icebergio.IO) bool {
 // with every further failure, capped at the interval.
 const backupMinBackoff = time.Second
 
-// Run writes the state every interval while isLeader() is true, until ctx
-// ends. A failed write is retried sooner than the interval, with capped
+// Run writes the state every interval until ctx ends: leadership starts it
+// for each term this node leads and ends ctx with the term
+// (raftnode.Node.RunWhileLeader). A failed write is retried sooner than the interval, with capped
 // exponential backoff, and logged; the first success after failures is
 // logged too.
-func (b *Backup) Run(ctx context.Context, interval time.Duration, isLeader func() bool) {
+func (b *Backup) Run(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		interval = time.Minute
 	}
@@ -210,21 +211,19 @@ func (b *Backup) Run(ctx context.Context, interval time.Duration, isLeader func(
 		case <-t.C:
 		}
 		delay = interval
-		if isLeader() {
-			if err := b.WriteOnce(ctx); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				failures++
-				delay = min(interval, backupMinBackoff<<min(failures-1, 16))
-				b.log.Warn("state backup failed", "location", BackupLocation(b.warehouse),
-					"failures", failures, "retry_in", delay, "err", err)
-			} else if failures > 0 {
-				_, applied, _ := b.Last()
-				b.log.Info("state backup written again", "location", BackupLocation(b.warehouse),
-					"after_failures", failures, "applied", applied)
-				failures = 0
+		if err := b.WriteOnce(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
 			}
+			failures++
+			delay = min(interval, backupMinBackoff<<min(failures-1, 16))
+			b.log.Warn("state backup failed", "location", BackupLocation(b.warehouse),
+				"failures", failures, "retry_in", delay, "err", err)
+		} else if failures > 0 {
+			_, applied, _ := b.Last()
+			b.log.Info("state backup written again", "location", BackupLocation(b.warehouse),
+				"after_failures", failures, "applied", applied)
+			failures = 0
 		}
 		t.Reset(delay)
 	}

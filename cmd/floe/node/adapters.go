@@ -185,7 +185,6 @@ func (a stateAdapter) RegisterSources(ctx context.Context, sources []worker.Sour
 	return err
 }
 
-func (a stateAdapter) IsLeader() bool { return a.node.IsLeader() }
 
 // View gives the controller the live nodes (registered, not draining, and
 // answering the leader's health checks), their zones, and the throughput

@@ -268,8 +268,11 @@ func (n *Node) run(reprobe bool) {
 	go func() {
 		defer close(n.done)
 		var wg sync.WaitGroup
-		wg.Add(5)
-		go func() { defer wg.Done(); ctl.Run(rctx) }()
+		wg.Add(4)
+		go func() { // leader only: leadership starts and ends them (STYLE 8)
+			defer wg.Done()
+			n.raft.RunWhileLeader(rctx, ctl.Run, func(ctx context.Context) { n.backup.Run(ctx, cfg.Cluster.BackupInterval.D()) })
+		}()
 		go func() { // probe.go
 			defer wg.Done()
 			if reprobe {
@@ -281,7 +284,6 @@ func (n *Node) run(reprobe bool) {
 			defer wg.Done()
 			notify.New(notify.Config{URL: cfg.Notifications.WebhookURL, Interval: cfg.Notifications.Interval.D(), Log: log.With("component", "notify")}, n).Run(rctx)
 		}()
-		go func() { defer wg.Done(); n.backup.Run(rctx, cfg.Cluster.BackupInterval.D(), n.raft.IsLeader) }()
 		if err := n.worker.Run(rctx); err != nil {
 			log.Error("worker stopped", "err", err)
 		}
