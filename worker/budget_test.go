@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/membudget"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/worker/ingest"
 	"github.com/floe-io/floe/worker/source"
@@ -36,8 +37,8 @@ func costOf(vals []string) int64 {
 	return n
 }
 
-// budgetFor is a memory_budget whose record share is at least share.
-func budgetFor(share int64) config.ByteSize { return config.ByteSize(ingest.BudgetForRecords(share)) }
+// budgetFor is a memory_budget's split whose record share exceeds share.
+func budgetFor(share int64) membudget.Split { return membudget.Of(membudget.ForRecords(share)) }
 
 func tableStatus(h *harness, key string) status.TableStatus {
 	ts, _ := h.w.Status().Snapshot()
@@ -55,7 +56,7 @@ func TestBudgetFlushesLargestFirst(t *testing.T) {
 		h.cfg = func(c *Config) {
 			c.CommitInterval = time.Hour // no flush but the budget's
 			c.TargetFileSize = 1 << 30
-			c.MemoryBudget = budgetFor(share)
+			c.Memory = budgetFor(share)
 			c.Tables = append(c.Tables, config.Table{Topic: "events", Namespace: "db", Name: "events", Format: "json", ErrorMode: "log", StartOffset: "earliest"})
 		}
 	})
@@ -90,7 +91,7 @@ func TestBudgetBlocksReaders(t *testing.T) {
 	var closeGate sync.Once
 	h := start(t, "log", func(h *harness) {
 		h.c.writeGate = gate
-		h.cfg = func(c *Config) { c.MemoryBudget = budgetFor(share) }
+		h.cfg = func(c *Config) { c.Memory = budgetFor(share) }
 	})
 	t.Cleanup(func() { closeGate.Do(func() { close(gate) }) })
 	h.k.produce("orders", parts, vals...)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/membudget"
 	"github.com/floe-io/floe/internal/status"
 )
 
@@ -20,7 +21,7 @@ func restartOn(t *testing.T, old *harness) *harness {
 	old.stop()
 	h := &harness{k: old.k, c: old.c}
 	cfg := Config{
-		NodeID: "n1", CommitInterval: 50 * time.Millisecond, TargetFileSize: 1 << 20, MemoryBudget: 64 << 20,
+		NodeID: "n1", CommitInterval: 50 * time.Millisecond, TargetFileSize: 1 << 20, Memory: membudget.Of(64 << 20),
 		DiscoveryInterval: 50 * time.Millisecond, ReaderErrorGrace: 300 * time.Millisecond,
 		Tables: []config.Table{{Topic: "orders", Namespace: "db", Name: "orders", Format: "json", ErrorMode: "suspend", StartOffset: "earliest"}},
 	}

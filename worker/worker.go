@@ -11,6 +11,7 @@ import (
 
 	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/membudget"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/sinks/sink"
 	"github.com/floe-io/floe/worker/commit"
@@ -24,7 +25,7 @@ type Config struct {
 	Tables         []config.Table
 	CommitInterval time.Duration
 	TargetFileSize config.ByteSize
-	MemoryBudget   config.ByteSize
+	Memory         membudget.Split // memory_budget, split once by the node
 	// MaxPending caps a table's pending ledger entries: a flush waits to
 	// record while the table has that many (0: ingest.DefaultMaxPending).
 	MaxPending int
@@ -130,7 +131,7 @@ func New(cfg Config, k Kafka, st State, prop Proposer, sink Sink, tracker *statu
 	}
 	w.ingest = ingest.NewNode(ingest.Deps{
 		Config: ingest.Config{NodeID: cfg.NodeID, CommitInterval: cfg.CommitInterval, TargetFileSize: cfg.TargetFileSize,
-			MemoryBudget: cfg.MemoryBudget, ReaderErrorGrace: cfg.ReaderErrorGrace, MaxPending: cfg.MaxPending,
+			Memory: cfg.Memory, ReaderErrorGrace: cfg.ReaderErrorGrace, MaxPending: cfg.MaxPending,
 			MaxNestingDepth: cfg.MaxNestingDepth, MaxColumns: cfg.MaxColumns},
 		Kafka: k, State: st, Proposer: prop, Sink: sink, Status: tracker, Log: w.log,
 	})

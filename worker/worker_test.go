@@ -13,6 +13,7 @@ import (
 
 	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/membudget"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
 )
@@ -38,7 +39,7 @@ func start(t *testing.T, mode string, prep func(*harness)) *harness {
 		prep(h)
 	}
 	cfg := Config{
-		NodeID: "n1", CommitInterval: 50 * time.Millisecond, TargetFileSize: 1 << 20, MemoryBudget: 64 << 20,
+		NodeID: "n1", CommitInterval: 50 * time.Millisecond, TargetFileSize: 1 << 20, Memory: membudget.Of(64 << 20),
 		DiscoveryInterval: 50 * time.Millisecond, ReaderErrorGrace: 300 * time.Millisecond,
 		Tables: []config.Table{{Topic: "orders", Namespace: "db", Name: "orders", Format: "json", ErrorMode: mode, StartOffset: "earliest"}},
 	}

@@ -9,13 +9,9 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/membudget"
 	"github.com/floe-io/floe/internal/procstatus"
 )
-
-// memLimitSlack is what the node may use beyond memory_budget: the Go
-// runtime, Raft, the admin server, and the Parquet encoding and catalog
-// work of flushes in flight, which the budget does not charge.
-const memLimitSlack = 256 << 20
 
 // softMemoryLimit is the Go runtime's soft memory limit for a node with
 // this memory budget, or 0 when the operator set GOMEMLIMIT (theirs wins).
@@ -27,13 +23,10 @@ const memLimitSlack = 256 << 20
 // With the limit, the collector runs harder as the heap nears
 // memory_budget + 256 MiB instead of letting it double.
 func softMemoryLimit(budget config.ByteSize, env func(string) string) int64 {
-	if env("GOMEMLIMIT") != "" || budget <= 0 {
+	if env("GOMEMLIMIT") != "" {
 		return 0
 	}
-	if int64(budget) > math.MaxInt64-memLimitSlack {
-		return math.MaxInt64
-	}
-	return int64(budget) + memLimitSlack
+	return membudget.Of(int64(budget)).SoftLimit
 }
 
 // limitBeside is the runtime's limit that keeps the process's resident

@@ -35,6 +35,7 @@ var rules = map[string][]string{
 	"internal/names":      nil,
 	"internal/jsontext":   nil, // JSON scanning shared by the worker's decoder and the sink's appender
 	"internal/objstore":   nil, // counts s3:// requests per table (iceberg-go's s3 FileIO, wrapped)
+	"internal/membudget":  nil, // the one split of memory_budget
 	"internal/procstatus": nil, // /proc/self/status figures: the tests' RSS, floe serve's memory limit
 	"internal/localfs":    nil, // file:// FileIO taking locations literally (partition paths)
 
@@ -52,7 +53,7 @@ var rules = map[string][]string{
 
 	// worker/: the record's path, never Raft, never the cluster packages.
 	// Its registry decoders (worker/schemas) see only the record model.
-	"worker/...":         {"worker/...", "internal/records", "internal/ledger", "internal/config", "sinks/sink", "internal/status", "internal/jsontext"},
+	"worker/...":         {"worker/...", "internal/records", "internal/ledger", "internal/config", "sinks/sink", "internal/status", "internal/jsontext", "internal/membudget"},
 	"worker/schemas":     {"internal/records"},
 	"worker/schemas/...": {"internal/records", "worker/schemas"},
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/membudget"
 	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/sinks/sink"
@@ -26,11 +27,6 @@ type Kafka interface {
 	// they show in status.
 	NewReader(tp ledger.TopicPartition, offset int64, fetchBytes int32, onError func(error)) source.PartitionReader
 }
-
-// queueLimiter is a Kafka whose readers can be held, all together, to the
-// fetch quarter of the budget (source.KafkaClient): the readers' per-partition
-// shares have a floor, so with many partitions they add up to more.
-type queueLimiter interface{ SetQueueLimit(bytes int64) }
 
 // State is the replicated state a pipeline reads.
 type State interface {
@@ -94,10 +90,14 @@ type DeadLetterProducer interface {
 // Config is what pipelines need of the node's configuration; worker.Config
 // documents each field and sets the defaults.
 type Config struct {
-	NodeID           string
-	CommitInterval   time.Duration
-	TargetFileSize   config.ByteSize
-	MemoryBudget     config.ByteSize
+	NodeID         string
+	CommitInterval time.Duration
+	TargetFileSize config.ByteSize
+	// Memory is the node's memory_budget split (internal/membudget): the
+	// records' share bounds what the pipelines hold, the fetch share sizes
+	// each partition's fetch. The node holds the Kafka client's queues to
+	// the fetch share itself.
+	Memory           membudget.Split
 	ReaderErrorGrace time.Duration
 	// MaxPending caps a table's pending ledger entries: a flush waits to
 	// record while the table has that many (0: DefaultMaxPending).
@@ -150,10 +150,7 @@ type Node struct {
 // NewNode returns what the pipelines of a node share.
 func NewNode(d Deps) *Node {
 	n := &Node{Deps: d, rates: newRates(rateHalfLife, time.Now), drainCh: make(chan struct{}), pipes: map[*Pipeline]struct{}{}}
-	n.mem = newBudget(recordShare(int64(d.Config.MemoryBudget)), n.press)
-	if q, ok := d.Kafka.(queueLimiter); ok && d.Config.MemoryBudget > 0 {
-		q.SetQueueLimit(int64(d.Config.MemoryBudget) / fetchShareDiv)
-	}
+	n.mem = newBudget(d.Config.Memory.Records, n.press)
 	return n
 }
 

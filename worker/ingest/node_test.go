@@ -3,35 +3,32 @@ package ingest
 import (
 	"testing"
 
-	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/membudget"
 )
 
-// limitedKafka is a Kafka whose readers can be bounded together.
-type limitedKafka struct {
-	Kafka
-	limit int64
-	set   bool
-}
-
-func (k *limitedKafka) SetQueueLimit(bytes int64) { k.limit, k.set = bytes, true }
-
-// A node bounds its readers' queued records, all partitions together, to
-// the fetch eighth of memory_budget, the part the budget leaves them.
-func TestNodeBoundsReaderQueues(t *testing.T) {
+// A node's records are held to the records' share of the split it is
+// given, and each partition reader fetches its part of the fetch share,
+// within the fetch bounds.
+func TestNodeSpendsTheSplitItIsGiven(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		budget  config.ByteSize
-		want    int64
-		wantSet bool
+		name      string
+		budget    int64
+		parts     int64
+		records   int64
+		fetchSize int32
 	}{
-		{name: "an eighth of the budget", budget: 64 << 20, want: 8 << 20, wantSet: true},
-		{name: "no budget, no bound", budget: 0},
+		{name: "a quarter and an eighth of 64 MiB, 8 partitions", budget: 64 << 20, parts: 8, records: 16 << 20, fetchSize: 1 << 20},
+		{name: "many partitions: the floor", budget: 64 << 20, parts: 5000, records: 16 << 20, fetchSize: minFetchBytes},
+		{name: "one partition of a large budget: the ceiling", budget: 1 << 40, parts: 1, records: 1 << 38, fetchSize: maxFetchBytes},
+		{name: "a zero budget: zero shares, the smallest fetch", budget: 0, parts: 4, records: 0, fetchSize: minFetchBytes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			k := &limitedKafka{}
-			NewNode(Deps{Config: Config{MemoryBudget: tc.budget}, Kafka: k})
-			if k.set != tc.wantSet || k.limit != tc.want {
-				t.Fatalf("queue limit set %v to %d, want set %v to %d", k.set, k.limit, tc.wantSet, tc.want)
+			n := NewNode(Deps{Config: Config{Memory: membudget.Of(tc.budget)}})
+			if n.mem.limit != tc.records {
+				t.Errorf("records held to %d, want %d", n.mem.limit, tc.records)
+			}
+			if got := n.fetchBytes(tc.parts); got != tc.fetchSize {
+				t.Errorf("fetch size %d for %d partitions, want %d", got, tc.parts, tc.fetchSize)
 			}
 		})
 	}

@@ -6,25 +6,9 @@ import (
 	"github.com/floe-io/floe/worker/source"
 )
 
-// Budget split. A quarter of memory_budget bounds the records the node
-// holds (charged from fetch to recorded flush), an eighth is left to the
-// readers' fetch buffers (records fetched but not yet taken by a fetcher,
-// which the budget cannot see), and the other five eighths, with the
-// 256 MiB floe serve adds for the Go soft memory limit, are for what no
-// charge sees: the Arrow builders and Parquet pages of the flush in flight,
-// the client's next fetch, and the collector's headroom. With three
-// quarters for records and a quarter for fetches, the live heap of a
-// backlog drain on a real broker reached twice memory_budget (heap
-// profiles in docs/benchmarks.md, "The budget's split"): above the soft
-// limit, so the collector ran without pause and cost 2.5 times the CPU.
-// Half for records still left the collector 16-18 CPU s per million
-// records; a quarter took that to 13-15 and the drain from 89,000-97,000
-// to 103,000-125,000 records/s (an eighth: 14-15 and 90,000-103,000, at
-// 984 MiB peak against about 1,300), docs/benchmarks.md "The records'
-// share".
+// How the budget is split between records, fetches and the rest is
+// internal/membudget's; the figures here are what one record costs.
 const (
-	recordShareDiv = 4
-	fetchShareDiv  = 8
 	// Fetch sizes per partition: at least minFetchBytes (Kafka returns a
 	// whole batch even past the size, so a small size slows a partition
 	// down but never stops it), at most maxFetchBytes (kafka-go's and
@@ -62,13 +46,6 @@ const (
 	headerOverhead = 48
 )
 
-// recordShare is the part of a memory budget that bounds held records.
-func recordShare(budget int64) int64 { return budget / recordShareDiv }
-
-// BudgetForRecords is the smallest memory_budget whose record share is at
-// least share, for tests that size a budget by the records it must hold.
-func BudgetForRecords(share int64) int64 { return share*recordShareDiv + recordShareDiv }
-
 // RecordCost is the budget a fetched message is charged when the table's
 // format is format.
 func RecordCost(format string, m source.Message) int64 {
@@ -90,7 +67,7 @@ func RecordCost(format string, m source.Message) int64 {
 // fetchBytes is the fetch size of each partition reader when the node
 // fetches parts partitions: their share of the budget, within bounds.
 func (n *Node) fetchBytes(parts int64) int32 {
-	share := int64(n.Config.MemoryBudget) / fetchShareDiv / max(parts, 1)
+	share := n.Config.Memory.Fetch / max(parts, 1)
 	return int32(min(max(share, minFetchBytes), maxFetchBytes))
 }
 

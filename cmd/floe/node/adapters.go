@@ -185,7 +185,6 @@ func (a stateAdapter) RegisterSources(ctx context.Context, sources []worker.Sour
 	return err
 }
 
-
 // View gives the controller the live nodes (registered, not draining, and
 // answering the leader's health checks), their zones, and the throughput
 // each partition's fetcher measured.

@@ -23,6 +23,7 @@ import (
 	"github.com/floe-io/floe/cluster/tlsconf"
 	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/localfs"
+	"github.com/floe-io/floe/internal/membudget"
 	"github.com/floe-io/floe/internal/objstore"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/proto/admin"
@@ -233,9 +234,14 @@ func (n *Node) buildWorker() error {
 		return &ConfigError{Err: err}
 	}
 	n.kafka = kc
+	// The budget is split once, here, and each share passed to what spends
+	// it: the records' to the worker, the fetch share to the Kafka client's
+	// queues and the worker's fetch sizes (internal/membudget).
+	mem := membudget.Of(int64(cfg.MemoryBudget))
+	kc.SetQueueLimit(mem.Fetch)
 	n.worker, err = worker.New(worker.Config{
 		NodeID: cfg.Node.ID, Tables: cfg.Tables, CommitInterval: cfg.CommitInterval.D(),
-		TargetFileSize: cfg.TargetFileSize, MemoryBudget: cfg.MemoryBudget,
+		TargetFileSize: cfg.TargetFileSize, Memory: mem,
 		MaxNestingDepth: cfg.MaxNestingDepth, MaxColumns: cfg.MaxColumns,
 		ExpireInterval: n.opts.expireInterval, OrphanInterval: n.opts.orphanInterval,
 		OnCommit: n.metrics.ObserveCommit,
