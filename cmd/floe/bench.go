@@ -18,6 +18,7 @@ import (
 
 	"github.com/floe-io/floe/cmd/floe/node"
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
@@ -218,7 +219,7 @@ func printBenchRows(out io.Writer, n int, bytes, files int64, rows []benchRow) {
 // registryURL when not empty). The raw benches map none: they use only its
 // Raft and catalog, with a sink of their own.
 func startBenchNode(ctx context.Context, dir, id string, log *slog.Logger, brokers []string, tables []config.Table, registryURL string, opts ...node.Option) (*node.Node, error) {
-	raftAddr, err := freeAddr()
+	raftAddr, err := embedded.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +268,7 @@ func waitBenchRows(ctx context.Context, n *node.Node, want int64, start time.Tim
 // into its record, as a fetcher and its pipeline would.
 func benchRawLimit(ctx context.Context, dir string, log *slog.Logger, format string, values [][]byte,
 	prepare func(*icebergsink.Sink, sinkapi.TableSpec) (func([]byte, *records.Record) error, error)) (time.Duration, error) {
-	kafka, err := startEmbeddedKafka(0) // no topics: the raw node maps none
+	kafka, err := embedded.StartKafka(0) // no topics: the raw node maps none
 	if err != nil {
 		return 0, err
 	}
@@ -325,8 +326,8 @@ func benchRaw(ctx context.Context, dir string, log *slog.Logger, values [][]byte
 
 // produceBench writes values to the topic bench in batches of 5,000: value
 // j to partition j mod partitions, under key(j).
-func produceBench(ctx context.Context, kafka *embeddedKafka, values [][]byte, partitions int, key func(j int) []byte) error {
-	cl, err := kafka.producer(kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
+func produceBench(ctx context.Context, kafka *embedded.Kafka, values [][]byte, partitions int, key func(j int) []byte) error {
+	cl, err := kafka.Producer(kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
 	if err != nil {
 		return err
 	}
@@ -365,7 +366,7 @@ func consumeBenchAs(ctx context.Context, dir, id string, log *slog.Logger, broke
 }
 
 func benchEndToEnd(ctx context.Context, dir string, log *slog.Logger, values [][]byte, partitions, deltaPasses int) (formatRuns, time.Duration, int64, error) {
-	kafka, err := startEmbeddedKafka(partitions, "bench")
+	kafka, err := embedded.StartKafka(partitions, "bench")
 	if err != nil {
 		return formatRuns{}, 0, 0, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	sinkapi "github.com/floe-io/floe/sinks/sink"
@@ -24,9 +25,9 @@ func runAvroBench(ctx context.Context, out io.Writer, n, partitions int) error {
 		return err
 	}
 	defer cleanup()
-	reg := startEmbeddedRegistry()
+	reg := embedded.StartRegistry()
 	defer reg.Close()
-	values, bytes, err := reg.orderAvroValues("bench-value", n)
+	values, bytes, err := reg.OrderAvroValues("bench-value", n)
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func benchAvroRaw(ctx context.Context, dir string, log *slog.Logger, url string,
 }
 
 func benchAvroEndToEnd(ctx context.Context, dir string, log *slog.Logger, url string, values [][]byte, partitions int) (time.Duration, int64, error) {
-	kafka, err := startEmbeddedKafka(partitions, "bench")
+	kafka, err := embedded.StartKafka(partitions, "bench")
 	if err != nil {
 		return 0, 0, err
 	}

@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/proto/admin"
 )
@@ -76,13 +77,13 @@ func runClusterBench(ctx context.Context, out io.Writer, nodes, partitions, perP
 	for i := range names {
 		names[i] = fmt.Sprintf("cb%02d", i)
 	}
-	kafka, err := startEmbeddedKafka(partitions/topics, names...)
+	kafka, err := embedded.StartKafka(partitions/topics, names...)
 	if err != nil {
 		return err
 	}
 	defer kafka.Close()
 	b.brokers = kafka.Addrs()
-	cl, err := kafka.producer(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
+	cl, err := kafka.Producer(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
 	if err != nil {
 		return err
 	}
@@ -271,7 +272,7 @@ func (b *clusterBench) startNodes(topics []string) error {
 	var join []string
 	for i := range all {
 		for _, p := range []*string{&all[i].raft, &all[i].admin, &all[i].rpc} {
-			a, err := freeAddr()
+			a, err := embedded.FreeAddr()
 			if err != nil {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
@@ -33,7 +34,7 @@ func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds i
 		return err
 	}
 	defer cleanup()
-	kafka, err := startEmbeddedKafka(0) // no topics: the node maps none
+	kafka, err := embedded.StartKafka(0) // no topics: the node maps none
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/floe-io/floe/worker/schemas/registrytest"
+	"github.com/floe-io/floe/internal/embedded"
 )
 
 // `floe bench --brokers ADDR` (make bench-kafka, docs/benchmarks.md): the
@@ -52,7 +52,7 @@ type kafkaBench struct {
 	log      *slog.Logger
 	topics   map[int]backlog
 	formats  []string
-	registry *registrytest.Registry
+	registry *embedded.Registry
 	// formatBacklogs are the Avro and Protobuf backlogs (bench_kafka_formats.go).
 	formatBacklogs map[string]backlog
 }

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/floe-io/floe/worker/schemas/registrytest"
+	"github.com/floe-io/floe/internal/embedded"
 )
 
 // The real-broker run's record formats beyond JSON (--kafka-formats): the
 // same order record (bench.go's benchRecord) as Avro and as Protobuf in the
 // Confluent wire format, through a Schema Registry served by this process
-// (worker/schemas/registrytest, over HTTP on the loopback, which the `floe serve`
+// (internal/embedded, over HTTP on the loopback, which the `floe serve`
 // subprocess reaches like any registry). Floe drains each format's backlog
 // on the first partition count, and the table compares the formats per
 // byte of Kafka value: issue 18 asks that Avro and Protobuf be no slower
@@ -56,22 +56,8 @@ func (kb *kafkaBench) encoder(format string) (func(i int) ([]byte, error), error
 	switch format {
 	case "json":
 		return func(i int) ([]byte, error) { return []byte(benchRecord(i)), nil }, nil
-	case "avro":
-		id := kb.registry.Register("bench-avro-value", "AVRO", registrytest.OrderAvro)
-		return func(i int) ([]byte, error) {
-			p, err := registrytest.Avro(registrytest.OrderAvro, registrytest.OrderAvroValue(i))
-			return registrytest.Frame(id, nil, p), err
-		}, nil
-	case "protobuf":
-		id := kb.registry.Register("bench-protobuf-value", "PROTOBUF", registrytest.OrderProto)
-		md, err := registrytest.Proto(registrytest.OrderProto, "bench.Order")
-		if err != nil {
-			return nil, fmt.Errorf("compiling the order's .proto: %w", err)
-		}
-		return func(i int) ([]byte, error) {
-			p, err := registrytest.ProtoFromJSON(md, registrytest.OrderProtoJSON(i))
-			return registrytest.Frame(id, []int{0}, p), err
-		}, nil
+	case "avro", "protobuf":
+		return kb.registry.OrderEncoder("bench-"+format+"-value", format)
 	}
 	return nil, fmt.Errorf("no encoder for format %q", format)
 }
@@ -84,7 +70,7 @@ func (kb *kafkaBench) produceFormats(ctx context.Context, partitions int) error 
 			continue
 		}
 		if kb.registry == nil {
-			kb.registry = registrytest.New()
+			kb.registry = embedded.StartRegistry()
 		}
 		topic := fmt.Sprintf("bench-%s-p%d-%d", f, partitions, time.Now().Unix())
 		start := time.Now()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/floe-io/floe/internal/embedded"
 )
 
 // kafkaProc is one measured subprocess: Floe or the baseline.
@@ -147,7 +149,7 @@ func profilePath(path, format string) string {
 func (kb *kafkaBench) floeConfig(topic, format, dir, wh string) (string, error) {
 	var addrs [3]string
 	for i := range addrs {
-		a, err := freeAddr()
+		a, err := embedded.FreeAddr()
 		if err != nil {
 			return "", err
 		}

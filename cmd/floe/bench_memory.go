@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/embedded"
 )
 
 // `floe bench --memory`: one real `floe serve` process on an in-process
@@ -72,7 +73,7 @@ func measureMemory(ctx context.Context, out io.Writer, partitions, perPart int, 
 	for i := range names {
 		names[i] = fmt.Sprintf("mb%02d", i)
 	}
-	kafka, err := startEmbeddedKafka(partitions/topics, names...)
+	kafka, err := embedded.StartKafka(partitions/topics, names...)
 	if err != nil {
 		return row, err
 	}
@@ -91,7 +92,7 @@ func measureMemory(ctx context.Context, out io.Writer, partitions, perPart int, 
 	row.idleRSS = b.idleRSS(ctx)
 	fmt.Fprintf(out, "%d partitions: all fetched after %.0f s, idle RSS %.0f MiB\n", b.partitions, row.settle.Seconds(), mib(row.idleRSS))
 
-	cl, err := kafka.producer(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
+	cl, err := kafka.Producer(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
 	if err != nil {
 		return row, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
@@ -116,7 +117,7 @@ func parquetMatrixRun(ctx context.Context, out io.Writer, n, passes int, gen fun
 		return err
 	}
 	defer cleanup()
-	kafka, err := startEmbeddedKafka(0) // no topics: the node maps none
+	kafka, err := embedded.StartKafka(0) // no topics: the node maps none
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/status"
 )
 
@@ -151,11 +152,11 @@ func (tb *tablesBench) brokerName() string {
 func (tb *tablesBench) startKafka(ctx context.Context) (*kgo.Client, func(), error) {
 	opts := []kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(20 * time.Millisecond)}
 	if tb.brokers == "" {
-		k, err := startEmbeddedKafka(2, tb.topics...)
+		k, err := embedded.StartKafka(2, tb.topics...)
 		if err != nil {
 			return nil, nil, err
 		}
-		cl, err := k.producer(opts...)
+		cl, err := k.Producer(opts...)
 		if err != nil {
 			k.Close()
 			return nil, nil, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/floe-io/floe/cmd/floe/node"
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/status"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
@@ -74,7 +75,7 @@ func runUpsertBench(ctx context.Context, out io.Writer, keys, updates, partition
 		return err
 	}
 	defer cleanup()
-	kafka, err := startEmbeddedKafka(partitions, "bench")
+	kafka, err := embedded.StartKafka(partitions, "bench")
 	if err != nil {
 		return err
 	}
@@ -117,8 +118,8 @@ func runUpsertBench(ctx context.Context, out io.Writer, keys, updates, partition
 // the value benchRecord(j). The values are made as they are sent: the full
 // size (10M records) would not fit in memory twice. It returns the bytes
 // of the values.
-func produceUpserts(ctx context.Context, kafka *embeddedKafka, from, to, keys, partitions int) (int64, error) {
-	cl, err := kafka.producer(kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
+func produceUpserts(ctx context.Context, kafka *embedded.Kafka, from, to, keys, partitions int) (int64, error) {
+	cl, err := kafka.Producer(kgo.DefaultProduceTopic("bench"), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20))
 	if err != nil {
 		return 0, err
 	}
@@ -145,7 +146,7 @@ func produceUpserts(ctx context.Context, kafka *embeddedKafka, from, to, keys, p
 // atEnd, when not nil, reads what it needs of the node before it stops.
 // It returns the pass and the node's configuration (to restart it).
 func benchPass(ctx context.Context, dir, id string, log *slog.Logger, brokers []string, mode string, want int64, atEnd func(context.Context, *node.Node, config.Config) error) (upsertPass, config.Config, error) {
-	raftAddr, err := freeAddr()
+	raftAddr, err := embedded.FreeAddr()
 	if err != nil {
 		return upsertPass{}, config.Config{}, err
 	}
@@ -311,7 +312,7 @@ func upsertStatus(ctx context.Context, n *node.Node) (status.UpsertStatus, error
 // sends one more update per partition and restarts the node on its data
 // dir: the commit of those updates finds no index and rebuilds it from the
 // table (syncIndex), as on a node the committer role moved to.
-func (r *upsertRuns) benchRebuild(ctx context.Context, kafka *embeddedKafka, cfg config.Config, log *slog.Logger) error {
+func (r *upsertRuns) benchRebuild(ctx context.Context, kafka *embedded.Kafka, cfg config.Config, log *slog.Logger) error {
 	if err := os.Remove(filepath.Join(cfg.Node.DataDir, "upsert-keys.db")); err != nil {
 		return err
 	}

@@ -47,6 +47,7 @@ import (
 	"github.com/floe-io/floe/cluster/recovery"
 	"github.com/floe-io/floe/cmd/floe/node"
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/proto/admin"
@@ -201,7 +202,7 @@ func (f *fleet) event(format string, args ...any) {
 }
 
 func mustFreeAddr(t *testing.T) string {
-	a, err := freeAddr()
+	a, err := embedded.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/embedded"
 )
 
 // demoOptions are floe demo's flags.
@@ -64,35 +63,6 @@ func demoCmd() *cobra.Command {
 	return cmd
 }
 
-// handedOut holds the addresses freeAddr has returned: the kernel may give a
-// port that was listened on and closed again to the next listener, and the
-// nodes started together (a demo, a bench's cluster, a test fleet) must not
-// be handed the same port before any of them binds it.
-var handedOut = struct {
-	sync.Mutex
-	addrs map[string]bool
-}{addrs: map[string]bool{}}
-
-// freeAddr returns a loopback address with a port nothing listens on now and
-// that this process has not handed out before.
-func freeAddr() (string, error) {
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return "", err
-		}
-		addr := l.Addr().String()
-		l.Close()
-		if !handedOut.addrs[addr] {
-			handedOut.addrs[addr] = true
-			return addr, nil
-		}
-	}
-	return "", fmt.Errorf("no free loopback port not handed out already after 100 tries")
-}
-
 func runDemo(ctx context.Context, out io.Writer, o demoOptions) error {
 	const topic = "orders"
 	abs, err := filepath.Abs(o.dir)
@@ -102,7 +72,7 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) error {
 	if err := os.RemoveAll(abs); err != nil {
 		return fmt.Errorf("emptying %s: %w", abs, err)
 	}
-	kafka, err := startEmbeddedKafka(o.partitions, topic)
+	kafka, err := embedded.StartKafka(o.partitions, topic)
 	if err != nil {
 		return err
 	}
@@ -133,7 +103,7 @@ func runDemo(ctx context.Context, out io.Writer, o demoOptions) error {
 	}
 	defer n.Stop()
 
-	cl, err := kafka.producer(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	cl, err := kafka.Producer(kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	if err != nil {
 		return err
 	}
@@ -165,13 +135,13 @@ func demoStopped(o demoOptions, err error) error {
 // given formats; nil is the default, Iceberg). Every listener takes a free
 // loopback port, so the demo runs beside a node on the default ports.
 func demoConfig(abs, topic string, brokers []string, formats []string) (config.Config, error) {
-	raftAddr, err := freeAddr()
+	raftAddr, err := embedded.FreeAddr()
 	if err != nil {
 		return config.Config{}, err
 	}
 	// The admin port is chosen here, not bound to :0, because the node
 	// advertises it (status's leader_admin_addr) as configured.
-	adminAddr, err := freeAddr()
+	adminAddr, err := embedded.FreeAddr()
 	if err != nil {
 		return config.Config{}, err
 	}

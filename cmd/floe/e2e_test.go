@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
@@ -67,15 +68,15 @@ func testConfig(t *testing.T, dir string, brokers []string, tables []config.Tabl
 	cfg := config.Defaults()
 	cfg.Node.ID = "test-1"
 	cfg.Node.DataDir = filepath.Join(dir, "node")
-	raft, err := freeAddr()
+	raft, err := embedded.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := freeAddr()
+	admin, err := embedded.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	rpc, err := freeAddr()
+	rpc, err := embedded.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
 )
@@ -29,7 +30,7 @@ func TestUnknownEnvReported(t *testing.T) {
 	dir := t.TempDir()
 	addrs := make([]string, 3)
 	for i := range addrs {
-		a, err := freeAddr()
+		a, err := embedded.FreeAddr()
 		if err != nil {
 			t.Fatal(err)
 		}

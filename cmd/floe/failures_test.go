@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
 )
@@ -51,7 +52,7 @@ func TestUnreachableBrokerShown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	dead, err := freeAddr() // nothing listens here
+	dead, err := embedded.FreeAddr() // nothing listens here
 	if err != nil {
 		t.Fatal(err)
 	}

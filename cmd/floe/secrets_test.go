@@ -20,6 +20,7 @@ import (
 
 	"github.com/floe-io/floe/cmd/floe/ctl"
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/logbuf"
 	"github.com/floe-io/floe/internal/testing/wait"
@@ -125,7 +126,7 @@ func checkNoSecretLeaks(t *testing.T, files, registryBearer bool) {
 // webhook point at addresses nothing listens on.
 func secretEnv(t *testing.T, dir string, brokers []string, files, registryBearer bool, saslPass, adminTok string) []string {
 	closed := func() string { // an address nothing listens on
-		a, err := freeAddr()
+		a, err := embedded.FreeAddr()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,11 +33,12 @@ var rules = map[string][]string{
 	"internal/status":     nil,
 	"internal/metaloc":    nil,
 	"internal/names":      nil,
-	"internal/jsontext":   nil, // JSON scanning shared by the worker's decoder and the sink's appender
-	"internal/objstore":   nil, // counts s3:// requests per table (iceberg-go's s3 FileIO, wrapped)
-	"internal/membudget":  nil, // the one split of memory_budget
-	"internal/procstatus": nil, // /proc/self/status figures: the tests' RSS, floe serve's memory limit
-	"internal/localfs":    nil, // file:// FileIO taking locations literally (partition paths)
+	"internal/jsontext":   nil,                             // JSON scanning shared by the worker's decoder and the sink's appender
+	"internal/objstore":   nil,                             // counts s3:// requests per table (iceberg-go's s3 FileIO, wrapped)
+	"internal/membudget":  nil,                             // the one split of memory_budget
+	"internal/embedded":   {"worker/schemas/registrytest"}, // the demo's and benches' in-process Kafka and registry
+	"internal/procstatus": nil,                             // /proc/self/status figures: the tests' RSS, floe serve's memory limit
+	"internal/localfs":    nil,                             // file:// FileIO taking locations literally (partition paths)
 
 	// cluster/: the replicated state. fsm is pure; raftnode runs it;
 	// catalog and recovery do the I/O on top of it through small interfaces.
@@ -93,14 +94,14 @@ var rules = map[string][]string{
 
 // testOnly are imports no production file may make, except in the packages
 // named: fakes and fault injection live in tests; floe demo and the benches
-// reach kfake and the fake registry through cmd/floe alone.
+// reach kfake and the fake registry through internal/embedded alone.
 var testOnly = map[string][]string{
 	module + "internal/testing/":           nil,
 	module + "cluster/internal/":           nil,
-	module + "worker/schemas/registrytest": {"cmd/floe"},
+	module + "worker/schemas/registrytest": {"internal/embedded"},
 	module + "sinks/glue/gluetest":         nil,
 	module + "proto/restcatalog/spectest":  nil,
-	"github.com/twmb/franz-go/pkg/kfake":   {"cmd/floe"},
+	"github.com/twmb/franz-go/pkg/kfake":   {"internal/embedded"},
 	"github.com/hashicorp/raft":            {"cluster/raftnode", "cluster/recovery", "cluster/catalog", "cluster/internal/clustertest", "cmd/floe/node", "cmd/floe"},
 }
 
