@@ -20,6 +20,7 @@ import (
 	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/profiling"
 	"github.com/floe-io/floe/internal/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	sinkapi "github.com/floe-io/floe/sinks/sink"
@@ -115,7 +116,7 @@ func benchCmd() *cobra.Command {
 func startBenchProfiles(profile, memprofile string) (func(), error) {
 	stopCPU := func() {}
 	if profile != "" {
-		stop, err := startCPUProfile(profile)
+		stop, err := profiling.StartCPU(profile)
 		if err != nil {
 			return nil, err
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/floe-io/floe/cmd/floe/ctl"
 	"github.com/floe-io/floe/cmd/floe/node"
 	"github.com/floe-io/floe/internal/config"
+	"github.com/floe-io/floe/internal/profiling"
 )
 
 // Exit codes scripts can rely on: README's table (ctl's for the rest).
@@ -127,7 +128,7 @@ func serveCmd() *cobra.Command {
 				return &exitError{code: exitConfig, err: fmt.Errorf("config: %w", err)}
 			}
 			if cpuprofile != "" {
-				stopProfile, err := startCPUProfile(cpuprofile)
+				stopProfile, err := profiling.StartCPU(cpuprofile)
 				if err != nil {
 					return err
 				}
@@ -168,7 +169,7 @@ func serveCmd() *cobra.Command {
 // the configured timeout and stops it.
 func stopServing(n *node.Node, cfg config.Config, log *slog.Logger, memprofile string) error {
 	if memprofile != "" {
-		if err := writeHeapProfile(memprofile); err != nil {
+		if err := profiling.WriteHeap(memprofile); err != nil {
 			log.Warn("heap profile", "err", err)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package profiling
 
 import (
 	"os"
@@ -18,9 +18,9 @@ func TestStartCPUProfile(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := c.path(t.TempDir())
-			stop, err := startCPUProfile(path)
+			stop, err := StartCPU(path)
 			if (err != nil) != c.wantErr {
-				t.Fatalf("startCPUProfile(%s): err %v, want error %v", path, err, c.wantErr)
+				t.Fatalf("StartCPU(%s): err %v, want error %v", path, err, c.wantErr)
 			}
 			if err != nil {
 				return

@@ -1,4 +1,4 @@
-package main
+package profiling
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"runtime/pprof"
 )
 
-// startCPUProfile profiles the whole process into path until the returned
+// StartCPU profiles the whole process into path until the returned
 // stop is called (floe serve --cpuprofile: the real-broker benchmark
 // profiles a node under load this way, without a pprof listener on the
 // admin port).
-func startCPUProfile(path string) (stop func(), err error) {
+func StartCPU(path string) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("creating the CPU profile %s: %w", path, err)
@@ -26,10 +26,10 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}, nil
 }
 
-// writeHeapProfile writes the live heap, after a collection, to path
+// WriteHeap writes the live heap, after a collection, to path
 // (floe serve --memprofile, written when the node is told to stop, before
 // it drains: `floe bench --tables` finds what a table holds this way).
-func writeHeapProfile(path string) error {
+func WriteHeap(path string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("creating the heap profile %s: %w", path, err)
