@@ -36,6 +36,7 @@ var rules = map[string][]string{
 	"internal/jsontext":   nil,                             // JSON scanning shared by the worker's decoder and the sink's appender
 	"internal/objstore":   nil,                             // counts s3:// requests per table (iceberg-go's s3 FileIO, wrapped)
 	"internal/membudget":  nil,                             // the one split of memory_budget
+	"internal/profiling":  nil,                             // CPU and heap profiles of floe serve and the benches
 	"internal/embedded":   {"worker/schemas/registrytest"}, // the demo's and benches' in-process Kafka and registry
 	"internal/procstatus": nil,                             // /proc/self/status figures: the tests' RSS, floe serve's memory limit
 	"internal/localfs":    nil,                             // file:// FileIO taking locations literally (partition paths)
