@@ -54,7 +54,7 @@ fuzz:
 ## bench: throughput against the raw limit of the same work (see docs/benchmarks.md)
 bench:
 	$(GO) run ./cmd/floe bench
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./worker ./worker/schemas ./proto/admin
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./worker/ingest ./worker/schemas ./proto/admin
 	$(GO) run ./cmd/floe bench --format avro
 	$(GO) run ./cmd/floe bench --health
 	$(GO) run ./cmd/floe bench --cluster

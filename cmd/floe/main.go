@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/floe-io/floe/bench/floebench"
 	"github.com/floe-io/floe/cmd/floe/ctl"
 	"github.com/floe-io/floe/cmd/floe/node"
 	"github.com/floe-io/floe/internal/config"
@@ -74,7 +75,7 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	own := []*cobra.Command{serveCmd(), healthCmd(), demoCmd(), versionCmd(), benchCmd(), tlsCmd()}
+	own := []*cobra.Command{serveCmd(), healthCmd(), demoCmd(), versionCmd(), floebench.Command(), tlsCmd()}
 	root.AddCommand(own...)
 	usageErrors(root, own) // usage.go; ctl's commands make their own
 	root.AddCommand(ctl.StatusCommand(), ctl.Command())

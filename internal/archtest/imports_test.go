@@ -84,8 +84,10 @@ var rules = map[string][]string{
 	"cmd/...":       {"*"},
 	"deploy":        nil,
 
-	// The real-broker benchmark's baseline: a user's own loop, no Floe.
-	"bench/...": nil,
+	// bench/: floe bench (floebench) composes nodes like cmd/ does; the
+	// real-broker benchmark's baseline is a user's own loop, no Floe.
+	"bench/floebench": {"*"},
+	"bench/...":       nil,
 
 	// Test support: only tests import it (checked below).
 	"internal/testing/...":    {"*"},

@@ -66,8 +66,3 @@ func rebuild(meta table.Metadata, d ledger.FileDescriptor) (iceberg.DataFile, er
 	}
 	return b.Build(), nil
 }
-
-// RebuildForBench exposes rebuild to the benchmark command.
-func RebuildForBench(meta table.Metadata, d ledger.FileDescriptor) (iceberg.DataFile, error) {
-	return rebuild(meta, d)
-}

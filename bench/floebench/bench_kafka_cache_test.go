@@ -1,4 +1,4 @@
-package main
+package floebench
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package main
+package floebench
 
 import (
 	"context"
@@ -28,9 +28,9 @@ import (
 	"github.com/floe-io/floe/worker/source"
 )
 
-// benchCmd is `floe bench`, run by `make bench`: end-to-end throughput
+// Command is `floe bench`, run by `make bench`: end-to-end throughput
 // against the raw limit of the same decode and Parquet work, in one run.
-func benchCmd() *cobra.Command {
+func Command() *cobra.Command {
 	var (
 		n, partitions, snapshots, hour             int
 		profile, memprofile, format                string
