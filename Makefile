@@ -33,13 +33,13 @@ test:
 	$(GO) test -count=1 -timeout 10m ./...
 
 # The tests behind the long build tag: whole-process fleets, chaos, crash,
-# rolling-upgrade, mixed-version and total-loss runs (cmd/floe).
-LONG_TESTS = $(shell grep -l '^//go:build long' cmd/floe/*_test.go | xargs grep -ho '^func Test[A-Za-z0-9_]*' | sed 's/^func //' | paste -sd'|')
+# rolling-upgrade, mixed-version and total-loss runs (test/e2e).
+LONG_TESTS = $(shell grep -l '^//go:build long' test/e2e/*_test.go | xargs grep -ho '^func Test[A-Za-z0-9_]*' | sed 's/^func //' | paste -sd'|')
 
 ## test-long: fleet, chaos and crash runs of real floe processes (CI runs it after make test)
 test-long:
-	$(GO) vet -tags long ./cmd/floe
-	$(GO) test -tags long -count=1 -timeout 40m -run '^($(LONG_TESTS))$$' ./cmd/floe
+	$(GO) vet -tags long ./test/e2e
+	$(GO) test -tags long -count=1 -timeout 40m -run '^($(LONG_TESTS))$$' ./test/e2e
 
 ## fuzz: every fuzz target for FUZZTIME each (default 30s; CI uses 10s), one at a time
 ## (test/fuzz.sh). Minimizing a newly interesting input is bounded to FUZZMINIMIZE runs:

@@ -14,11 +14,11 @@ import (
 
 // fakeStore applies proposals at once and records when they came.
 type fakeStore struct {
-	mu          sync.Mutex
-	view        View
-	watch       chan struct{}
-	proposals   []proposal
-	views       int // View calls: one per decision
+	mu        sync.Mutex
+	view      View
+	watch     chan struct{}
+	proposals []proposal
+	views     int // View calls: one per decision
 }
 
 type proposal struct {

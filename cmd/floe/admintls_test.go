@@ -13,6 +13,7 @@ import (
 	"github.com/floe-io/floe/cmd/floe/ctl"
 	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/testing/testcerts"
+	"github.com/floe-io/floe/internal/testing/testnode"
 )
 
 // TestAdminMutualTLS starts a node whose admin port requires client
@@ -20,6 +21,9 @@ import (
 // the CA, a client certificate and the token gets through; without the
 // client certificate, or over plaintext, it does not; the token is still
 // required over mutual TLS.
+// adminTLSToken is the admin token of the mutual-TLS test node.
+const adminTLSToken = "admintls-test-admin-token-0123456789"
+
 func TestAdminMutualTLS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -30,14 +34,14 @@ func TestAdminMutualTLS(t *testing.T) {
 	srvCert, srvKey := testcerts.Leaf(t, ca, "floe", x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth).Files(t, dir, "server")
 	cliCert, cliKey := testcerts.Leaf(t, ca, "operator", x509.ExtKeyUsageClientAuth).Files(t, dir, "client")
 
-	kc, _ := testKafka(t, []kfake.Opt{kfake.SeedTopics(1, "tls")})
-	cfg := testConfig(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "tls", Namespace: "sec"}})
+	kc, _ := testnode.Kafka(t, []kfake.Opt{kfake.SeedTopics(1, "tls")})
+	cfg := testnode.Config(t, dir, kc.ListenAddrs(), []config.Table{{Topic: "tls", Namespace: "sec"}})
 	cfg.Admin.TLS = config.AdminTLS{CertFile: srvCert, KeyFile: srvKey, ClientCAFile: caFile}
-	cfg.Auth.Tokens = apiAdminToken + ":admin"
+	cfg.Auth.Tokens = adminTLSToken + ":admin"
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	n, err := startNode(context.Background(), cfg, testLogger(t), true)
+	n, err := testnode.Start(context.Background(), cfg, testnode.Logger(t), testnode.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,16 +63,16 @@ func TestAdminMutualTLS(t *testing.T) {
 		}(), ctl.ExitCode(err)
 	}
 	tlsArgs := []string{"--ca-file", caFile, "--cert-file", cliCert, "--key-file", cliKey}
-	if out, code := runCtl(append([]string{"members", "--token", apiAdminToken}, tlsArgs...)...); code != 0 || !strings.Contains(out, "test-1") {
+	if out, code := runCtl(append([]string{"members", "--token", adminTLSToken}, tlsArgs...)...); code != 0 || !strings.Contains(out, "test-1") {
 		t.Fatalf("ctl over mutual TLS with a token: exit %d: %s", code, out)
 	}
 	if out, code := runCtl(append([]string{"members"}, tlsArgs...)...); code != ctl.ExitAuth {
 		t.Fatalf("ctl over mutual TLS without a token: exit %d, want %d: %s", code, ctl.ExitAuth, out)
 	}
-	if out, code := runCtl("members", "--token", apiAdminToken, "--ca-file", caFile); code == 0 {
+	if out, code := runCtl("members", "--token", adminTLSToken, "--ca-file", caFile); code == 0 {
 		t.Fatalf("ctl without a client certificate got through: %s", out)
 	}
-	if out, code := runCtl("members", "--token", apiAdminToken); code == 0 {
+	if out, code := runCtl("members", "--token", adminTLSToken); code == 0 {
 		t.Fatalf("ctl over plaintext got through to a TLS port: %s", out)
 	}
 	// The container health check (floe health) probes its own node with the

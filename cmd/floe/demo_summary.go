@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/cmd/floe/node"
+	"github.com/floe-io/floe/internal/offsetcheck"
 	"github.com/floe-io/floe/internal/status"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
@@ -33,14 +34,14 @@ func demoSummary(ctx context.Context, out io.Writer, n *node.Node, produced, bad
 	if err != nil {
 		return err
 	}
-	counts, rows, err := offsetCounts(ctx, tbl)
+	counts, rows, err := offsetcheck.Counts(ctx, tbl)
 	if err != nil {
 		return err
 	}
 	dlqTbl, err := n.Catalog().LoadTable(ctx, icebergsink.DLQIdent(ident))
 	var dlqRows int64
 	if err == nil {
-		if _, dlqRows, err = offsetCounts(ctx, dlqTbl); err != nil {
+		if _, dlqRows, err = offsetcheck.Counts(ctx, dlqTbl); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Interop scenario 11: read committed on a real broker. Sourced by run.sh.
 #
-# The Go test TestReadCommitted (cmd/floe/txn_test.go) against this run's
+# The Go test TestReadCommitted (test/e2e/txn_test.go) against this run's
 # Kafka: franz-go's transactional producer writes committed and aborted
 # transactions of three records, interleaved with plain records, on a fresh
 # topic of two partitions (each partition starts with an aborted batch and
@@ -19,7 +19,7 @@ scenario_11() {
 	local testlog="$RUN_DIR/logs/s11-read-committed-test.log" rc=0
 	log "TestReadCommitted on Kafka $KAFKA_BOOTSTRAP (test log $testlog)"
 	fg_run env FLOE_S11_KAFKA="$KAFKA_BOOTSTRAP" \
-		go -C "$REPO" test -count=1 -timeout 10m -run '^TestReadCommitted$' -v ./cmd/floe/ >"$testlog" 2>&1 || rc=$?
+		go -C "$REPO" test -count=1 -timeout 10m -run '^TestReadCommitted$' -v ./test/e2e/ >"$testlog" 2>&1 || rc=$?
 	grep -E 'txn_test.go|--- (PASS|FAIL)' "$testlog" | sed 's/^ */  /' || true
 	if ((rc != 0)); then
 		tail -n 100 "$testlog" >&2

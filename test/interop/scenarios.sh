@@ -282,7 +282,7 @@ EOF
 	stop_floe $n
 }
 
-# Scenario 7: the Go chaos test (cmd/floe/chaos_test.go, TestChaos) against this
+# Scenario 7: the Go chaos test (test/e2e/chaos_test.go, TestChaos) against this
 # run's Kafka and MinIO instead of kfake and local files: five floe processes
 # form a Raft group, and for S7_DURATION every 2-5 s one of them is SIGKILLed
 # (any, the leader, a committer) and restarted, SIGSTOPped past the failure
@@ -303,7 +303,7 @@ scenario_7() {
 		FLOE_CHAOS_DIR="$dir/fleet" FLOE_CHAOS_REPORT="$report" \
 		FLOE_CHAOS_S3_ENDPOINT="$S3_ENDPOINT" FLOE_CHAOS_S3_BUCKET="$S3_BUCKET" FLOE_CHAOS_S3_REGION="$S3_REGION" \
 		FLOE_CHAOS_S3_ACCESS_KEY="$S3_ACCESS_KEY" FLOE_CHAOS_S3_SECRET_KEY="$S3_SECRET_KEY" \
-		go -C "$REPO" test -tags long -count=1 -timeout 40m -run '^TestChaos$' -v ./cmd/floe/ >"$testlog" 2>&1 || rc=$?
+		go -C "$REPO" test -tags long -count=1 -timeout 40m -run '^TestChaos$' -v ./test/e2e/ >"$testlog" 2>&1 || rc=$?
 	# The seed, the actions taken and the checks' outcome, for the run's log.
 	grep -E 'chaos seed|chaos over|caught up|exactly once|read committed|status watcher|UNEXPECTED|--- (PASS|FAIL)' "$testlog" | sed 's/^ */  /' || true
 	if ((rc != 0)); then
@@ -336,7 +336,7 @@ EOF
 	run_delta_check s7 "${delta[@]}"
 }
 
-# Scenario 8: the Go test TestInteropRegistry (cmd/floe/interop_registry_test.go)
+# Scenario 8: the Go test TestInteropRegistry (test/e2e/interop_registry_test.go)
 # against this run's Kafka, the real schema registry (Apicurio, Confluent API)
 # and MinIO: Avro and Protobuf in the wire format through 6 compatible versions
 # mid-stream (added fields, int->long, float->double, decimal widening, a
@@ -356,7 +356,7 @@ scenario_8() {
 		FLOE_S8_OUTAGE="${FLOE_S8_OUTAGE:-30s}" FLOE_S8_REPORT="$report" \
 		FLOE_S8_S3_ENDPOINT="$S3_ENDPOINT" FLOE_S8_S3_BUCKET="$S3_BUCKET" FLOE_S8_S3_REGION="$S3_REGION" \
 		FLOE_S8_S3_ACCESS_KEY="$S3_ACCESS_KEY" FLOE_S8_S3_SECRET_KEY="$S3_SECRET_KEY" \
-		go -C "$REPO" test -count=1 -timeout 20m -run '^TestInteropRegistry$' -v ./cmd/floe/ >"$testlog" 2>&1 || rc=$?
+		go -C "$REPO" test -count=1 -timeout 20m -run '^TestInteropRegistry$' -v ./test/e2e/ >"$testlog" 2>&1 || rc=$?
 	kill -CONT "${PIDS[schema-registry]}" 2>/dev/null || true # never leave the registry stopped
 	grep -E 'interop_registry_test.go|--- (PASS|FAIL)' "$testlog" | sed 's/^ */  /' || true
 	if ((rc != 0)); then
