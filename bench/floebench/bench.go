@@ -195,6 +195,29 @@ func benchScratch(name string) (dir string, log *slog.Logger, cleanup func(), er
 	return dir, slog.New(slog.NewTextHandler(io.Discard, nil)), func() { os.RemoveAll(dir) }, nil
 }
 
+// rawSinkNode is a scratch node that maps no topic, for the benches that
+// drive a sink of their own over its Raft and catalog (--health, the
+// Parquet matrix); done stops the node and the broker and removes the dir.
+func rawSinkNode(ctx context.Context, name, id string, opts ...node.Option) (n *node.Node, sink *icebergsink.Sink, done func(), err error) {
+	dir, log, cleanup, err := benchScratch(name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	kafka, err := embedded.StartKafka(0) // no topics: the node maps none
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	n, err = startBenchNode(ctx, dir, id, log, kafka.Addrs(), nil, "", opts...)
+	if err != nil {
+		kafka.Close()
+		cleanup()
+		return nil, nil, nil, err
+	}
+	done = func() { n.Stop(); kafka.Close(); cleanup() }
+	return n, icebergsink.New(n.Catalog(), 128<<20, log, nil), done, nil
+}
+
 // benchRow is one measurement of a bench over all its records.
 type benchRow struct {
 	label string

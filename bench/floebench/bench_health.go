@@ -13,7 +13,6 @@ import (
 	"github.com/floe-io/floe/cluster/catalog"
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cmd/floe/node"
-	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
@@ -28,23 +27,12 @@ import (
 //     small file each, simulated back to back), with and without compaction
 //     every simulated minute under the hot-table policy.
 func runHealthBench(ctx context.Context, out io.Writer, snapshots, hourSeconds int) error {
-	dir, log, cleanup, err := benchScratch("floe-bench-health")
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	kafka, err := embedded.StartKafka(0) // no topics: the node maps none
-	if err != nil {
-		return err
-	}
-	defer kafka.Close()
 	// Synced like a production node: commit latency includes the fsync.
-	n, err := startBenchNode(ctx, dir, "health", log, kafka.Addrs(), nil, "")
+	n, sink, done, err := rawSinkNode(ctx, "floe-bench-health", "health")
 	if err != nil {
 		return err
 	}
-	defer n.Stop()
-	sink := icebergsink.New(n.Catalog(), 128<<20, log, nil)
+	defer done()
 	if err := benchCommitLatency(ctx, out, n, sink, snapshots); err != nil {
 		return err
 	}

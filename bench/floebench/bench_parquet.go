@@ -19,7 +19,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-io/floe/cmd/floe/node"
-	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/records"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
@@ -112,22 +111,11 @@ func noisyBenchRecord(i int) string {
 // parquetMatrixRun is runParquetBench on the records gen makes. A first
 // pass over every cell warms up (encoder pools, heap) and is not counted.
 func parquetMatrixRun(ctx context.Context, out io.Writer, n, passes int, gen func(int) string) error {
-	dir, log, cleanup, err := benchScratch("floe-bench-parquet")
+	nd, sink, done, err := rawSinkNode(ctx, "floe-bench-parquet", "pq", node.WithNoSync())
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	kafka, err := embedded.StartKafka(0) // no topics: the node maps none
-	if err != nil {
-		return err
-	}
-	defer kafka.Close()
-	nd, err := startBenchNode(ctx, dir, "pq", log, kafka.Addrs(), nil, "", node.WithNoSync())
-	if err != nil {
-		return err
-	}
-	defer nd.Stop()
-	sink := icebergsink.New(nd.Catalog(), 128<<20, log, nil)
+	defer done()
 	cells := parquetMatrix()
 	shape := &records.Shape{Kind: records.Struct}
 	if _, err := ingest.DecodeJSON(shape, []byte(gen(0))); err != nil {
