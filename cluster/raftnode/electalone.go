@@ -11,7 +11,7 @@ import (
 // starts it as a follower that waits a randomised heartbeat timeout (1-2 s
 // by default) for a leader that cannot exist before it stands for
 // election. On a real-broker drain of 2 M records that wait was 1.4-1.8 s
-// of the 8.8 s from start to the last commit (docs/benchmarks.md, run 21),
+// of the 8.8 s from start to the last commit (docs/benchmarks.md's git history, run 21),
 // and every test that starts a node paid it too.
 //
 // electAlone shortens the wait: it lowers the heartbeat timeout to the

@@ -36,12 +36,12 @@ func softMemoryLimit(budget config.ByteSize, env func(string) string) int64 {
 // memory the runtime maps. Most of them are the executable's own code and
 // read-only data (89 MB in the binary; 69 MiB of them resident at a real-
 // broker drain's peak, /proc/PID/smaps_rollup), which is what put a node's
-// peak resident size 3% over memory_budget + 256 MiB (docs/benchmarks.md,
-// run 10). A 64th of limit more is left for the collector's overshoot:
+// peak resident size 3% over memory_budget + 256 MiB (docs/benchmarks.md's
+// git history, run 10). A 64th of limit more is left for the collector's overshoot:
 // the limit is soft, and while two flushes encode at once on a fast drain
 // the heap passes it by a few MiB before a cycle ends (an Avro drain's
-// peak 1,282 MiB against 1,280, docs/benchmarks.md, "The flush in parts
-// lands"). At least half of limit stays the runtime's.
+// peak 1,282 MiB against 1,280, docs/benchmarks.md's git history, "The
+// flush in parts lands"). At least half of limit stays the runtime's.
 func limitBeside(limit, fileRes int64) int64 {
 	if limit <= 0 || limit == math.MaxInt64 {
 		return limit

@@ -20,7 +20,7 @@ import (
 // goroutine: iceberg-go encodes a file's Parquet on a single goroutine,
 // and on a real-broker drain that serial encoding was what the pipeline
 // waited for (it waits for the flush in flight before starting the next;
-// docs/benchmarks.md, "A flush in parts"). Partitioned tables are left to
+// docs/benchmarks.md's git history, "A flush in parts"). Partitioned tables are left to
 // iceberg-go, whose fan-out writer already encodes each partition's file
 // on its own goroutine.
 //

@@ -18,7 +18,7 @@ import (
 // reading the maps back into Arrow, was half of the CPU of a backlog drain
 // on a real broker: the decoding, the allocations, the collector marking
 // the held trees (about five times the encoded size, all pointers), and
-// the map lookups per column (docs/benchmarks.md, "Run 9" and "JSON held
+// the map lookups per column (docs/benchmarks.md's git history, "Run 9" and "JSON held
 // as bytes").
 //
 // The check accepts a value only when decodeJSONFits would accept it and

@@ -25,7 +25,7 @@ import (
 // the bound (64 MiB) the fetch path held 1.5 GB for a 256 MiB bound on a
 // real broker, and with an eighth of it still 850 MB for 128 MiB; at 1/32
 // (4 MiB at the default budget) the drain's CPU per record fell from 32-40
-// to 14 s per million (docs/benchmarks.md, "The budget's split"). A 4 MiB
+// to 14 s per million (docs/benchmarks.md's git history, "The budget's split"). A 4 MiB
 // fetch still carries thousands of records.
 const (
 	maxLaneFetch  = 64 << 20
