@@ -12,21 +12,15 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
-	"go.uber.org/goleak"
 
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/internal/clustertest"
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/internal/testing/leak"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// Raft's transport and bolt keep no goroutines after Close, but the
-		// net/http keep-alive pool of iceberg-go's IO may linger briefly.
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-	)
-}
+func TestMain(m *testing.M) { leak.VerifyTestMain(m) }
 
 // openNode starts a single-node group in dir that leads.
 func openNode(t *testing.T, dir string) *raftnode.Node { return clustertest.OpenNode(t, dir) }

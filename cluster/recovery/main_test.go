@@ -3,13 +3,7 @@ package recovery
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/floe-io/floe/internal/testing/leak"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// Raft's transport and bolt keep no goroutines after Close, but the
-		// net/http keep-alive pool of iceberg-go's IO may linger briefly.
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-	)
-}
+func TestMain(m *testing.M) { leak.VerifyTestMain(m) }

@@ -14,17 +14,13 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
-	"go.uber.org/goleak"
 
+	"github.com/floe-io/floe/internal/testing/leak"
 	"github.com/floe-io/floe/proto/auth"
 	"github.com/floe-io/floe/proto/restcatalog/spectest"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
-}
+func TestMain(m *testing.M) { leak.VerifyTestMain(m) }
 
 const testToken = "test-token-0123456789"
 

@@ -2,40 +2,16 @@ package glue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/sinks/glue/gluetest"
+	"github.com/floe-io/floe/sinks/internal/mirrortest"
 	"github.com/floe-io/floe/sinks/sink"
 )
-
-// writeSchema writes version v of a table's metadata with schema sc.
-func writeSchema(t *testing.T, dir, v string, sc *iceberg.Schema) string {
-	t.Helper()
-	meta, err := table.NewMetadata(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "file://"+dir, iceberg.Properties{table.PropertyFormatVersion: "2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := json.Marshal(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "metadata", v+"-d.metadata.json")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return "file://" + path
-}
 
 func colsOf(tb gluetest.Table) [][2]string {
 	var out [][2]string
@@ -61,10 +37,10 @@ func TestDeltaSync(t *testing.T) {
 		{ID: 4, Name: "geo", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
 			{ID: 5, Name: "hash", Type: iceberg.FixedTypeOf(8)}, {ID: 6, Name: "n", Type: iceberg.PrimitiveTypes.Int32}}}},
 	}
-	m0 := writeSchema(t, dir, "00000", iceberg.NewSchema(0, base...))
+	m0 := mirrortest.WriteMetadata(t, dir, "00000", iceberg.NewSchema(0, base...))
 	grown := append(slices.Clone(base), iceberg.NestedField{ID: 7, Name: "price", Type: iceberg.DecimalTypeOf(10, 2)})
-	m1 := writeSchema(t, dir, "00001", iceberg.NewSchema(1, grown...))
-	m2 := writeSchema(t, dir, "00002", iceberg.NewSchema(1, grown...))
+	m1 := mirrortest.WriteMetadata(t, dir, "00001", iceberg.NewSchema(1, grown...))
+	m2 := mirrortest.WriteMetadata(t, dir, "00002", iceberg.NewSchema(1, grown...))
 	ctx := context.Background()
 	st := sink.SyncTable{Key: "Sales\x1fOrders", Ident: []string{"Sales", "Orders"}, MetadataLocation: m0}
 
@@ -132,7 +108,7 @@ func TestDeltaSync(t *testing.T) {
 	}
 
 	// A column Delta cannot hold: refused naming it.
-	bad := writeSchema(t, t.TempDir(), "00000", iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "at", Type: iceberg.PrimitiveTypes.Time}))
+	bad := mirrortest.WriteMetadata(t, t.TempDir(), "00000", iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "at", Type: iceberg.PrimitiveTypes.Time}))
 	if err := d.Sync(ctx, sink.SyncTable{Key: "Sales\x1fT", Ident: []string{"Sales", "T"}, MetadataLocation: bad}); !errors.Is(err, ErrNoDeltaType) {
 		t.Fatalf("time column: %v", err)
 	}

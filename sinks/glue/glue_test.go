@@ -2,31 +2,27 @@ package glue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
-	"go.uber.org/goleak"
 
+	"github.com/floe-io/floe/internal/testing/leak"
 	"github.com/floe-io/floe/sinks/glue/gluetest"
+	"github.com/floe-io/floe/sinks/internal/mirrortest"
 	"github.com/floe-io/floe/sinks/sink"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
-}
+func TestMain(m *testing.M) { leak.VerifyTestMain(m) }
 
-// writeMetadata writes version v of a table's metadata under dir.
+// writeMetadata writes version v of a table with every kind of column
+// under dir.
 func writeMetadata(t *testing.T, dir string, v string) string {
 	t.Helper()
-	sc := iceberg.NewSchema(0,
+	return mirrortest.WriteMetadata(t, dir, v, iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true, Doc: "the id"},
 		iceberg.NestedField{ID: 2, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
 		iceberg.NestedField{ID: 3, Name: "price", Type: iceberg.DecimalTypeOf(10, 2)},
@@ -34,23 +30,28 @@ func writeMetadata(t *testing.T, dir string, v string) string {
 		iceberg.NestedField{ID: 5, Name: "geo", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
 			{ID: 8, Name: "lat", Type: iceberg.PrimitiveTypes.Float64}, {ID: 9, Name: "n", Type: iceberg.PrimitiveTypes.Int32}}}},
 		iceberg.NestedField{ID: 6, Name: "attrs", Type: &iceberg.MapType{KeyID: 10, KeyType: iceberg.PrimitiveTypes.String, ValueID: 11, ValueType: iceberg.PrimitiveTypes.Binary}},
-	)
-	meta, err := table.NewMetadata(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "file://"+dir, iceberg.Properties{table.PropertyFormatVersion: "2"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := json.Marshal(meta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "metadata", v+"-x.metadata.json")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return "file://" + path
+	))
+}
+
+// TestMirrorConformance: Glue passes what every catalog mirror must do.
+func TestMirrorConformance(t *testing.T) {
+	mirrortest.Run(t, func(t *testing.T) mirrortest.Mirror {
+		fake := gluetest.New(t)
+		s := newSyncer(t, fake)
+		names := func(ident []string) (db, name string) {
+			return "floe_" + strings.ToLower(ident[0]), strings.ToLower(ident[1])
+		}
+		return mirrortest.Mirror{Sync: s.Sync, Drop: s.Drop, SetDown: fake.SetDown, ReadsMetadata: true,
+			Location: func(ident []string) string {
+				tb, _ := fake.Table(names(ident))
+				return tb.Parameters["metadata_location"]
+			},
+			Alter: func(ident []string, loc string) {
+				db, name := names(ident)
+				fake.Alter(db, name, map[string]string{"metadata_location": loc})
+			},
+		}
+	})
 }
 
 func newSyncer(t *testing.T, fake *gluetest.Server) *Syncer {
@@ -117,16 +118,6 @@ func TestSync(t *testing.T) {
 		t.Fatalf("updated %+v", tb)
 	}
 
-	// Someone edits the entry by hand: the next sync overwrites it.
-	fake.Alter("floe_sales", "orders", map[string]string{"metadata_location": "s3://elsewhere/00009-y.metadata.json", "owner": "someone"})
-	if err := s.Sync(ctx, st); err != nil {
-		t.Fatal(err)
-	}
-	tb, _ = fake.Table("floe_sales", "orders")
-	if tb.Parameters["metadata_location"] != m1 || tb.Parameters["owner"] != "" {
-		t.Fatalf("hand edit not overwritten: %+v", tb.Parameters)
-	}
-
 	// A change between read and update fails the update; nothing is lost.
 	fake.BeforeUpdate = func(tb *gluetest.Table) { tb.Version++ }
 	if err := s.Sync(ctx, st); !errors.Is(err, ErrConflict) {
@@ -134,28 +125,14 @@ func TestSync(t *testing.T) {
 	}
 	fake.BeforeUpdate = nil
 
-	// Never backwards: an entry already at a later version stays.
-	st.MetadataLocation, st.PreviousMetadataLocation = m0, ""
-	if err := s.Sync(ctx, st); err != nil {
-		t.Fatal(err)
-	}
-	if tb, _ = fake.Table("floe_sales", "orders"); tb.Parameters["metadata_location"] != m1 {
-		t.Fatalf("moved backwards to %s", tb.Parameters["metadata_location"])
-	}
-
-	// Glue down: a clear error, and nothing written.
-	fake.SetDown(true)
-	st.MetadataLocation = m1
-	if err := s.Sync(ctx, st); err == nil {
-		t.Fatal("sync to a down glue succeeded")
-	}
-	fake.SetDown(false)
+	// Only the calls a mirror needs.
 	for _, c := range fake.Calls() {
 		if !slices.Contains([]string{"AWSGlue.GetDatabase", "AWSGlue.CreateDatabase", "AWSGlue.GetTable", "AWSGlue.CreateTable", "AWSGlue.UpdateTable"}, c) {
 			t.Fatalf("unexpected call %s", c)
 		}
 	}
-	// A metadata file that cannot be read is reported as such.
+	// A metadata file that cannot be read is reported as such (the
+	// conformance suite checks that nothing changes).
 	st.MetadataLocation = "file://" + filepath.Join(dir, "metadata", "00002-missing.metadata.json")
 	if err := s.Sync(ctx, st); !errors.Is(err, ErrMetadata) {
 		t.Fatalf("missing metadata: %v", err)
