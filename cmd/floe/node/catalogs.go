@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/ledger"
-	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/proto/auth"
 	"github.com/floe-io/floe/proto/restcatalog"
 	"github.com/floe-io/floe/sinks/glue"
@@ -158,51 +156,6 @@ func tableConfig(w config.Warehouse, vend bool) iceberg.Properties {
 		}
 	}
 	return p
-}
-
-// catalogReports fills a table's catalog sync status: the replicated record
-// (every node) joined with this node's runtime status (the committer's).
-func (n *Node) catalogReports(key string, now time.Time) []status.CatalogReport {
-	if n.catalogs == nil || n.catalogs.sync == nil {
-		return nil
-	}
-	var (
-		cur        string
-		lastCommit int64
-		synced     = map[string]fsm.SyncRecord{}
-	)
-	n.raft.FSM().Read(func(s *fsm.State) {
-		if t, ok := s.Tables[key]; ok {
-			cur, lastCommit = t.MetadataLocation, t.LastCommitAt
-			maps.Copy(synced, t.Synced)
-		}
-	})
-	if cur == "" {
-		return nil
-	}
-	runtime := n.catalogs.sync.Status()[key]
-	var out []status.CatalogReport
-	for _, name := range n.catalogs.sync.Mirroring(n.worker.Formats(key)) {
-		rec := synced[name]
-		st, local := runtime[name]
-		cr := status.CatalogReport{Catalog: name, MetadataLocation: rec.MetadataLocation, InSync: rec.MetadataLocation == cur}
-		if rec.At > 0 {
-			cr.LastSync = time.UnixMilli(rec.At)
-		}
-		if !cr.InSync {
-			switch {
-			case local && !st.BehindSince.IsZero():
-				cr.LagSec = now.Sub(st.BehindSince).Seconds()
-			case lastCommit > 0:
-				cr.LagSec = now.Sub(time.UnixMilli(lastCommit)).Seconds()
-			}
-		}
-		if local {
-			cr.LastError, cr.LastErrorAt, cr.Syncs, cr.Failures = st.LastError, st.LastErrorAt, st.Syncs, st.Failures
-		}
-		out = append(out, cr)
-	}
-	return out
 }
 
 // catalogState shows the replicated state to catalog sync and records its

@@ -21,6 +21,7 @@ import (
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/cluster/recovery"
 	"github.com/floe-io/floe/cluster/tlsconf"
+	"github.com/floe-io/floe/cmd/floe/node/backend"
 	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/localfs"
 	"github.com/floe-io/floe/internal/membudget"
@@ -37,6 +38,10 @@ import (
 
 // Node is one running Floe node: every component wired together.
 type Node struct {
+	// Backend answers the admin API and builds the status report
+	// (cmd/floe/node/backend); its methods are the node's.
+	*backend.Backend
+
 	cfg     config.Config
 	opts    options
 	log     *slog.Logger
@@ -52,16 +57,12 @@ type Node struct {
 	adminErr chan error
 	backup   *recovery.Backup
 	state    stateAdapter
-	kafka    *source.KafkaClient // rewinds resolve offsets with it (api_tables.go)
+	kafka    *source.KafkaClient
 	metrics  *metrics.Metrics
-	peers    peerClient // calls to other nodes' admin APIs
 	// catalogs: the REST catalog endpoint and the external catalog mirrors.
 	catalogs *catalogParts
 	// started is closed once the worker runs; before, the node is joining.
 	started chan struct{}
-	// history holds each table's freshness over the last hour for the
-	// console's charts (history.go).
-	history *status.History
 	// dropClasses removes the node's storage-class resolver from objstore
 	// (storageclass.go); nil until the worker is built.
 	dropClasses func()
@@ -103,7 +104,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{}), history: status.NewHistory()}
+	n := &Node{cfg: cfg, opts: o, log: o.log, started: make(chan struct{}), done: make(chan struct{})}
 	objstore.Install()                                          // count s3:// requests per table, storage classes
 	localfs.Install()                                           // file:// locations name files literally (partition paths)
 	probeErr := probeWarehouse(ctx, cfg.Warehouse, cfg.Node.ID) // probe.go
@@ -115,10 +116,10 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 	if err != nil {
 		return nil, err
 	}
-	n.peers = newPeerClient(cfg, apiOpts)
 	if err := n.openRaft(); err != nil {
 		return nil, err
 	}
+	n.Backend = backend.New(backend.Deps{Config: cfg, Log: n.log, Raft: n.raft, AdminTLS: apiOpts.TLS, Started: n.started, History: status.NewHistory()})
 	if n.admin, err = admin.ListenAPI(cfg.Node.AdminAddr, n, apiOpts); err != nil {
 		n.raft.Close()
 		return nil, err
@@ -142,6 +143,7 @@ func New(ctx context.Context, cfg config.Config, opts ...Option) (*Node, error) 
 	if err := n.startCatalogs(); err != nil { // catalogs.go
 		return nil, n.abort(err)
 	}
+	n.Attach(backend.Parts{Worker: n.worker, Catalog: n.catalog, Kafka: n.kafka, CatalogSync: n.catalogs.sync, CatalogURI: n.catalogs.uri})
 	n.run(probeErr != nil)
 	close(n.started)
 	n.log.Info("floe node started", "node", cfg.Node.ID, "raft", cfg.Node.RaftAddr, "rpc", n.raft.RPCAddr(), "admin", n.admin.Addr(), "warehouse", cfg.Warehouse.Location, "version", o.version)
@@ -285,7 +287,7 @@ func (n *Node) run(reprobe bool) {
 				n.retryProbe(rctx)
 			}
 		}()
-		go func() { defer wg.Done(); n.sampleHistory(rctx) }() // history.go
+		go func() { defer wg.Done(); n.SampleHistory(rctx) }() // backend/history.go
 		go func() {                                            // no-op without a webhook URL
 			defer wg.Done()
 			notify.New(notify.Config{URL: cfg.Notifications.WebhookURL, Interval: cfg.Notifications.Interval.D(), Log: log.With("component", "notify")}, n).Run(rctx)
@@ -370,24 +372,6 @@ func (n *Node) Stop() error {
 		n.stopErr = n.raft.Close()
 	})
 	return n.stopErr
-}
-
-// Ready implements admin.Source: the node serves once it is a member of a
-// group with a leader and its worker runs, and never while its FSM is halted
-// at an entry its build does not know (upgrade required).
-func (n *Node) Ready() error {
-	if h, halted := n.raft.FSM().Halted(); halted {
-		return h // "upgrade required: log entry N has command type T ..."
-	}
-	select {
-	case <-n.started:
-	default:
-		return errors.New("joining the raft group")
-	}
-	if addr, _ := n.raft.Leader(); addr == "" {
-		return errors.New("no raft leader")
-	}
-	return nil
 }
 
 // loadInternalTLS reads cluster.tls's files or PEM (nil when it is not

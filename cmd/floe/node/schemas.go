@@ -1,13 +1,8 @@
 package node
 
 import (
-	"context"
 	"fmt"
-	"sync"
-	"time"
 
-	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/worker/source"
 
 	"github.com/floe-io/floe/internal/config"
@@ -43,44 +38,4 @@ func (n *Node) wireDeadLetterTopics(cfg config.Config) error {
 		_ = w.Close()
 	}()
 	return nil
-}
-
-// suspendedElsewhere asks the other members' admin endpoints where they
-// have the table suspended. Members that do not answer in time are left out.
-func (n *Node) suspendedElsewhere(ctx context.Context, table string) []status.SuspendedRecord {
-	var addrs []string
-	n.raft.FSM().Read(func(s *fsm.State) {
-		for id, m := range s.Nodes {
-			if id != n.cfg.Node.ID && m.Admin != "" {
-				addrs = append(addrs, m.Admin)
-			}
-		}
-	})
-	var (
-		mu  sync.Mutex
-		out []status.SuspendedRecord
-		wg  sync.WaitGroup
-	)
-	for _, addr := range addrs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			defer cancel()
-			rep, err := n.peers.fetch(fctx, addr) // adminwire.go
-			if err != nil {
-				n.log.Warn("resume: reading a member's status", "admin", addr, "err", err)
-				return
-			}
-			for _, tr := range rep.Tables {
-				if at := tr.SuspendedAt; at != nil && tr.Table == table {
-					mu.Lock()
-					out = append(out, status.SuspendedRecord{Topic: at.Topic, Partition: at.Partition, Offset: at.Offset, Error: at.Error})
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return out
 }

@@ -1,21 +1,15 @@
-package node
+package backend
 
 import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/floe-io/floe/cluster/fsm"
-	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/internal/status"
-	"github.com/floe-io/floe/internal/testing/wait"
 	"github.com/floe-io/floe/proto/admin"
 )
 
@@ -23,21 +17,8 @@ import (
 // command it met in the log says so in its status (node state and a
 // problem naming the entry) and fails /readyz with the same reason.
 func TestUpgradeRequiredInStatusAndReadiness(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	rn, err := raftnode.Open(raftnode.NodeConfig{ID: "n1", RaftAddr: addr, DataDir: filepath.Join(t.TempDir(), "node"), BootstrapExpect: 1, NoSync: true,
-		FSM: []fsm.Option{fsm.Without(fsm.CmdPauseTable)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rn.Close() })
-	wait.For(t, 10*time.Second, "n1 to lead", rn.IsLeader)
-	n := &Node{raft: rn, started: make(chan struct{}), log: slog.New(slog.DiscardHandler)}
-	n.cfg.Node.ID = "n1"
+	rn := openLeader(t, fsm.Without(fsm.CmdPauseTable))
+	n := newTestBackend(rn, make(chan struct{}))
 	srv, err := admin.Listen("127.0.0.1:0", n, n.log)
 	if err != nil {
 		t.Fatal(err)

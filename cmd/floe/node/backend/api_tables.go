@@ -1,4 +1,4 @@
-package node
+package backend
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 // tableKey resolves namespace.name to the key of a table the cluster knows
 // (created, or the target of a registered source).
-func (n *Node) tableKey(name string) (string, error) {
+func (b *Backend) tableKey(name string) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("%w: table: name a table as namespace.name", admin.ErrInvalid)
 	}
@@ -29,7 +29,7 @@ func (n *Node) tableKey(name string) (string, error) {
 	}
 	key := ledger.TableKey(parts)
 	known := false
-	n.raft.FSM().Read(func(s *fsm.State) {
+	b.raft.FSM().Read(func(s *fsm.State) {
 		known = s.Tables[key] != nil
 		for _, src := range s.Sources {
 			known = known || src.Table == key
@@ -42,27 +42,27 @@ func (n *Node) tableKey(name string) (string, error) {
 }
 
 // PauseTable implements admin.Backend.
-func (n *Node) PauseTable(ctx context.Context, table string) (admin.WriteResult, error) {
-	if err := n.ready(); err != nil {
+func (b *Backend) PauseTable(ctx context.Context, table string) (admin.WriteResult, error) {
+	if err := b.ready(); err != nil {
 		return admin.WriteResult{}, err
 	}
-	key, err := n.tableKey(table)
+	key, err := b.tableKey(table)
 	if err != nil {
 		return admin.WriteResult{}, err
 	}
 	paused := false
-	n.raft.FSM().Read(func(s *fsm.State) { _, paused = s.Paused[key] })
+	b.raft.FSM().Read(func(s *fsm.State) { _, paused = s.Paused[key] })
 	if paused {
 		return admin.WriteResult{Unchanged: true, Message: table + " is already paused"}, nil
 	}
-	return n.operatorCommand(ctx, fsm.PauseTable{Table: key, At: time.Now().UnixMilli(), By: admin.Caller(ctx)}, "paused "+table)
+	return b.operatorCommand(ctx, fsm.PauseTable{Table: key, At: time.Now().UnixMilli(), By: admin.Caller(ctx)}, "paused "+table)
 }
 
 // ResumeTable implements admin.Backend: it ends a pause and un-suspends the
 // table on every node; with skip, past the bad records the table is
 // suspended at on any node.
-func (n *Node) ResumeTable(ctx context.Context, table string, skip bool) (admin.WriteResult, error) {
-	res, _, err := n.resume(ctx, table, skip)
+func (b *Backend) ResumeTable(ctx context.Context, table string, skip bool) (admin.WriteResult, error) {
+	res, _, err := b.resume(ctx, table, skip)
 	return res, err
 }
 
@@ -71,31 +71,31 @@ func (n *Node) ResumeTable(ctx context.Context, table string, skip bool) (admin.
 // not skip it: the table decodes the same record again and stops at it
 // again, which an operator would otherwise learn only from the next
 // status.
-func (n *Node) resume(ctx context.Context, table string, skip bool) (admin.WriteResult, []fsm.ResumeSkip, error) {
-	if err := n.ready(); err != nil {
+func (b *Backend) resume(ctx context.Context, table string, skip bool) (admin.WriteResult, []fsm.ResumeSkip, error) {
+	if err := b.ready(); err != nil {
 		return admin.WriteResult{}, nil, err
 	}
-	key, err := n.tableKey(table)
+	key, err := b.tableKey(table)
 	if err != nil {
 		return admin.WriteResult{}, nil, err
 	}
 	cmd := fsm.ResumeTable{Table: key, At: time.Now().UnixMilli()}
-	stuck := n.suspendedAt(ctx, table, key)
+	stuck := b.suspendedAt(ctx, table, key)
 	if skip {
 		if len(stuck) == 0 {
 			return admin.WriteResult{}, nil, fmt.Errorf("%w: skip: %s is not suspended at a bad record", admin.ErrConflict, table)
 		}
 		cmd.Skips = stuck
 	}
-	res, err := n.propose(ctx, cmd, resumeMessage(table, skip, stuck))
+	res, err := b.propose(ctx, cmd, resumeMessage(table, skip, stuck))
 	return res, cmd.Skips, err
 }
 
 // suspendedAt lists the bad records the table is suspended at, on this
 // node and the others, one per partition.
-func (n *Node) suspendedAt(ctx context.Context, table, key string) []fsm.ResumeSkip {
-	found := n.suspendedElsewhere(ctx, table) // schemas.go
-	if ts, _ := n.worker.Status().Snapshot(); ts[key].SuspendedAt != nil {
+func (b *Backend) suspendedAt(ctx context.Context, table, key string) []fsm.ResumeSkip {
+	found := b.suspendedElsewhere(ctx, table) // schemas.go
+	if ts, _ := b.worker.Status().Snapshot(); ts[key].SuspendedAt != nil {
 		found = append(found, *ts[key].SuspendedAt)
 	}
 	var out []fsm.ResumeSkip
@@ -138,8 +138,8 @@ func resumeMessage(table string, skip bool, stuck []fsm.ResumeSkip) string {
 
 // Resume serves the older POST /v1/tables/{table}/resume route, whose
 // answer lists the skipped records.
-func (n *Node) Resume(ctx context.Context, table string, skip bool) (any, error) {
-	res, skips, err := n.resume(ctx, table, skip)
+func (b *Backend) Resume(ctx context.Context, table string, skip bool) (any, error) {
+	res, skips, err := b.resume(ctx, table, skip)
 	if err != nil {
 		return nil, err
 	}
@@ -153,11 +153,11 @@ func (n *Node) Resume(ctx context.Context, table string, skip bool) (any, error)
 // RewindTable implements admin.Backend: it resolves the target to offsets
 // of every partition of the table's topics (or checks the explicit ones)
 // and proposes one RewindTable.
-func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.RewindResult, error) {
-	if err := n.ready(); err != nil {
+func (b *Backend) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.RewindResult, error) {
+	if err := b.ready(); err != nil {
 		return admin.RewindResult{}, err
 	}
-	key, err := n.tableKey(req.Table)
+	key, err := b.tableKey(req.Table)
 	if err != nil {
 		return admin.RewindResult{}, err
 	}
@@ -165,7 +165,7 @@ func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.
 		return admin.RewindResult{}, err
 	}
 	parts := map[string]int32{} // topic -> partition count
-	n.raft.FSM().Read(func(s *fsm.State) {
+	b.raft.FSM().Read(func(s *fsm.State) {
 		for _, src := range s.Sources {
 			if src.Table == key {
 				parts[src.Topic] = src.Partitions
@@ -179,17 +179,17 @@ func (n *Node) RewindTable(ctx context.Context, req admin.RewindRequest) (admin.
 	if len(req.Offsets) > 0 {
 		to, err = explicitRewind(req, parts)
 	} else {
-		to, err = n.resolveRewind(ctx, req, parts)
+		to, err = b.resolveRewind(ctx, req, parts)
 	}
 	if err != nil {
 		return admin.RewindResult{}, err
 	}
-	res, err := n.operatorCommand(ctx, fsm.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli(), By: admin.Caller(ctx)}, "rewound "+req.Table)
+	res, err := b.operatorCommand(ctx, fsm.RewindTable{Table: key, To: to, Replace: req.Policy == admin.ReplayReplace, At: time.Now().UnixMilli(), By: admin.Caller(ctx)}, "rewound "+req.Table)
 	if err != nil {
 		return admin.RewindResult{}, err
 	}
 	out := admin.RewindResult{Index: res.Index}
-	n.raft.FSM().Read(func(s *fsm.State) {
+	b.raft.FSM().Read(func(s *fsm.State) {
 		if rw := s.Rewinds[key]; rw != nil {
 			out.Rewind = rewindReport(req.Table, rw)
 		}
@@ -235,7 +235,7 @@ func explicitRewind(req admin.RewindRequest, parts map[string]int32) ([]fsm.Rewi
 
 // resolveRewind asks Kafka for the earliest, latest or timestamp's offsets
 // of every partition of the table's topics, in topic order.
-func (n *Node) resolveRewind(ctx context.Context, req admin.RewindRequest, parts map[string]int32) ([]fsm.RewindPosition, error) {
+func (b *Backend) resolveRewind(ctx context.Context, req admin.RewindRequest, parts map[string]int32) ([]fsm.RewindPosition, error) {
 	var to []fsm.RewindPosition
 	for _, topic := range slices.Sorted(maps.Keys(parts)) {
 		ps := make([]int32, parts[topic])
@@ -246,11 +246,11 @@ func (n *Node) resolveRewind(ctx context.Context, req admin.RewindRequest, parts
 		var err error
 		switch {
 		case req.Earliest:
-			offs, err = n.kafka.Offsets(ctx, topic, ps, false)
+			offs, err = b.kafka.Offsets(ctx, topic, ps, false)
 		case req.Latest:
-			offs, err = n.kafka.Offsets(ctx, topic, ps, true)
+			offs, err = b.kafka.Offsets(ctx, topic, ps, true)
 		default:
-			offs, err = n.kafka.OffsetsAt(ctx, topic, ps, req.Timestamp)
+			offs, err = b.kafka.OffsetsAt(ctx, topic, ps, req.Timestamp)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: resolving the rewind target of %s: %w", admin.ErrUnavailable, req.Table, err)
@@ -302,15 +302,15 @@ func rewindReport(table string, rw *fsm.TableRewind) status.RewindReport {
 }
 
 // Snapshots implements admin.Backend.
-func (n *Node) Snapshots(ctx context.Context, table string) ([]admin.SnapshotInfo, error) {
-	if err := n.ready(); err != nil {
+func (b *Backend) Snapshots(ctx context.Context, table string) ([]admin.SnapshotInfo, error) {
+	if err := b.ready(); err != nil {
 		return nil, err
 	}
-	key, err := n.tableKey(table)
+	key, err := b.tableKey(table)
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := n.catalog.LoadTable(ctx, ledger.TableIdent(key))
+	tbl, err := b.catalog.LoadTable(ctx, ledger.TableIdent(key))
 	if err != nil {
 		return nil, fmt.Errorf("%w: table %s has no data yet: %w", admin.ErrNotFound, table, err)
 	}
@@ -335,9 +335,9 @@ func (n *Node) Snapshots(ctx context.Context, table string) ([]admin.SnapshotInf
 }
 
 // Maintain implements admin.Source.
-func (n *Node) Maintain(ctx context.Context, name string, force bool) (any, error) {
+func (b *Backend) Maintain(ctx context.Context, name string, force bool) (any, error) {
 	select {
-	case <-n.started:
+	case <-b.started:
 	default:
 		return nil, errors.New("the node is still joining the raft group")
 	}
@@ -349,7 +349,7 @@ func (n *Node) Maintain(ctx context.Context, name string, force bool) (any, erro
 	// Maintenance runs on the table's committer, its only writer: another
 	// node asks the committer.
 	var committer, addr string
-	n.raft.FSM().Read(func(s *fsm.State) {
+	b.raft.FSM().Read(func(s *fsm.State) {
 		if a, ok := s.Committers[key]; ok {
 			committer = a.Node
 			if m := s.Nodes[a.Node]; m != nil {
@@ -357,10 +357,10 @@ func (n *Node) Maintain(ctx context.Context, name string, force bool) (any, erro
 			}
 		}
 	})
-	if committer != "" && committer != n.cfg.Node.ID && addr != "" {
-		return n.peers.maintain(ctx, addr, name, force) // adminwire.go
+	if committer != "" && committer != b.cfg.Node.ID && addr != "" {
+		return b.peers.maintain(ctx, addr, name, force) // adminwire.go
 	}
-	res, err := n.worker.Maintain(ctx, key, force)
+	res, err := b.worker.Maintain(ctx, key, force)
 	switch {
 	case errors.Is(err, worker.ErrUnknownTable):
 		return nil, fmt.Errorf("%w: %w", admin.ErrNotFound, err)

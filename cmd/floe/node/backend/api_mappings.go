@@ -1,4 +1,4 @@
-package node
+package backend
 
 import (
 	"context"
@@ -20,12 +20,12 @@ var mappingNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
 // Mappings implements admin.Backend: this node's configuration mappings
 // (tables[i]) then the replicated API mappings, by name.
-func (n *Node) Mappings(ctx context.Context) ([]admin.Mapping, error) {
+func (b *Backend) Mappings(ctx context.Context) ([]admin.Mapping, error) {
 	var out []admin.Mapping
-	for i, t := range n.cfg.Tables {
+	for i, t := range b.cfg.Tables {
 		out = append(out, admin.Mapping{Name: fmt.Sprintf("tables[%d]", i), Source: admin.MappingFromConfig, Table: t})
 	}
-	n.raft.FSM().Read(func(s *fsm.State) {
+	b.raft.FSM().Read(func(s *fsm.State) {
 		for _, name := range sortedNames(s.Mappings) {
 			out = append(out, admin.Mapping{Name: name, Source: admin.MappingFromAPI, Table: s.Mappings[name].Table.Config()})
 		}
@@ -43,8 +43,8 @@ func sortedNames(m map[string]*fsm.Mapping) []string {
 }
 
 // PutMapping implements admin.Backend.
-func (n *Node) PutMapping(ctx context.Context, m admin.Mapping, create bool) (admin.WriteResult, error) {
-	if err := n.ready(); err != nil {
+func (b *Backend) PutMapping(ctx context.Context, m admin.Mapping, create bool) (admin.WriteResult, error) {
+	if err := b.ready(); err != nil {
 		return admin.WriteResult{}, err
 	}
 	if strings.HasPrefix(m.Name, "tables[") {
@@ -54,17 +54,17 @@ func (n *Node) PutMapping(ctx context.Context, m admin.Mapping, create bool) (ad
 		return admin.WriteResult{}, fmt.Errorf("%w: mapping.name: %s: use 1 to 128 letters, digits, '_', '-' and '.'", admin.ErrInvalid, names.Preview(m.Name))
 	}
 	t := m.Table
-	if err := n.cfg.ValidateMapping(&t, "mapping"); err != nil {
+	if err := b.cfg.ValidateMapping(&t, "mapping"); err != nil {
 		return admin.WriteResult{}, fmt.Errorf("%w: %w", admin.ErrInvalid, apiFields(err))
 	}
-	for i, c := range n.cfg.Tables {
+	for i, c := range b.cfg.Tables {
 		if t.Topic != "" && c.Topic == t.Topic {
 			return admin.WriteResult{}, fmt.Errorf("%w: mapping.topic: topic %s is already mapped by tables[%d] of the configuration, which routes first", admin.ErrConflict, t.Topic, i)
 		}
 	}
 	want := fsm.Mapping{Name: m.Name, Table: fsm.SpecOf(t)}
 	var cur *fsm.Mapping
-	n.raft.FSM().Read(func(s *fsm.State) {
+	b.raft.FSM().Read(func(s *fsm.State) {
 		if c, ok := s.Mappings[m.Name]; ok {
 			cc := *c
 			cur = &cc
@@ -77,15 +77,15 @@ func (n *Node) PutMapping(ctx context.Context, m admin.Mapping, create bool) (ad
 	if create {
 		verb = "created"
 	}
-	return n.operatorCommand(ctx, fsm.PutMapping{Mapping: want, Create: create}, verb+" mapping "+m.Name)
+	return b.operatorCommand(ctx, fsm.PutMapping{Mapping: want, Create: create}, verb+" mapping "+m.Name)
 }
 
 // DeleteMapping implements admin.Backend.
-func (n *Node) DeleteMapping(ctx context.Context, name string) (admin.WriteResult, error) {
+func (b *Backend) DeleteMapping(ctx context.Context, name string) (admin.WriteResult, error) {
 	if strings.HasPrefix(name, "tables[") {
 		return admin.WriteResult{}, fmt.Errorf("%w: mapping %s comes from the configuration file: edit the file on every node", admin.ErrConflict, name)
 	}
-	return n.operatorCommand(ctx, fsm.DeleteMapping{Name: name}, "deleted mapping "+name)
+	return b.operatorCommand(ctx, fsm.DeleteMapping{Name: name}, "deleted mapping "+name)
 }
 
 // apiFields renames the configuration's field names in validation errors

@@ -1,4 +1,4 @@
-package node
+package backend
 
 import (
 	"github.com/floe-io/floe/cluster/fsm"
@@ -7,9 +7,9 @@ import (
 
 // Members joins the Raft configuration with the replicated assignments for
 // status.
-func (n *Node) Members() []status.MemberReport {
+func (b *Backend) Members() []status.MemberReport {
 	parts, commits := map[string]int{}, map[string]int{}
-	n.raft.FSM().Read(func(s *fsm.State) {
+	b.raft.FSM().Read(func(s *fsm.State) {
 		for _, a := range s.Ledger.Assignments {
 			parts[a.Node]++
 		}
@@ -18,7 +18,7 @@ func (n *Node) Members() []status.MemberReport {
 		}
 	})
 	var out []status.MemberReport
-	for _, m := range n.raft.Members() {
+	for _, m := range b.raft.Members() {
 		role := "nonvoter"
 		switch {
 		case m.Leader:

@@ -1,4 +1,4 @@
-package node
+package backend
 
 import (
 	"cmp"
@@ -21,21 +21,21 @@ import (
 // TableLayout implements admin.Backend: the table's current schema with
 // when each field appeared, its partition spec, the mapping that routes
 // into it and this node's catalog URL.
-func (n *Node) TableLayout(ctx context.Context, name string) (admin.TableLayout, error) {
-	if err := n.ready(); err != nil {
+func (b *Backend) TableLayout(ctx context.Context, name string) (admin.TableLayout, error) {
+	if err := b.ready(); err != nil {
 		return admin.TableLayout{}, err
 	}
-	key, err := n.tableKey(name)
+	key, err := b.tableKey(name)
 	if err != nil {
 		return admin.TableLayout{}, err
 	}
-	tbl, err := n.catalog.LoadTable(ctx, ledger.TableIdent(key))
+	tbl, err := b.catalog.LoadTable(ctx, ledger.TableIdent(key))
 	if err != nil {
 		return admin.TableLayout{}, fmt.Errorf("%w: table %s has no data yet: %w", admin.ErrNotFound, name, err)
 	}
 	ident := ledger.TableIdent(key)
 	out := admin.TableLayout{Location: tbl.Location(), MetadataLocation: tbl.MetadataLocation(),
-		Namespace: ident[0], Name: ident[len(ident)-1], CatalogURL: n.catalogs.uri}
+		Namespace: ident[0], Name: ident[len(ident)-1], CatalogURL: b.catalogURI}
 	if len(ident) > 2 {
 		out.Namespace = fmt.Sprint(ident[:len(ident)-1])
 	}
@@ -55,7 +55,7 @@ func (n *Node) TableLayout(ctx context.Context, name string) (admin.TableLayout,
 		src, _ := cur.FindColumnName(f.SourceID())
 		out.Spec = append(out.Spec, admin.SpecField{Name: f.Name, Source: src, Transform: f.Transform.String()})
 	}
-	if m, ok := n.worker.Mapping(key); ok {
+	if m, ok := b.worker.Mapping(key); ok {
 		out.Mapping = &m
 	}
 	return out, nil
@@ -111,15 +111,15 @@ func layoutFields(meta table.Metadata) ([]admin.FieldInfo, error) {
 // DeadLetters implements admin.Backend: the newest rows of the table's
 // dead-letter table (sinks/iceberg.LatestDeadLetters), none when it has
 // none yet.
-func (n *Node) DeadLetters(ctx context.Context, name string, limit int) ([]admin.DeadLetter, error) {
-	if err := n.ready(); err != nil {
+func (b *Backend) DeadLetters(ctx context.Context, name string, limit int) ([]admin.DeadLetter, error) {
+	if err := b.ready(); err != nil {
 		return nil, err
 	}
-	key, err := n.tableKey(name)
+	key, err := b.tableKey(name)
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := n.catalog.LoadTable(ctx, ledger.TableIdent(fsm.DLQKey(key)))
+	tbl, err := b.catalog.LoadTable(ctx, ledger.TableIdent(fsm.DLQKey(key)))
 	switch {
 	case errors.Is(err, icebergcatalog.ErrNoSuchTable):
 		return nil, nil // no dead letter committed yet

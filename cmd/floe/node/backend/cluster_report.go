@@ -1,4 +1,4 @@
-package node
+package backend
 
 import (
 	"context"
@@ -19,15 +19,15 @@ const peerReportTimeout = 3 * time.Second
 // their admin APIs. What each node did for a table (consumed, written,
 // compacted, metadata uploaded, object requests) is summed, so the figures
 // are the same on whichever node serves them.
-func (n *Node) ClusterReport(ctx context.Context) (status.Report, error) {
-	local, err := n.Report(ctx)
+func (b *Backend) ClusterReport(ctx context.Context) (status.Report, error) {
+	local, err := b.Report(ctx)
 	if err != nil {
 		return status.Report{}, err
 	}
 	peers := map[string]string{} // id -> admin address
-	n.raft.FSM().Read(func(s *fsm.State) {
+	b.raft.FSM().Read(func(s *fsm.State) {
 		for id, m := range s.Nodes {
-			if id != n.cfg.Node.ID {
+			if id != b.cfg.Node.ID {
 				peers[id] = m.Admin
 			}
 		}
@@ -48,7 +48,7 @@ func (n *Node) ClusterReport(ctx context.Context) (status.Report, error) {
 			defer wg.Done()
 			fctx, cancel := context.WithTimeout(ctx, peerReportTimeout)
 			defer cancel()
-			rep, err := n.peers.fetch(fctx, addr) // adminwire.go
+			rep, err := b.peers.fetch(fctx, addr) // adminwire.go
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

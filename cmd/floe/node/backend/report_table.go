@@ -1,4 +1,4 @@
-package node
+package backend
 
 import (
 	"cmp"
@@ -15,7 +15,7 @@ import (
 
 // tableReport joins one table's replicated state with this node's runtime
 // status of it.
-func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableStatus, now time.Time) status.TableReport {
+func (b *Backend) tableReport(ctx context.Context, ti tableInfo, rt status.TableStatus, now time.Time) status.TableReport {
 	tr := status.TableReport{
 		Table: ledger.DisplayName(ti.key), State: rt.State, Reason: rt.Reason,
 		Rows: ti.t.Rows, DataFiles: ti.t.Files, DeadLetterRows: ti.dlqRows, Commits: ti.t.Commits,
@@ -44,17 +44,17 @@ func (n *Node) tableReport(ctx context.Context, ti tableInfo, rt status.TableSta
 		tr.FreshnessSec = now.Sub(time.UnixMilli(ti.t.NewestRecordTS)).Seconds()
 	}
 	if ti.t.MetadataLocation != "" {
-		n.snapshotTotals(ctx, &tr, ti.t.Ident)
+		b.snapshotTotals(ctx, &tr, ti.t.Ident)
 	}
 	tr.Partitions = partitionReports(ti, rt, now)
 	tr.Lag, tr.LagSec = tableLag(tr.Partitions)
-	tr.Catalogs = n.catalogReports(ti.key, now) // catalogs.go
-	tr.Formats = n.worker.Formats(ti.key)
+	tr.Catalogs = b.catalogReports(ti.key, now) // catalogs.go
+	tr.Formats = b.worker.Formats(ti.key)
 	if d := ti.t.Delta; d != nil {
 		tr.Delta = &status.DeltaReport{Version: d.Version, Sequence: d.Sequence}
 	}
 	operatorState(&tr, ti.paused, ti.pausedBy, ti.rewind)
-	if !n.worker.Mapped(ti.key) {
+	if !b.worker.Mapped(ti.key) {
 		tr.State = status.StateUnmapped
 		tr.Reason = "no mapping routes a topic into this table now; its data stays readable (map a topic to it again to resume)"
 	}
@@ -89,8 +89,8 @@ func (ti tableInfo) committedAny() bool {
 // snapshotTotals reads the table's snapshot count and its current
 // snapshot's totals, which reflect compaction, unlike the count of files
 // ever appended. A table that does not load keeps the state's numbers.
-func (n *Node) snapshotTotals(ctx context.Context, tr *status.TableReport, ident []string) {
-	tbl, err := n.catalog.LoadTable(ctx, ident)
+func (b *Backend) snapshotTotals(ctx context.Context, tr *status.TableReport, ident []string) {
+	tbl, err := b.catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package node
+package backend
 
 import (
 	"context"
@@ -15,18 +15,17 @@ import (
 	"github.com/floe-io/floe/proto/admin"
 )
 
-// The admin API's backend (admin.Backend) is implemented by Node in
-// api_cluster.go (members, errors shared by all writes), api_mappings.go and
-// api_tables.go. Every write is validated here, then proposed through the
+// Every write is validated here (api_cluster.go: members, errors shared by
+// all writes; api_mappings.go; api_tables.go), then proposed through the
 // node's Raft, which forwards it to the leader; the answer carries the index
 // it committed at.
 
-var _ admin.Backend = (*Node)(nil)
+var _ admin.Backend = (*Backend)(nil)
 
 // ready refuses API calls while the node is still joining.
-func (n *Node) ready() error {
+func (b *Backend) ready() error {
 	select {
-	case <-n.started:
+	case <-b.started:
 		return nil
 	default:
 		return fmt.Errorf("the node is still joining the raft group: %w", admin.ErrUnavailable)
@@ -35,11 +34,11 @@ func (n *Node) ready() error {
 
 // propose applies a command and turns the cluster's refusals into the admin
 // API's sentinels.
-func (n *Node) propose(ctx context.Context, c fsm.Command, what string) (admin.WriteResult, error) {
-	if err := n.ready(); err != nil {
+func (b *Backend) propose(ctx context.Context, c fsm.Command, what string) (admin.WriteResult, error) {
+	if err := b.ready(); err != nil {
 		return admin.WriteResult{}, err
 	}
-	idx, err := n.raft.Apply(ctx, c)
+	idx, err := b.raft.Apply(ctx, c)
 	if err != nil {
 		// Not wrapped with what: a refusal names its command ("deleting
 		// mapping clicks: no such mapping") and other errors say "applying
@@ -55,11 +54,11 @@ func (n *Node) propose(ctx context.Context, c fsm.Command, what string) (admin.W
 // group's minimum registered level) refuses a command that a member's build
 // may not know, as it does for every command; apiErr shows that refusal as
 // a conflict naming the lagging members.
-func (n *Node) operatorCommand(ctx context.Context, c fsm.Command, what string) (admin.WriteResult, error) {
-	res, err := n.propose(ctx, c, what)
+func (b *Backend) operatorCommand(ctx context.Context, c fsm.Command, what string) (admin.WriteResult, error) {
+	res, err := b.propose(ctx, c, what)
 	if err == nil {
 		// Who changed what: the record an audit starts from.
-		n.log.Info("operator command applied", "command", c.Type().String(), "what", what, "by", admin.Caller(ctx), "index", res.Index)
+		b.log.Info("operator command applied", "command", c.Type().String(), "what", what, "by", admin.Caller(ctx), "index", res.Index)
 	}
 	return res, err
 }
@@ -86,11 +85,11 @@ func apiErr(err error) error {
 }
 
 // memberExists checks that id names a member of the group.
-func (n *Node) memberExists(id string) error {
+func (b *Backend) memberExists(id string) error {
 	if id == "" {
 		return fmt.Errorf("%w: id: name a member", admin.ErrInvalid)
 	}
-	for _, m := range n.raft.Members() {
+	for _, m := range b.raft.Members() {
 		if m.ID == id {
 			return nil
 		}
@@ -100,21 +99,21 @@ func (n *Node) memberExists(id string) error {
 
 // TransferLeadership implements admin.Backend; a follower forwards it to
 // the leader. It answers once another node leads.
-func (n *Node) TransferLeadership(ctx context.Context, id string) (admin.WriteResult, error) {
-	if err := n.ready(); err != nil {
+func (b *Backend) TransferLeadership(ctx context.Context, id string) (admin.WriteResult, error) {
+	if err := b.ready(); err != nil {
 		return admin.WriteResult{}, err
 	}
 	if id != "" {
-		if err := n.memberExists(id); err != nil {
+		if err := b.memberExists(id); err != nil {
 			return admin.WriteResult{}, err
 		}
 	}
-	_, before := n.raft.Leader()
+	_, before := b.raft.Leader()
 	if id != "" && id == before {
 		return admin.WriteResult{Unchanged: true, Message: id + " already leads"}, nil
 	}
 	voters := 0
-	for _, m := range n.raft.Members() {
+	for _, m := range b.raft.Members() {
 		if m.Voter && m.ID != before {
 			voters++
 		}
@@ -122,7 +121,7 @@ func (n *Node) TransferLeadership(ctx context.Context, id string) (admin.WriteRe
 	if voters == 0 {
 		return admin.WriteResult{}, fmt.Errorf("%w: id: there is no other voter to hand leadership to", admin.ErrConflict)
 	}
-	if err := n.raft.TransferLeadershipTo(ctx, id); err != nil {
+	if err := b.raft.TransferLeadershipTo(ctx, id); err != nil {
 		if errors.Is(err, fsm.ErrUnknownNode) {
 			return admin.WriteResult{}, fmt.Errorf("%w: id: %w", admin.ErrConflict, err)
 		}
@@ -131,8 +130,8 @@ func (n *Node) TransferLeadership(ctx context.Context, id string) (admin.WriteRe
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for {
-		if _, leader := n.raft.Leader(); leader != "" && leader != before && (id == "" || leader == id) {
-			return admin.WriteResult{Index: n.raft.AppliedIndex(), Message: "leadership moved to " + leader}, nil
+		if _, leader := b.raft.Leader(); leader != "" && leader != before && (id == "" || leader == id) {
+			return admin.WriteResult{Index: b.raft.AppliedIndex(), Message: "leadership moved to " + leader}, nil
 		}
 		select {
 		case <-wctx.Done():
@@ -143,24 +142,42 @@ func (n *Node) TransferLeadership(ctx context.Context, id string) (admin.WriteRe
 }
 
 // DrainNode implements admin.Backend.
-func (n *Node) DrainNode(ctx context.Context, id string) (admin.WriteResult, error) {
-	if err := n.memberExists(id); err != nil {
+func (b *Backend) DrainNode(ctx context.Context, id string) (admin.WriteResult, error) {
+	if err := b.memberExists(id); err != nil {
 		return admin.WriteResult{}, err
 	}
-	return n.propose(ctx, fsm.DrainNode{ID: id, Draining: true}, "draining node "+id)
+	return b.propose(ctx, fsm.DrainNode{ID: id, Draining: true}, "draining node "+id)
 }
 
 // RemoveNode implements admin.Backend. Removing the leader itself is
 // refused: transfer leadership first.
-func (n *Node) RemoveNode(ctx context.Context, id string) (admin.WriteResult, error) {
-	if err := n.memberExists(id); err != nil {
+func (b *Backend) RemoveNode(ctx context.Context, id string) (admin.WriteResult, error) {
+	if err := b.memberExists(id); err != nil {
 		return admin.WriteResult{}, err
 	}
-	if _, leader := n.raft.Leader(); leader == id {
+	if _, leader := b.raft.Leader(); leader == id {
 		return admin.WriteResult{}, fmt.Errorf("%w: %s is the leader: transfer leadership first", admin.ErrConflict, id)
 	}
-	if err := n.raft.RemoveMember(ctx, id); err != nil {
+	if err := b.raft.RemoveMember(ctx, id); err != nil {
 		return admin.WriteResult{}, apiErr(fmt.Errorf("removing node %s: %w", id, err))
 	}
-	return admin.WriteResult{Index: n.raft.AppliedIndex(), Message: "removed node " + id}, nil
+	return admin.WriteResult{Index: b.raft.AppliedIndex(), Message: "removed node " + id}, nil
+}
+
+// Ready implements admin.Source: the node serves once it is a member of a
+// group with a leader and its worker runs, and never while its FSM is halted
+// at an entry its build does not know (upgrade required).
+func (b *Backend) Ready() error {
+	if h, halted := b.raft.FSM().Halted(); halted {
+		return h // "upgrade required: log entry N has command type T ..."
+	}
+	select {
+	case <-b.started:
+	default:
+		return errors.New("joining the raft group")
+	}
+	if addr, _ := b.raft.Leader(); addr == "" {
+		return errors.New("no raft leader")
+	}
+	return nil
 }

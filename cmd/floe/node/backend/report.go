@@ -1,4 +1,4 @@
-package node
+package backend
 
 import (
 	"context"
@@ -65,25 +65,25 @@ func operatorState(tr *status.TableReport, paused bool, pausedBy string, rw *fsm
 
 // Report implements admin.Source: the replicated state joined with this
 // node's runtime status.
-func (n *Node) Report(ctx context.Context) (status.Report, error) {
+func (b *Backend) Report(ctx context.Context) (status.Report, error) {
 	now := time.Now()
-	_, leader := n.raft.Leader()
+	_, leader := b.raft.Leader()
 	select {
-	case <-n.started:
+	case <-b.started:
 	default:
-		rep := status.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now,
-			Problems: map[string]string{"cluster": "joining the raft group"}, Members: n.Members()}
-		upgradeRequired(&rep, n.raft.FSM()) // a halt while catching up keeps it joining
+		rep := status.Report{Node: b.cfg.Node.ID, Leader: leader, RaftState: b.raft.RaftState(), GeneratedAt: now,
+			Problems: map[string]string{"cluster": "joining the raft group"}, Members: b.Members()}
+		upgradeRequired(&rep, b.raft.FSM()) // a halt while catching up keeps it joining
 		return rep, nil
 	}
-	runtime, problems := n.worker.Status().Snapshot()
-	rep := status.Report{Node: n.cfg.Node.ID, Leader: leader, RaftState: n.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: n.Members(),
-		LeaderSince: n.raft.LeaderChangedAt()}
-	upgradeRequired(&rep, n.raft.FSM())
-	held, limit := n.worker.MemoryHeld()
-	rep.Memory = &status.MemoryReport{HeldBytes: held, LimitBytes: limit, BudgetBytes: int64(n.cfg.MemoryBudget)}
-	rep.Brokers = n.worker.Status().Brokers()
-	n.raft.FSM().Read(func(s *fsm.State) {
+	runtime, problems := b.worker.Status().Snapshot()
+	rep := status.Report{Node: b.cfg.Node.ID, Leader: leader, RaftState: b.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: b.Members(),
+		LeaderSince: b.raft.LeaderChangedAt()}
+	upgradeRequired(&rep, b.raft.FSM())
+	held, limit := b.worker.MemoryHeld()
+	rep.Memory = &status.MemoryReport{HeldBytes: held, LimitBytes: limit, BudgetBytes: int64(b.cfg.MemoryBudget)}
+	rep.Brokers = b.worker.Status().Brokers()
+	b.raft.FSM().Read(func(s *fsm.State) {
 		rep.AppliedIndex, rep.SkippedCommands = s.Applied, s.Skipped
 		if m := s.Nodes[leader]; m != nil {
 			rep.LeaderAddr = m.Admin
@@ -92,8 +92,8 @@ func (n *Node) Report(ctx context.Context) (status.Report, error) {
 			rep.Backup = &status.BackupReport{Location: b.Location, At: time.UnixMilli(b.At), AgeSec: now.Sub(time.UnixMilli(b.At)).Seconds(), AppliedIndex: b.Applied}
 		}
 	})
-	for _, ti := range n.tableInfos(runtime) {
-		rep.Tables = append(rep.Tables, n.tableReport(ctx, ti, runtime[ti.key], now))
+	for _, ti := range b.tableInfos(runtime) {
+		rep.Tables = append(rep.Tables, b.tableReport(ctx, ti, runtime[ti.key], now))
 	}
 	return rep, nil
 }
@@ -115,9 +115,9 @@ func upgradeRequired(rep *status.Report, f *fsm.FSM) {
 // tableInfos lists, by key, every table the state knows (a dead-letter
 // table is shown with its table), every mapped table with no data yet, and
 // every table only this node's runtime status knows.
-func (n *Node) tableInfos(runtime map[string]status.TableStatus) []tableInfo {
+func (b *Backend) tableInfos(runtime map[string]status.TableStatus) []tableInfo {
 	var infos []tableInfo
-	n.raft.FSM().Read(func(s *fsm.State) {
+	b.raft.FSM().Read(func(s *fsm.State) {
 		for _, key := range s.TableKeys() {
 			if _, isDLQ := s.Tables[trimDLQ(key)]; isDLQ && trimDLQ(key) != key {
 				continue // shown with its table

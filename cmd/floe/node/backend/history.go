@@ -1,4 +1,4 @@
-package node
+package backend
 
 import (
 	"context"
@@ -9,19 +9,19 @@ import (
 	"github.com/floe-io/floe/internal/status"
 )
 
-// sampleHistory records every table's freshness, committed rows and lag
+// SampleHistory records every table's freshness, committed rows and lag
 // in the node's history now and then every status.HistoryInterval until
 // ctx ends. It reads the replicated state and the node's runtime status
 // only (no catalog load), so a sample costs a read lock.
-func (n *Node) sampleHistory(ctx context.Context) {
+func (b *Backend) SampleHistory(ctx context.Context) {
 	tick := time.NewTicker(status.HistoryInterval)
 	defer tick.Stop()
 	for {
 		now := time.Now()
-		runtime, _ := n.worker.Status().Snapshot()
+		runtime, _ := b.worker.Status().Snapshot()
 		var samples map[string]status.Sample
-		n.raft.FSM().Read(func(s *fsm.State) { samples = samplesOf(s, runtime, now) })
-		n.history.Record(now, samples)
+		b.raft.FSM().Read(func(s *fsm.State) { samples = samplesOf(s, runtime, now) })
+		b.history.Record(now, samples)
 		select {
 		case <-ctx.Done():
 			return
@@ -63,4 +63,4 @@ func samplesOf(s *fsm.State, runtime map[string]status.TableStatus, now time.Tim
 
 // Samples returns a table's samples over the last hour, oldest first: the
 // console's charts (admin.HistorySource).
-func (n *Node) Samples(table string) []status.Sample { return n.history.Samples(table) }
+func (b *Backend) Samples(table string) []status.Sample { return b.history.Samples(table) }
