@@ -10,7 +10,7 @@ import (
 )
 
 // The same order record as worker's BenchmarkDecodeJSON, in each registry
-// format: decode rates to compare (go test -bench . ./schemas ./worker).
+// format: decode rates to compare (go test -bench . ./worker/schemas ./worker/ingest).
 
 func benchDecode(b *testing.B, format string, id int, fake *registrytest.Registry, payload []byte) {
 	dec := NewDecoder(NewRegistry(RegistryConfig{URL: fake.URL}))

@@ -14,7 +14,7 @@ import (
 // encoded value (heap-per-byte): what worker/ingest's RecordCost charges a
 // registry-format record for.
 //
-//	go test -run '^$' -bench DecodedHeap -benchtime 1x ./schemas/
+//	go test -run '^$' -bench DecodedHeap -benchtime 1x ./worker/schemas/
 func BenchmarkDecodedHeap(b *testing.B) {
 	fake := registrytest.New()
 	defer fake.Close()
