@@ -28,9 +28,12 @@ demo:
 	@bin/floe demo $(DEMO_FLAGS)
 
 ## test: the hermetic suite (kfake, local files, in-process Raft); under 5 minutes
+# Four packages and four parallel tests at a time on two cores: the suite mostly waits
+# (on commit intervals, brokers, Raft elections), not computes: 1m15 of CPU over 1m48 of
+# wall at -p 4 -parallel 4, against 2m31 at the defaults (2), measured on this 2-core box.
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 10m ./...
+	$(GO) test -count=1 -timeout 10m -p 4 -parallel 4 ./...
 
 # The tests behind the long build tag: whole-process fleets, chaos, crash,
 # rolling-upgrade, mixed-version and total-loss runs (test/e2e).
