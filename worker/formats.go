@@ -9,7 +9,7 @@ import (
 )
 
 // dlqSuffix names a table's dead-letter table (<table>_dlq), which is
-// published in its table's formats (sinks/iceberg/dlqdelta.go).
+// published in its table's formats (sinks/delta/follow_dlq.go).
 const dlqSuffix = "_dlq"
 
 // PublishedAsIceberg reports whether the table is served as an Iceberg

@@ -63,8 +63,8 @@ var rules = map[string][]string{
 	// sinks/: one package per table format or catalog target, behind the
 	// contract in sinks/sink.
 	"sinks/sink":         {"internal/records", "internal/ledger", "internal/config"},
-	"sinks/iceberg":      {"sinks/sink", "sinks/delta", "internal/records", "internal/ledger", "internal/metaloc", "internal/jsontext", "internal/localfs"},
-	"sinks/delta":        {"internal/ledger"}, // the Delta log; never Raft, never the worker
+	"sinks/iceberg":      {"sinks/sink", "internal/records", "internal/ledger", "internal/metaloc", "internal/jsontext", "internal/localfs"},
+	"sinks/delta":        {"sinks/sink", "internal/ledger"}, // the Delta log, Iceberg's follower: never Raft, never the worker
 	"sinks/glue/...":     {"sinks/sink", "internal/metaloc"},
 	"sinks/internal/...": {"*"}, // test support: the catalog mirrors' conformance suite
 	"sinks/restsync":     {"sinks/sink", "internal/metaloc", "proto/auth"},
@@ -162,6 +162,8 @@ func TestRulesCatchABreak(t *testing.T) {
 		{"sinks/iceberg", "worker"},
 		{"sinks/delta", "worker/commit"},
 		{"sinks/delta", "cluster/fsm"},
+		{"sinks/iceberg", "sinks/delta"}, // peers: each behind the contract in sinks/sink
+		{"sinks/delta", "sinks/iceberg"},
 		{"proto/metrics", "proto/admin"},
 		{"proto/notify", "proto/admin"},
 		{"internal/ledger", "internal/config"},

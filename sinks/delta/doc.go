@@ -34,6 +34,14 @@
 // before the version is published) and listed by Log.Referenced so that
 // orphan cleanup spares them; inline DVs of older logs are read too.
 //
+// Follower (follow.go, follow_maint.go, follow_dlq.go) is the Iceberg
+// sink's follower format (sinks/iceberg.Follower): the sink calls it where
+// a second log must see a commit (an append before its replicated entry,
+// a compaction, a replace delete, orphan cleanup, the dead-letter table's
+// mirror) and passes the table as a sink.FollowedTable, so neither format
+// imports the other: they meet in the contract, sinks/sink, and the node
+// wires them.
+//
 // The package imports neither Raft nor the worker: the committer calls it
 // and records the version it returns.
 package delta

@@ -60,7 +60,7 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
-	dc, plan, err := s.prepareCommit(ctx, deltaCommit{key: key, tbl: tbl, entries: entries, g: g, req: req, at: at})
+	dc, plan, err := s.prepareCommit(ctx, appendCommit{key: key, tbl: tbl, entries: entries, g: g, req: req, at: at})
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
@@ -110,21 +110,22 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 		s.recordUpsert(key, plan, committed)
 	}
 	// The commit is durable: a dead-letter mirror that fails is retried
-	// by the next commit (dlqdelta.go), never failing this one.
-	if err := s.mirrorDLQ(ctx, key, committer, at); err != nil {
-		s.delta.setLevel(key, false) // the commit loop's Settle retries it
-		s.log.Warn("the dead-letter table's delta log lags its iceberg table; retrying", "table", name, "err", err)
+	// by the next commit or the commit loop's Settle, never failing this one.
+	if s.follower != nil {
+		if err := s.follower.MirrorDeadLetters(ctx, key, s.deadLetters(key, committer), at); err != nil {
+			s.log.Warn("the dead-letter table's delta log lags its iceberg table; retrying", "table", name, "err", err)
+		}
 	}
 	return nil
 }
 
 // prepareCommit plans an upsert commit's deletes and publishes the
-// commit's Delta version (with them) when the table writes one; the Delta
-// version comes before the entry that records it (delta.go), so a crash in
-// between is found in the log's tail at the next attempt. When the log
+// commit's follower version (with them) when the table writes one; that
+// version comes before the entry that records it (followpublish.go), so a
+// crash in between is found in the log's tail at the next attempt. When the log
 // held a commit of fewer entries the commit becomes that one, planned
 // again from the same table state.
-func (s *Sink) prepareCommit(ctx context.Context, dc deltaCommit) (deltaCommit, upsertPlan, error) {
+func (s *Sink) prepareCommit(ctx context.Context, dc appendCommit) (appendCommit, upsertPlan, error) {
 	up, upsert := upsertOf(dc.tbl)
 	var plan upsertPlan
 	var err error
@@ -134,14 +135,14 @@ func (s *Sink) prepareCommit(ctx context.Context, dc deltaCommit) (deltaCommit, 
 		}
 		dc.deletes = plan.deletes
 	}
-	if !s.writesDelta(dc.key) {
-		if s.delta != nil {
-			s.delta.forget(dc.key) // the log misses this commit: sync it when delta is back
+	if !s.follows(dc.key) {
+		if s.follower != nil {
+			s.follower.Forget(dc.key) // the log misses this commit: sync it when it follows again
 		}
 		return dc, plan, nil
 	}
 	n := len(dc.entries)
-	if dc.entries, dc.g, err = s.publishDelta(ctx, dc); err != nil {
+	if dc.entries, dc.g, err = s.publishFollower(ctx, dc); err != nil {
 		return dc, plan, err
 	}
 	if upsert && len(dc.entries) != n {

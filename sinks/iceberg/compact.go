@@ -293,8 +293,8 @@ func (s *Sink) CommitRewrite(ctx context.Context, key string, w sink.Rewrite, co
 	if err != nil {
 		return fmt.Errorf("committing compaction of %s: %w", name, err)
 	}
-	if s.writesDelta(key) {
-		return s.rearrangeDelta(ctx, key, after, rw, props[PropCommitID], at)
+	if s.follows(key) {
+		return s.rearrangeFollower(ctx, key, after, rw, props[PropCommitID], committer, at)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/internal/testing/deltaview"
+	"github.com/floe-io/floe/sinks/delta"
 	"github.com/floe-io/floe/sinks/sink"
 )
 
@@ -234,7 +235,7 @@ func TestDeltaLogCleanup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c.s.delta.retention = time.Millisecond
+	c.settings.Store(&delta.Settings{LogRetention: time.Millisecond})
 	time.Sleep(10 * time.Millisecond) // the versions' age past the 1 ms retention, not a wait
 	if _, _, err := c.s.CleanOrphans(c.ctx, c.spec.Key, time.Hour, nil, c.a); err != nil {
 		t.Fatal(err)
@@ -244,9 +245,8 @@ func TestDeltaLogCleanup(t *testing.T) {
 		t.Fatalf("log files after cleanup: %v, want versions 10 and 11", logs)
 	}
 	c.restart()
-	l, err := c.s.readDelta(c.ctx, c.spec.Key, c.table())
-	if err != nil || l.Version() != 11 || len(l.Files()) != 12 {
-		t.Fatalf("reading from the checkpoint: %v", err)
+	if l := readLog(t, c.table().Location(), nil); l.Version() != 11 || len(l.Files()) != 12 {
+		t.Fatalf("reading from the checkpoint: version %d, %d files; want 11, 12", l.Version(), len(l.Files()))
 	}
 	if n, distinct, _, ok := deltaview.ReadWithDeltaRS(t, c.root()); ok && (n != c.next || distinct != c.next) {
 		t.Fatalf("delta-rs read %d rows (%d distinct) from the checkpoint, want %d", n, distinct, c.next)
@@ -264,7 +264,7 @@ func TestDeltaVersionOfAStaleCommitter(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := ledger.Assignment{Node: "n1", Epoch: 2}
-	c.s.delta.published = func(string, int64) error {
+	c.f.published = func(string, int64) error {
 		_, err := c.rn.Apply(c.ctx, fsm.Assign{Committers: []fsm.CommitterAssignment{{Table: c.spec.Key, Assignment: next}}})
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/sinks/delta"
 )
 
 // checkpoints lists the versions of the table's Delta checkpoints.
@@ -89,7 +91,7 @@ func TestDeltaCheckpointIntervalSetting(t *testing.T) {
 				if i >= 4 {
 					n = tc.then
 				}
-				c.settings.Store(&DeltaSettings{CheckpointInterval: n})
+				c.settings.Store(&delta.Settings{CheckpointInterval: n})
 				c.record(1)
 				if err := c.commit(); err != nil {
 					t.Fatal(err)
@@ -127,7 +129,7 @@ func TestDeltaLogRetentionSetting(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c.settings.Store(&DeltaSettings{LogRetention: tc.retention})
+			c.settings.Store(&delta.Settings{LogRetention: tc.retention})
 			c.opts.Now = func() time.Time { return time.Now().Add(2 * time.Hour) }
 			c.restart()
 			if _, _, err := c.s.CleanOrphans(c.ctx, c.spec.Key, time.Hour, nil, c.a); err != nil {

@@ -24,32 +24,6 @@ import (
 	"github.com/floe-io/floe/sinks/sink"
 )
 
-// testDeltaTables is the node's DeltaTables over the test's Raft node:
-// writes says whether the table's formats name delta.
-type testDeltaTables struct {
-	n        *raftnode.Node
-	writes   *atomic.Bool
-	settings *atomic.Pointer[DeltaSettings] // nil: the defaults
-}
-
-func (d testDeltaTables) WritesDelta(string) bool { return d.writes.Load() }
-
-func (d testDeltaTables) DeltaSettings(string) DeltaSettings {
-	if d.settings == nil {
-		return DeltaSettings{}
-	}
-	return *d.settings.Load()
-}
-
-func (d testDeltaTables) DeltaRecorded(key string) (c ledger.DeltaCommit, ok bool) {
-	d.n.FSM().Read(func(s *fsm.State) {
-		if t := s.Tables[key]; t != nil && t.Delta != nil {
-			c, ok = *t.Delta, true
-		}
-	})
-	return c, ok
-}
-
 // deltaCase is a raw table written by a sink that also writes its Delta
 // log; restart replaces the sink, as a process restart would (the Raft
 // node, the warehouse and the log stay).
@@ -57,6 +31,7 @@ type deltaCase struct {
 	t      *testing.T
 	ctx    context.Context
 	s      *Sink
+	f      *hookedFollower // c.s's, with its crash points
 	cat    *catalog.Catalog
 	rn     *raftnode.Node
 	spec   sink.TableSpec
@@ -65,7 +40,7 @@ type deltaCase struct {
 	crash  atomic.Bool // the next publish "crashes" before its entry is proposed
 	// settings are the table's Delta settings (zero: the defaults); opts
 	// the sink's Delta options, both read at restart and on each use.
-	settings atomic.Pointer[DeltaSettings]
+	settings atomic.Pointer[delta.Settings]
 	opts     delta.Options
 	next     int64 // the next offset of partition 0
 	n        int   // entries recorded
@@ -92,10 +67,10 @@ func (c *deltaCase) restart() {
 	c.s = New(c.cat, 64<<20, nil, nil)
 	c.s.SetFence(&testFence{n: c.rn})
 	if c.settings.Load() == nil {
-		c.settings.Store(&DeltaSettings{})
+		c.settings.Store(&delta.Settings{})
 	}
-	c.s.SetDelta(testDeltaTables{n: c.rn, writes: c.writes, settings: &c.settings}, nil, c.opts)
-	c.s.delta.published = func(string, int64) error {
+	c.f = setFollower(c.s, testDeltaTables{n: c.rn, writes: c.writes, settings: &c.settings}, nil, c.opts)
+	c.f.published = func(string, int64) error {
 		if c.crash.CompareAndSwap(true, false) {
 			return errCrash
 		}

@@ -24,7 +24,7 @@ func TestDeltaCompactionCaughtUp(t *testing.T) {
 	}{
 		{"restart before the compaction", func(c *deltaCase) { c.restart() }},
 		{"crash between the iceberg commit and the delta version", func(c *deltaCase) {
-			c.s.delta.rearranging = func(string) error { return errCrash }
+			c.f.rearranging = func(string) error { return errCrash }
 		}},
 	}
 	for _, tc := range cases {

@@ -130,7 +130,7 @@ func TestDeadLetterDeltaLog(t *testing.T) {
 		dead = append(dead, c.recordWithDead(2+rng.IntN(4), rng.IntN(3))...)
 		crash := rng.IntN(3) == 0
 		if crash {
-			c.s.delta.mirroring = func(string) error { return errCrash }
+			c.f.mirroring = func(string) error { return errCrash }
 		}
 		if err := c.commit(); err != nil {
 			t.Fatalf("round %d: %v", round, err)
@@ -177,12 +177,12 @@ func TestDeadLetterDeltaLogLagsUntilTheNextCommit(t *testing.T) {
 	}
 	sameOffsets(t, "first", c.dlqView(true), dead)
 	more := c.recordWithDead(4, 3)
-	c.s.delta.mirroring = func(string) error { return errCrash }
+	c.f.mirroring = func(string) error { return errCrash }
 	if err := c.commit(); err != nil {
 		t.Fatal(err)
 	}
 	sameOffsets(t, "mirror failed", c.dlqView(false), dead)
-	c.s.delta.mirroring = nil
+	c.f.mirroring = nil
 	c.record(2)
 	if err := c.commit(); err != nil {
 		t.Fatal(err)
@@ -204,12 +204,12 @@ func TestDeadLetterDeltaLogSettles(t *testing.T) {
 				t.Fatal(err)
 			}
 			more := c.recordWithDead(4, 3)
-			c.s.delta.mirroring = func(string) error { return errCrash }
+			c.f.mirroring = func(string) error { return errCrash }
 			if err := c.commit(); err != nil {
 				t.Fatal(err)
 			}
 			sameOffsets(t, "mirror failed", c.dlqView(false), dead)
-			c.s.delta.mirroring = nil
+			c.f.mirroring = nil
 			if restart {
 				c.restart()
 			}
@@ -219,7 +219,7 @@ func TestDeadLetterDeltaLogSettles(t *testing.T) {
 			all := append(dead, more...)
 			sameOffsets(t, "settled", c.dlqView(true), all)
 			versions := len(deltaview.Read(t, c.dlqRoot()).Versions)
-			c.s.delta.mirroring = func(string) error { return errors.New("a level log was mirrored again") }
+			c.f.mirroring = func(string) error { return errors.New("a level log was mirrored again") }
 			if err := c.s.Settle(c.ctx, c.spec.Key, c.a, time.Now()); err != nil {
 				t.Fatal(err)
 			}

@@ -28,8 +28,12 @@
 // pass the same barrier before reading metadata, so a node catching up
 // does not read metadata files that later commits deleted.
 //
-// A table whose formats name delta also gets a Delta Lake log (delta.go,
-// written through sinks/delta), published before the commit entry that
-// records it; its dead-letter table's log mirrors that table's committed
-// state after the commit instead (dlqdelta.go).
+// A second table format over the same data files is a Follower
+// (follower.go, followpublish.go), declared here and wired by the node:
+// Delta Lake's log (sinks/delta.Follower) for a table whose formats name
+// delta. An append's follower version is published before the commit
+// entry that records it, and one already in the log is adopted; its
+// dead-letter table's log mirrors that table's committed state after the
+// commit instead. The follower reads tables through sink.FollowedTable,
+// never this package's internals.
 package iceberg

@@ -24,6 +24,7 @@ const MinOrphanAge = time.Hour
 
 // orphanPlan is one table's orphan candidates, listed from tbl.
 type orphanPlan struct {
+	key  string
 	name string
 	tbl  *table.Table
 	plan table.OrphanCleanupPlan
@@ -61,7 +62,7 @@ func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duratio
 			candidates += len(p.plan.OrphanFiles())
 		}
 	}
-	if candidates == 0 && (len(plans) == 0 || !s.writesDelta(key)) {
+	if candidates == 0 && (len(plans) == 0 || !s.follows(key)) {
 		return 0, 0, nil // (a Delta log is cleaned up even then)
 	}
 	pending, err := s.fenceDeletion(ctx, key, committer)
@@ -71,19 +72,22 @@ func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duratio
 	// Files the Delta log references are not orphans while it does (the
 	// log's own files are spared in cleanTable).
 	for _, p := range plans {
-		referenced, err := s.deltaFiles(ctx, key, p.tbl)
+		if s.follower == nil {
+			break
+		}
+		referenced, err := s.follower.Referenced(ctx, s.followedTable(p.key, p.tbl, committer))
 		if err != nil {
 			return 0, 0, fmt.Errorf("cleaning orphans of %s: %w", name, err)
 		}
 		keep = mergeKeep(keep, referenced)
 	}
 	spared := sparedNames(keep, pending)
-	if s.writesDelta(key) {
-		// Behind the same fence: the Delta logs' own cleanup (their entries
-		// past the table's retention, never data files), the table's and
-		// its dead-letter table's.
+	if s.follows(key) {
+		// Behind the same fence: the follower logs' own cleanup (their
+		// entries past the table's retention, never data files), the
+		// table's and its dead-letter table's.
 		for _, p := range plans {
-			if err := s.cleanDeltaLog(ctx, key, p.tbl); err != nil {
+			if err := s.follower.CleanLog(ctx, key, s.followedTable(p.key, p.tbl, committer)); err != nil {
 				return 0, 0, fmt.Errorf("cleaning orphans of %s: %w", p.name, err)
 			}
 		}
@@ -106,7 +110,7 @@ func (s *Sink) CleanOrphans(ctx context.Context, key string, minAge time.Duratio
 // planOrphans lists a table's orphan candidates; ok is false when the table
 // does not exist (yet).
 func (s *Sink) planOrphans(ctx context.Context, ident []string, minAge time.Duration) (orphanPlan, bool, error) {
-	p := orphanPlan{name: ledger.DisplayName(ledger.TableKey(ident))}
+	p := orphanPlan{key: ledger.TableKey(ident), name: ledger.DisplayName(ledger.TableKey(ident))}
 	tbl, err := s.cat.LoadTable(ctx, ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return p, false, nil

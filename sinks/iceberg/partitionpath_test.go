@@ -140,7 +140,7 @@ func newPathCase(t *testing.T, wh warehouse, withDelta bool) *pathCase {
 	c.s.SetFence(&testFence{n: c.rn})
 	writes := &atomic.Bool{}
 	writes.Store(withDelta)
-	c.s.SetDelta(testDeltaTables{n: c.rn, writes: writes}, wh.props, delta.Options{})
+	setFollower(c.s, testDeltaTables{n: c.rn, writes: writes}, wh.props, delta.Options{})
 	c.spec = sink.TableSpec{Key: ledger.TableKey([]string{"db", "regions"}), Ident: []string{"db", "regions"}, Format: "json",
 		PartitionBy: []config.PartitionField{{Column: "region", Transform: "identity"}}}
 	c.a = committer(t, c.rn, c.spec.Key)

@@ -83,10 +83,10 @@ func (s *Sink) DeleteFrom(ctx context.Context, key string, from map[ledger.Topic
 	if err != nil {
 		return 0, fmt.Errorf("committing the delete of %s for rewind %d: %w", name, gen, err)
 	}
-	if s.writesDelta(key) {
-		// The delete rewrote or dropped files: the Delta log follows with
-		// their removes and adds (delta.go). A failure is synced later.
-		if err := s.resyncDelta(ctx, key, after, committer, at); err != nil {
+	if s.follows(key) {
+		// The delete rewrote or dropped files: the follower's log follows
+		// with their removes and adds. A failure is synced later.
+		if err := s.follower.Resync(ctx, s.followedTable(key, after, committer), at); err != nil {
 			s.log.Warn("syncing the delta log after a replace delete failed; the next commit syncs it", "table", name, "err", err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"iter"
 	"log/slog"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,8 +61,8 @@ type Sink struct {
 
 	nsLocations map[string]string // namespace -> location of its tables
 
-	fence Fence      // set once before use (SetFence); nil deletes nothing
-	delta *deltaSide // set once before use (SetDelta); nil writes no Delta log
+	fence    Fence    // set once before use (SetFence); nil deletes nothing
+	follower Follower // set once before use (SetFollower); nil writes no second log
 
 	keyPath string                      // the key index file (SetKeyIndexPath)
 	keys    *KeyIndex                   // under mu: opened at the first upsert commit
@@ -94,12 +93,9 @@ func (s *Sink) lock(key string) func() {
 	return l.Unlock
 }
 
-// DLQIdent is the identifier of a table's dead-letter table.
-func DLQIdent(ident []string) []string {
-	out := slices.Clone(ident)
-	out[len(out)-1] += "_dlq"
-	return out
-}
+// DLQIdent is the identifier of a table's dead-letter table
+// (sink.DLQIdent, the name every format gives it).
+func DLQIdent(ident []string) []string { return sink.DLQIdent(ident) }
 
 // Shape implements worker.Sink.
 func (s *Sink) Shape(ctx context.Context, t sink.TableSpec) (*records.Shape, error) {

@@ -20,7 +20,7 @@ import (
 func (h *upsertHarness) withDelta(interval int64) {
 	writes := &atomic.Bool{}
 	writes.Store(true)
-	h.s.SetDelta(testDeltaTables{n: h.rn, writes: writes}, nil, delta.Options{CheckpointInterval: interval})
+	h.f = setFollower(h.s, testDeltaTables{n: h.rn, writes: writes}, nil, delta.Options{CheckpointInterval: interval})
 }
 
 // checkDelta reads the Delta log with the independent replay (DVs
@@ -67,7 +67,7 @@ func TestUpsertDeltaDeletionVectors(t *testing.T) {
 			if rng.IntN(3) == 0 {
 				h.randomFlush(rng, from+step)
 			}
-			h.s.delta.forget(h.spec.Key) // the publish re-reads the log
+			h.f.Forget(h.spec.Key) // the publish re-reads the log
 			h.commit()
 			commits++
 			if step%4 == 0 {
@@ -124,7 +124,7 @@ func TestUpsertDeltaCrashAfterPublish(t *testing.T) {
 	h := newUpsertHarness(t, 2)
 	h.withDelta(3)
 	crash := &atomic.Bool{}
-	h.s.delta.published = func(string, int64) error {
+	h.f.published = func(string, int64) error {
 		if crash.CompareAndSwap(true, false) {
 			return errCrash
 		}

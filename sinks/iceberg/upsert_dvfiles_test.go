@@ -116,7 +116,7 @@ func TestUpsertDeltaDVFilesAndOrphans(t *testing.T) {
 	h.check("after cleanup")
 	h.checkDelta("after cleanup")
 	h.randomFlush(rng, 100)
-	h.s.delta.forget(h.spec.Key) // the next commit reads the DVs from their files
+	h.f.Forget(h.spec.Key) // the next commit reads the DVs from their files
 	h.commit()
 	h.check("after cleanup and a commit")
 	h.checkDelta("after cleanup and a commit")
@@ -135,7 +135,7 @@ func TestUpsertDeltaDVsAfterCrashes(t *testing.T) {
 			h := newUpsertHarness(t, 2)
 			h.withDelta(4)
 			crash := false
-			h.s.delta.published = func(string, int64) error {
+			h.f.published = func(string, int64) error {
 				if crash {
 					crash = false
 					return errCrash

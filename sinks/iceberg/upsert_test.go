@@ -30,6 +30,7 @@ type upsertHarness struct {
 	t      *testing.T
 	ctx    context.Context
 	s      *Sink
+	f      *hookedFollower // set by withDelta
 	cat    *catalog.Catalog
 	apply  func(fsm.Command) error
 	rn     *raftnode.Node

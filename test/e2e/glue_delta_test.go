@@ -88,7 +88,7 @@ func TestGlueSyncDelta(t *testing.T) {
 		return nil
 	})
 	// The dead-letter table follows its table's formats: its own Delta log
-	// (sinks/iceberg/dlqdelta.go) and Glue Delta entry.
+	// (sinks/delta/follow_dlq.go) and Glue Delta entry.
 	dlqLog := filepath.Join(strings.TrimPrefix(cfg.Warehouse.Location, "file://"), "shop", "orders_dlq", "_delta_log", "00000000000000000000.json")
 	if _, err := os.Stat(dlqLog); err != nil {
 		t.Fatalf("the dead-letter table has no delta log: %v", err)

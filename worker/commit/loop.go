@@ -47,7 +47,7 @@ type tableLoop struct {
 	// schema requests that failed are retried with backoff
 	schemaBackoff *retry.Backoff
 	schemaRetryAt time.Time
-	// settling what follows a commit (settle.go) is retried with backoff
+	// settling what follows a commit (Sink.Settle) is retried with backoff
 	settleBackoff *retry.Backoff
 	settleRetryAt time.Time
 	maintain      chan maintainReq

@@ -258,8 +258,9 @@ func (n *Node) buildWorker() error {
 		return err
 	}
 	// Tables whose mapping names delta get a Delta Lake log beside
-	// Iceberg, published in each commit (docs/internals.md, Commit).
-	sink.SetDelta(deltaTables{w: n.worker, n: n.raft}, IOProps(cfg.Warehouse), delta.Options{})
+	// Iceberg, its follower, published in each commit (docs/internals.md,
+	// Commit).
+	sink.SetFollower(delta.NewFollower(deltaTables{w: n.worker, n: n.raft}, IOProps(cfg.Warehouse), delta.Options{}, n.log))
 	n.running.Store(n.worker)
 	n.dropClasses = objstore.AddStorageClasses(newStorageClasses(n.raft.FSM(), n.worker).class) // storageclass.go
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
 	"github.com/floe-io/floe/internal/ledger"
+	"github.com/floe-io/floe/sinks/delta"
 	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 	"github.com/floe-io/floe/worker"
 )
@@ -72,9 +73,9 @@ type deltaTables struct {
 
 func (d deltaTables) WritesDelta(key string) bool { return d.w.WritesDelta(key) }
 
-func (d deltaTables) DeltaSettings(key string) icebergsink.DeltaSettings {
+func (d deltaTables) DeltaSettings(key string) delta.Settings {
 	s := d.w.DeltaSettings(key)
-	return icebergsink.DeltaSettings{CheckpointInterval: int64(s.CheckpointInterval), LogRetention: s.LogRetention.D()}
+	return delta.Settings{CheckpointInterval: int64(s.CheckpointInterval), LogRetention: s.LogRetention.D()}
 }
 
 func (d deltaTables) DeltaRecorded(key string) (c ledger.DeltaCommit, ok bool) {
