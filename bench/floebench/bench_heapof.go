@@ -10,7 +10,7 @@ import (
 // whose name contains one of prefixes (anywhere in the allocation's
 // stack), from the runtime's sampled heap profile as of the last GC,
 // scaled for the sampling as pprof scales it: what `floe bench
-// --upsert-passes` attributes to the key index (bbolt and KeyIndex) at the
+// --upsert-passes` attributes to the key index (bbolt and upsert.Index) at the
 // end of a pass, when the rest of the process's heap (kfake's records, the
 // node's buffers) moves by more than the index could hold.
 func heapOf(prefixes ...string) uint64 {

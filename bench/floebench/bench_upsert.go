@@ -13,13 +13,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/floe-io/floe/sinks/iceberg/upsert"
+
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/floe-io/floe/cmd/floe/node"
 	"github.com/floe-io/floe/internal/config"
 	"github.com/floe-io/floe/internal/embedded"
 	"github.com/floe-io/floe/internal/status"
-	icebergsink "github.com/floe-io/floe/sinks/iceberg"
 )
 
 // `floe bench --upsert-passes N` (issue 20): the same keyed records (many
@@ -42,7 +43,7 @@ type upsertPass struct {
 	liveHeap         uint64
 	rssAnon, rssFile int64
 	// indexHeap is the part of liveHeap allocated under the key index's
-	// code (bbolt, KeyIndex): heapOf.
+	// code (bbolt, upsert.Index): heapOf.
 	indexHeap uint64
 }
 
@@ -53,7 +54,7 @@ type upsertRuns struct {
 	appends, upserts          []upsertPass
 	// The key index after the last upsert pass: its file's size, its keys
 	// and the rebuilds the pass made (a compaction costs one).
-	index                   icebergsink.KeyIndexSize
+	index                   upsert.IndexSize
 	indexKeys, passRebuilds int64
 	// The rebuild from the table of a node restarted without the index
 	// file: its duration as the node reports it, the keys it found, and
@@ -100,7 +101,7 @@ func runUpsertBench(ctx context.Context, out io.Writer, keys, updates, partition
 			return fmt.Errorf("upsert pass %d: %w", i+1, err)
 		}
 		r.upserts = append(r.upserts, p)
-		if r.index, err = icebergsink.ReadKeyIndexSize(filepath.Join(last.Node.DataDir, "upsert-keys.db")); err != nil {
+		if r.index, err = upsert.ReadIndexSize(filepath.Join(last.Node.DataDir, "upsert-keys.db")); err != nil {
 			return err
 		}
 	}
@@ -187,7 +188,7 @@ func runPass(ctx context.Context, cfg config.Config, log *slog.Logger, want int6
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	p.liveHeap = ms.HeapAlloc
-	p.indexHeap = heapOf("go.etcd.io/bbolt.", "sinks/iceberg.(*KeyIndex)", "sinks/iceberg.OpenKeyIndex")
+	p.indexHeap = heapOf("go.etcd.io/bbolt.", "sinks/iceberg/upsert.(*Index)", "sinks/iceberg/upsert.OpenIndex")
 	p.rssAnon, p.rssFile = procStatusKB(os.Getpid(), "RssAnon")<<10, procStatusKB(os.Getpid(), "RssFile")<<10
 	return p, nil
 }

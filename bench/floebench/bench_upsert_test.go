@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	icebergsink "github.com/floe-io/floe/sinks/iceberg"
+	"github.com/floe-io/floe/sinks/iceberg/upsert"
 )
 
 // TestUpsertRunsPrint: the ratio is the median over pairs of passes of
@@ -19,7 +19,7 @@ func TestUpsertRunsPrint(t *testing.T) {
 		keys: 200_000, updates: 1_000_000, partitions: 8,
 		appends: []upsertPass{{dur: 10 * s, cpu: 10}, {dur: 10 * s, cpu: 10}, {dur: 10 * s, cpu: 10}},
 		upserts: []upsertPass{{dur: 20 * s, cpu: 25}, {dur: 40 * s, cpu: 50}, {dur: 16 * s, cpu: 20}},
-		index:   icebergsink.KeyIndexSize{FileBytes: 100 << 20, PageBytes: 50 << 20, InuseBytes: 25 << 20},
+		index:   upsert.IndexSize{FileBytes: 100 << 20, PageBytes: 50 << 20, InuseBytes: 25 << 20},
 		// 200,000 keys in 3 s: 15 s per million.
 		indexKeys: 200_000, rebuild: 3 * s, rebuilds: 1, rebuildKeys: 200_000, rebuildPass: upsertPass{dur: 5 * s, cpu: 2},
 	}

@@ -62,12 +62,13 @@ var rules = map[string][]string{
 
 	// sinks/: one package per table format or catalog target, behind the
 	// contract in sinks/sink.
-	"sinks/sink":         {"internal/records", "internal/ledger", "internal/config"},
-	"sinks/iceberg":      {"sinks/sink", "internal/records", "internal/ledger", "internal/metaloc", "internal/jsontext", "internal/localfs"},
-	"sinks/delta":        {"sinks/sink", "internal/ledger"}, // the Delta log, Iceberg's follower: never Raft, never the worker
-	"sinks/glue/...":     {"sinks/sink", "internal/metaloc"},
-	"sinks/internal/...": {"*"}, // test support: the catalog mirrors' conformance suite
-	"sinks/restsync":     {"sinks/sink", "internal/metaloc", "proto/auth"},
+	"sinks/sink":           {"internal/records", "internal/ledger", "internal/config"},
+	"sinks/iceberg":        {"sinks/sink", "sinks/iceberg/upsert", "internal/records", "internal/ledger", "internal/metaloc", "internal/jsontext", "internal/localfs"},
+	"sinks/delta":          {"sinks/sink", "internal/ledger"}, // the Delta log, Iceberg's follower: never Raft, never the worker
+	"sinks/iceberg/upsert": {"sinks/sink", "internal/ledger"}, // the key index and the position deletes it plans: no sink state, no Raft
+	"sinks/glue/...":       {"sinks/sink", "internal/metaloc"},
+	"sinks/internal/...":   {"*"}, // test support: the catalog mirrors' conformance suite
+	"sinks/restsync":       {"sinks/sink", "internal/metaloc", "proto/auth"},
 
 	// proto/: the API room. The schema and its generated code, and every
 	// surface an operator or a program talks to: the admin API and console,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	upsertsink "github.com/floe-io/floe/sinks/iceberg/upsert"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -65,7 +67,7 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 		return fmt.Errorf("committing table %s: %w", name, err)
 	}
 	g = dc.g
-	_, upsert := upsertOf(tbl)
+	_, upsert := upsertsink.Of(tbl)
 	offJSON, err := json.Marshal(g.offsets)
 	if err != nil {
 		return fmt.Errorf("committing table %s: %w", name, err)
@@ -107,7 +109,7 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 	}
 	if upsert {
 		// Only now: the index follows what is durable.
-		s.recordUpsert(key, plan, committed)
+		s.keys.Record(key, plan, committed)
 	}
 	// The commit is durable: a dead-letter mirror that fails is retried
 	// by the next commit or the commit loop's Settle, never failing this one.
@@ -125,15 +127,15 @@ func (s *Sink) Commit(ctx context.Context, key string, entries []ledger.Entry, c
 // crash in between is found in the log's tail at the next attempt. When the log
 // held a commit of fewer entries the commit becomes that one, planned
 // again from the same table state.
-func (s *Sink) prepareCommit(ctx context.Context, dc appendCommit) (appendCommit, upsertPlan, error) {
-	up, upsert := upsertOf(dc.tbl)
-	var plan upsertPlan
+func (s *Sink) prepareCommit(ctx context.Context, dc appendCommit) (appendCommit, upsertsink.Plan, error) {
+	up, upsert := upsertsink.Of(dc.tbl)
+	var plan upsertsink.Plan
 	var err error
 	if upsert {
-		if plan, err = s.planUpsert(ctx, dc.tbl, dc.key, up, dc.entries); err != nil { // upsert.go
+		if plan, err = s.keys.Plan(ctx, dc.tbl, dc.key, up, dc.entries); err != nil {
 			return dc, plan, err
 		}
-		dc.deletes = plan.deletes
+		dc.deletes = plan.Deletes
 	}
 	if !s.follows(dc.key) {
 		if s.follower != nil {
@@ -146,7 +148,7 @@ func (s *Sink) prepareCommit(ctx context.Context, dc appendCommit) (appendCommit
 		return dc, plan, err
 	}
 	if upsert && len(dc.entries) != n {
-		plan, err = s.planUpsert(ctx, dc.tbl, dc.key, up, dc.entries)
+		plan, err = s.keys.Plan(ctx, dc.tbl, dc.key, up, dc.entries)
 	}
 	return dc, plan, err
 }

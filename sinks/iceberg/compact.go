@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	upsertsink "github.com/floe-io/floe/sinks/iceberg/upsert"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -182,7 +184,7 @@ func (s *Sink) PlanRewrite(ctx context.Context, key string, p sink.CompactionPol
 			rw.stats.SmallFiles++
 		}
 	}
-	if _, upsert := upsertOf(tbl); upsert {
+	if _, upsert := upsertsink.Of(tbl); upsert {
 		// The rewrite applies the position deletes and drops the delete
 		// files it covers; the key index, which then reflects an older
 		// snapshot, is rebuilt at the next commit.

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	upsertsink "github.com/floe-io/floe/sinks/iceberg/upsert"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
@@ -71,7 +73,7 @@ func LatestDeadLetters(ctx context.Context, tbl *table.Table, limit int) ([]Dead
 	}
 	var rows []DeadLetterRow
 	for _, p := range paths {
-		got, err := readColumns(ctx, fs, p, []string{ColTopic, ColPartition, ColOffset, ColTimestamp, ColError, ColValue})
+		got, err := upsertsink.ReadColumns(ctx, fs, p, []string{ColTopic, ColPartition, ColOffset, ColTimestamp, ColError, ColValue})
 		if err != nil {
 			return nil, err
 		}

@@ -36,4 +36,8 @@
 // dead-letter table's log mirrors that table's committed state after the
 // commit instead. The follower reads tables through sink.FollowedTable,
 // never this package's internals.
+//
+// An upsert table's commit (upsert.go) asks sinks/iceberg/upsert for the
+// position deletes that retire the rows it replaces and adds them to the
+// same snapshot; compaction drops rows deleted that way (upsertcompact.go).
 package iceberg

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	upsertsink "github.com/floe-io/floe/sinks/iceberg/upsert"
+
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-io/floe/internal/ledger"
@@ -81,7 +83,7 @@ func (f followed) Key() string         { return f.key }
 func (f followed) Table() *table.Table { return f.tbl }
 
 func (f followed) Upsert() bool {
-	_, ok := upsertOf(f.tbl)
+	_, ok := upsertsink.Of(f.tbl)
 	return ok
 }
 
@@ -118,13 +120,13 @@ func (f followed) DeletedRows(ctx context.Context) (map[string][]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	dels, err := liveDeleteFiles(fs, f.tbl.CurrentSnapshot())
+	dels, err := upsertsink.LiveDeleteFiles(fs, f.tbl.CurrentSnapshot())
 	if err != nil {
 		return nil, err
 	}
 	deleted := map[string]map[int64]bool{}
 	for _, d := range dels {
-		if err := readPosDeletes(ctx, fs, d.FilePath(), deleted); err != nil {
+		if err := upsertsink.ReadDeletes(ctx, fs, d.FilePath(), deleted); err != nil {
 			return nil, fmt.Errorf("reading the deleted rows: %w", err)
 		}
 	}

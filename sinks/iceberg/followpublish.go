@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	upsertsink "github.com/floe-io/floe/sinks/iceberg/upsert"
+
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -29,7 +31,7 @@ type appendCommit struct {
 	req     *ledger.CommitRequest
 	at      time.Time
 	// deletes are an upsert commit's position deletes, by data file.
-	deletes []posDelete
+	deletes []upsertsink.Delete
 }
 
 // publishFollower publishes the append as the table's next follower
@@ -66,7 +68,7 @@ func (c appendCommit) followed() sink.FollowedAppend {
 	if len(c.deletes) > 0 {
 		out.Deletes = map[string][]int64{}
 		for _, d := range c.deletes {
-			out.Deletes[d.path] = append(out.Deletes[d.path], d.pos)
+			out.Deletes[d.Path] = append(out.Deletes[d.Path], d.Pos)
 		}
 	}
 	for _, e := range c.entries {

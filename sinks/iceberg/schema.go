@@ -7,16 +7,18 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/floe-io/floe/internal/records"
+	"github.com/floe-io/floe/sinks/sink"
 )
 
-// Metadata column names. They are documented in docs/tables.md.
+// Metadata column names (sinks/sink's, the same in every format). They
+// are documented in docs/tables.md.
 const (
-	ColTopic     = "_kafka_topic"
-	ColPartition = "_kafka_partition"
-	ColOffset    = "_kafka_offset"
-	ColTimestamp = "_kafka_timestamp"
-	ColKey       = "_kafka_key"
-	ColHeaders   = "_kafka_headers"
+	ColTopic     = sink.ColTopic
+	ColPartition = sink.ColPartition
+	ColOffset    = sink.ColOffset
+	ColTimestamp = sink.ColTimestamp
+	ColKey       = sink.ColKey
+	ColHeaders   = sink.ColHeaders
 	ColValue     = "value" // raw and dead-letter tables
 	ColError     = "error" // dead-letter tables
 	// ColKeyDecoded is the key decoded with its own registry schema; it is

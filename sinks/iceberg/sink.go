@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	upsertsink "github.com/floe-io/floe/sinks/iceberg/upsert"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -64,9 +66,7 @@ type Sink struct {
 	fence    Fence    // set once before use (SetFence); nil deletes nothing
 	follower Follower // set once before use (SetFollower); nil writes no second log
 
-	keyPath string                      // the key index file (SetKeyIndexPath)
-	keys    *KeyIndex                   // under mu: opened at the first upsert commit
-	upserts map[string]sink.UpsertStats // under mu, by table key
+	keys *upsertsink.Keeper // upsert tables' key index and counters (sinks/iceberg/upsert)
 }
 
 // New returns a sink writing data files of about targetSize bytes.
@@ -78,7 +78,8 @@ func New(cat Catalog, targetSize int64, log *slog.Logger, nsLocations map[string
 	// file:// locations name files literally, as keys on S3 (partition
 	// paths, partpath.go); the node installs it too, before any table IO.
 	localfs.Install()
-	return &Sink{cat: cat, targetSize: targetSize, log: log, locks: map[string]*sync.Mutex{}, nsLocations: nsLocations}
+	return &Sink{cat: cat, targetSize: targetSize, log: log, locks: map[string]*sync.Mutex{}, nsLocations: nsLocations,
+		keys: upsertsink.NewKeeper(log)}
 }
 
 func (s *Sink) lock(key string) func() {

@@ -69,7 +69,7 @@ func newUpsertHarness(t *testing.T, parts int32) *upsertHarness {
 
 func (h *upsertHarness) openIndex() {
 	h.s.SetKeyIndexPath(h.idx)
-	if _, err := h.s.keyIndex(); err != nil { // the test copies the file
+	if _, err := h.s.keys.Index(); err != nil { // the test copies the file
 		h.t.Fatal(err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	upsertsink "github.com/floe-io/floe/sinks/iceberg/upsert"
+
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -35,7 +37,7 @@ func planUpsertRewrite(ctx context.Context, tbl *table.Table, tasks []table.File
 	if err != nil {
 		return err
 	}
-	dels, err := liveDeleteFiles(fs, tbl.CurrentSnapshot())
+	dels, err := upsertsink.LiveDeleteFiles(fs, tbl.CurrentSnapshot())
 	if err != nil {
 		return err
 	}
@@ -103,7 +105,7 @@ func byPartition(tasks []table.FileScanTask) []table.CompactionTaskGroup {
 	idx := map[string]int{}
 	var out []table.CompactionTaskGroup
 	for _, t := range tasks {
-		id := partitionID(t.File)
+		id := upsertsink.PartitionID(t.File)
 		i, ok := idx[id]
 		if !ok {
 			i = len(out)
@@ -114,28 +116,6 @@ func byPartition(tasks []table.FileScanTask) []table.CompactionTaskGroup {
 		out[i].TotalSizeBytes += t.File.FileSizeBytes()
 	}
 	return out
-}
-
-// liveDeleteFiles lists the delete files of snap.
-func liveDeleteFiles(fs icebergio.IO, snap *table.Snapshot) ([]iceberg.DataFile, error) {
-	mans, err := snap.Manifests(fs)
-	if err != nil {
-		return nil, fmt.Errorf("listing manifests: %w", err)
-	}
-	var out []iceberg.DataFile
-	for _, m := range mans {
-		if m.ManifestContent() != iceberg.ManifestContentDeletes {
-			continue
-		}
-		entries, err := m.FetchEntries(fs, true)
-		if err != nil {
-			return nil, fmt.Errorf("reading manifest %s: %w", m.FilePath(), err)
-		}
-		for _, e := range entries {
-			out = append(out, e.DataFile())
-		}
-	}
-	return out, nil
 }
 
 // deadDeletes returns the position-delete files of dels that no live row
@@ -159,7 +139,7 @@ func deadDeletes(ctx context.Context, fs icebergio.IO, tasks []table.FileScanTas
 		if d.ContentType() != iceberg.EntryContentPosDeletes {
 			continue
 		}
-		targets, err := deleteTargets(ctx, fs, d.FilePath())
+		targets, err := upsertsink.DeleteTargets(ctx, fs, d.FilePath())
 		if err != nil {
 			return nil, err
 		}
@@ -177,16 +157,6 @@ func deadDeletes(ctx context.Context, fs icebergio.IO, tasks []table.FileScanTas
 	return out, nil
 }
 
-// deleteTargets returns the data files a position-delete file deletes
-// rows of.
-func deleteTargets(ctx context.Context, fs icebergio.IO, path string) (map[string]map[int64]bool, error) {
-	targets := map[string]map[int64]bool{}
-	if err := readPosDeletes(ctx, fs, path, targets); err != nil {
-		return nil, err
-	}
-	return targets, nil
-}
-
 // upsertRewriteStale reports whether a commit since rw was planned deleted
 // rows of a file it replaces: a delete file live in tbl that was not at
 // the plan and targets one of them. Committing rw then would bring those
@@ -199,7 +169,7 @@ func upsertRewriteStale(ctx context.Context, tbl *table.Table, rw *Rewrite) (boo
 	if err != nil {
 		return false, err
 	}
-	dels, err := liveDeleteFiles(fs, tbl.CurrentSnapshot())
+	dels, err := upsertsink.LiveDeleteFiles(fs, tbl.CurrentSnapshot())
 	if err != nil {
 		return false, err
 	}
@@ -213,7 +183,7 @@ func upsertRewriteStale(ctx context.Context, tbl *table.Table, rw *Rewrite) (boo
 		if rw.upsert.deletes[d.FilePath()] {
 			continue
 		}
-		targets, err := deleteTargets(ctx, fs, d.FilePath())
+		targets, err := upsertsink.DeleteTargets(ctx, fs, d.FilePath())
 		if err != nil {
 			return false, err
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	upsertsink "github.com/floe-io/floe/sinks/iceberg/upsert"
+
 	"github.com/floe-io/floe/internal/records"
 	"github.com/floe-io/floe/sinks/sink"
 )
@@ -46,7 +48,7 @@ func (h *upsertHarness) files() (data, deletes int) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	dels, err := liveDeleteFiles(fs, tbl.CurrentSnapshot())
+	dels, err := upsertsink.LiveDeleteFiles(fs, tbl.CurrentSnapshot())
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	upsertsink "github.com/floe-io/floe/sinks/iceberg/upsert"
+
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
@@ -133,20 +135,20 @@ func checkDeletePartitions(t *testing.T, h *upsertHarness, step string, tbl *tab
 	}
 	part := map[string]string{}
 	for _, task := range tasks {
-		part[task.File.FilePath()] = partitionID(task.File)
+		part[task.File.FilePath()] = upsertsink.PartitionID(task.File)
 	}
-	dels, err := liveDeleteFiles(fs, tbl.CurrentSnapshot())
+	dels, err := upsertsink.LiveDeleteFiles(fs, tbl.CurrentSnapshot())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range dels {
-		targets, err := deleteTargets(h.ctx, fs, d.FilePath())
+		targets, err := upsertsink.DeleteTargets(h.ctx, fs, d.FilePath())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for path := range targets {
-			if p, live := part[path]; live && p != partitionID(d) {
-				t.Fatalf("%s: delete file %s is in partition %s, its target %s in %s", step, d.FilePath(), partitionID(d), path, p)
+			if p, live := part[path]; live && p != upsertsink.PartitionID(d) {
+				t.Fatalf("%s: delete file %s is in partition %s, its target %s in %s", step, d.FilePath(), upsertsink.PartitionID(d), path, p)
 			}
 		}
 	}

@@ -1,10 +1,13 @@
-package iceberg
+package upsert
 
 import (
 	"bytes"
 	"context"
 	"fmt"
 	"strconv"
+
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/floe-io/floe/sinks/sink"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -13,7 +16,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/google/uuid"
 )
 
@@ -31,7 +33,7 @@ type keyedRow struct {
 // (an int widened to a long included) give equal keys. A column a file
 // predates reads as null.
 func readKeyedRows(ctx context.Context, fs icebergio.IO, path string, keyCols []string) ([]keyedRow, error) {
-	tbl, err := readColumns(ctx, fs, path, append([]string{ColTopic, ColPartition, ColOffset}, keyColumns(keyCols)...))
+	tbl, err := ReadColumns(ctx, fs, path, append([]string{sink.ColTopic, sink.ColPartition, sink.ColOffset}, keyColumns(keyCols)...))
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +69,7 @@ func readKeyedRows(ctx context.Context, fs icebergio.IO, path string, keyCols []
 
 func keyColumns(keyCols []string) []string {
 	if len(keyCols) == 0 {
-		return []string{ColKey}
+		return []string{sink.ColKey}
 	}
 	return keyCols
 }
@@ -106,9 +108,9 @@ func encodeKey(cols []arrow.Array, i int, kafkaKey bool) []byte {
 	return buf.Bytes()
 }
 
-// readColumns reads the named top-level columns of a Parquet file; a
+// ReadColumns reads the named top-level columns of a Parquet file; a
 // column the file lacks comes back nil.
-func readColumns(ctx context.Context, fs icebergio.IO, path string, names []string) (arrow.Table, error) {
+func ReadColumns(ctx context.Context, fs icebergio.IO, path string, names []string) (arrow.Table, error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
@@ -194,10 +196,10 @@ const (
 	posDeletePosID      = 2147483545
 )
 
-// posDelete is one deleted row: its data file and position.
-type posDelete struct {
-	path string
-	pos  int64
+// Delete is one deleted row: its data file and position.
+type Delete struct {
+	Path string
+	Pos  int64
 }
 
 // writePosDeletes writes one position-delete file (format v2) of dels,
@@ -205,7 +207,7 @@ type posDelete struct {
 // table's data directory, and returns its entry for the row delta: in
 // spec with the partition values of the data files it targets (nil for an
 // unpartitioned spec), since a reader applies it only to those.
-func writePosDeletes(fs icebergio.IO, location string, spec iceberg.PartitionSpec, partition map[int]any, dels []posDelete) (iceberg.DataFile, error) {
+func writePosDeletes(fs icebergio.IO, location string, spec iceberg.PartitionSpec, partition map[int]any, dels []Delete) (iceberg.DataFile, error) {
 	wfs, ok := fs.(icebergio.WriteFileIO)
 	if !ok {
 		return nil, fmt.Errorf("writing position deletes: the table's file system cannot write")
@@ -217,8 +219,8 @@ func writePosDeletes(fs icebergio.IO, location string, spec iceberg.PartitionSpe
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	for _, d := range dels {
-		b.Field(0).(*array.StringBuilder).Append(d.path)
-		b.Field(1).(*array.Int64Builder).Append(d.pos)
+		b.Field(0).(*array.StringBuilder).Append(d.Path)
+		b.Field(1).(*array.Int64Builder).Append(d.Pos)
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -246,7 +248,7 @@ func writePosDeletes(fs icebergio.IO, location string, spec iceberg.PartitionSpe
 	}
 	// Bounds on file_path let a reader skip the file for data files it
 	// cannot touch.
-	lo, hi := []byte(dels[0].path), []byte(dels[len(dels)-1].path)
+	lo, hi := []byte(dels[0].Path), []byte(dels[len(dels)-1].Path)
 	bld.LowerBoundValues(map[int][]byte{posDeleteFilePathID: lo}).UpperBoundValues(map[int][]byte{posDeleteFilePathID: hi})
 	// No referenced_data_file even when one file is targeted: iceberg-go
 	// then checks the file is in the table before the commit, and the

@@ -1,4 +1,4 @@
-package iceberg
+package upsert
 
 import (
 	"bytes"
@@ -13,15 +13,15 @@ import (
 // readable again afterwards (the read-only open released its lock).
 func TestReadKeyIndexSize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.db")
-	var sizes []KeyIndexSize
+	var sizes []IndexSize
 	for round, n := range []int{1000, 20000} {
-		x, err := OpenKeyIndex(path)
+		x, err := OpenIndex(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		changes := make([]keyChange, n)
+		changes := make([]change, n)
 		for i := range changes {
-			changes[i] = keyChange{tp: "t/0", key: fmt.Appendf(nil, "key-%09d", i), ref: rowRef{path: "s3://bucket/data/file.parquet", pos: int64(i)}}
+			changes[i] = change{tp: "t/0", key: fmt.Appendf(nil, "key-%09d", i), ref: rowRef{path: "s3://bucket/data/file.parquet", pos: int64(i)}}
 		}
 		if err := x.apply("ns\x1ftbl", changes, int64(round+1)); err != nil {
 			t.Fatal(err)
@@ -29,7 +29,7 @@ func TestReadKeyIndexSize(t *testing.T) {
 		if err := x.Close(); err != nil {
 			t.Fatal(err)
 		}
-		sz, err := ReadKeyIndexSize(path)
+		sz, err := ReadIndexSize(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,8 +49,8 @@ func TestReadKeyIndexSize(t *testing.T) {
 // stored key; each stored key is made once, not per comparison.
 func TestSortChanges(t *testing.T) {
 	long := bytes.Repeat([]byte("z"), maxPlainKey+1)
-	mk := func() []keyChange {
-		return []keyChange{
+	mk := func() []change {
+		return []change{
 			{tp: "t/1", key: []byte("a"), ref: rowRef{pos: 0}},
 			{tp: "t/0", key: long, ref: rowRef{pos: 1}},
 			{tp: "t/0", key: []byte("b"), ref: rowRef{pos: 2}},
@@ -72,9 +72,9 @@ func TestSortChanges(t *testing.T) {
 		t.Fatalf("order by position %v, want %v", got, want)
 	}
 
-	many := make([]keyChange, 1000)
+	many := make([]change, 1000)
 	for i := range many {
-		many[i] = keyChange{tp: "t/0", key: fmt.Appendf(nil, "key-%04d", (i*7919)%1000)}
+		many[i] = change{tp: "t/0", key: fmt.Appendf(nil, "key-%04d", (i*7919)%1000)}
 	}
 	// The stored keys and three slices: made in the comparison, the
 	// allocations grow with n log n (about 20,000 here).
@@ -88,9 +88,9 @@ func TestSortChanges(t *testing.T) {
 // --upsert-passes` found the stored keys made per comparison to be half
 // of the index updates' CPU).
 func BenchmarkSortChanges(b *testing.B) {
-	changes := make([]keyChange, 100_000)
+	changes := make([]change, 100_000)
 	for i := range changes {
-		changes[i] = keyChange{tp: fmt.Sprintf("t/%d", i%8), key: fmt.Appendf(nil, "key-%09d", (i*7919)%100_000)}
+		changes[i] = change{tp: fmt.Sprintf("t/%d", i%8), key: fmt.Appendf(nil, "key-%09d", (i*7919)%100_000)}
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package iceberg
+package upsert
 
 import (
 	"context"
@@ -24,11 +24,11 @@ import (
 type deleteGroup struct {
 	spec      iceberg.PartitionSpec
 	partition map[int]any
-	dels      []posDelete
+	dels      []Delete
 }
 
 // partitioned reports whether any of the table's specs partitions it.
-func partitioned(meta table.Metadata) bool {
+func Partitioned(meta table.Metadata) bool {
 	for _, s := range meta.PartitionSpecs() {
 		if s.NumFields() > 0 {
 			return true
@@ -40,9 +40,9 @@ func partitioned(meta table.Metadata) bool {
 // deleteGroups splits dels (sorted by path and position) by the partition
 // of the data file each targets: the files this commit adds, or the live
 // files of tbl. An unpartitioned table is one group in its spec.
-func deleteGroups(ctx context.Context, tbl *table.Table, adding []iceberg.DataFile, dels []posDelete) ([]deleteGroup, error) {
+func deleteGroups(ctx context.Context, tbl *table.Table, adding []iceberg.DataFile, dels []Delete) ([]deleteGroup, error) {
 	meta := tbl.Metadata()
-	if !partitioned(meta) {
+	if !Partitioned(meta) {
 		return []deleteGroup{{spec: tbl.Spec(), dels: dels}}, nil
 	}
 	files := map[string]iceberg.DataFile{}
@@ -64,15 +64,15 @@ func deleteGroups(ctx context.Context, tbl *table.Table, adding []iceberg.DataFi
 	}
 	groups := map[string]*deleteGroup{}
 	for _, d := range dels {
-		df, ok := files[d.path]
+		df, ok := files[d.Path]
 		if !ok {
-			return nil, fmt.Errorf("a position delete targets %s, which is not a data file of the table", d.path)
+			return nil, fmt.Errorf("a position delete targets %s, which is not a data file of the table", d.Path)
 		}
 		spec, ok := specs[int(df.SpecID())]
 		if !ok {
-			return nil, fmt.Errorf("data file %s: the table has no partition spec %d", d.path, df.SpecID())
+			return nil, fmt.Errorf("data file %s: the table has no partition spec %d", d.Path, df.SpecID())
 		}
-		id := partitionID(df)
+		id := PartitionID(df)
 		g := groups[id]
 		if g == nil {
 			g = &deleteGroup{spec: spec, partition: maps.Clone(df.Partition())}
@@ -87,9 +87,9 @@ func deleteGroups(ctx context.Context, tbl *table.Table, adding []iceberg.DataFi
 	return out, nil
 }
 
-// partitionID names a data file's partition: its spec id and its values by
+// PartitionID names a data file's partition: its spec id and its values by
 // partition field id.
-func partitionID(df iceberg.DataFile) string {
+func PartitionID(df iceberg.DataFile) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d", df.SpecID())
 	p := df.Partition()
@@ -97,4 +97,28 @@ func partitionID(df iceberg.DataFile) string {
 		fmt.Fprintf(&b, " %d=%T:%q", id, p[id], fmt.Sprint(p[id])) // quoted: no two partitions share a name
 	}
 	return b.String()
+}
+
+// WriteDeletes writes dels (sorted by path and position) as the
+// position-delete files of a commit that adds the data files adding:
+// one per partition of the data files they target, in the table's data
+// directory. The caller adds them to its row delta.
+func WriteDeletes(ctx context.Context, tbl *table.Table, adding []iceberg.DataFile, dels []Delete) ([]iceberg.DataFile, error) {
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := deleteGroups(ctx, tbl, adding, dels)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]iceberg.DataFile, 0, len(groups))
+	for _, g := range groups {
+		del, err := writePosDeletes(fs, tbl.Location(), g.spec, g.partition, g.dels)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, del)
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package iceberg
+package upsert
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// KeyIndex is the key index of upsert tables on a node's data dir: per
+// Index is the key index of upsert tables on a node's data dir: per
 // table and Kafka partition, key -> (data file, row position, offset) of
 // the key's live row. It is an embedded store (bbolt), so it survives a
 // restart and costs disk, not memory, per key.
@@ -23,7 +23,7 @@ import (
 // rebuilt from the table when it reflects another one (missing, a crash
 // between a commit and its index update, the committer role moved here
 // from another node, a rewrite such as a rewind's delete).
-type KeyIndex struct {
+type Index struct {
 	db *bolt.DB
 }
 
@@ -38,22 +38,22 @@ var (
 	prefixPart  = "p/"
 )
 
-// OpenKeyIndex opens (creating) the key index file at path.
-func OpenKeyIndex(path string) (*KeyIndex, error) {
+// OpenIndex opens (creating) the key index file at path.
+func OpenIndex(path string) (*Index, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("opening key index %s: %w", path, err)
 	}
-	return &KeyIndex{db: db}, nil
+	return &Index{db: db}, nil
 }
 
 // Close closes the index file.
-func (x *KeyIndex) Close() error { return x.db.Close() }
+func (x *Index) Close() error { return x.db.Close() }
 
 // FileBytes is the size of the index file (every upsert table of this
 // node has its bucket in it): what it takes on the data dir's disk. It
 // never shrinks; bbolt reuses the pages it frees.
-func (x *KeyIndex) FileBytes() int64 {
+func (x *Index) FileBytes() int64 {
 	var n int64
 	_ = x.db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
 	return n
@@ -97,7 +97,7 @@ func indexKey(key []byte) []byte {
 
 // Snapshot returns the snapshot table's index reflects, false when it has
 // none.
-func (x *KeyIndex) Snapshot(table string) (int64, bool, error) {
+func (x *Index) Snapshot(table string) (int64, bool, error) {
 	var (
 		id int64
 		ok bool
@@ -122,8 +122,8 @@ func (x *KeyIndex) Snapshot(table string) (int64, bool, error) {
 
 // previous returns the rows the index holds for the changes' keys, in
 // one read transaction.
-func (x *KeyIndex) previous(table string, changes []keyChange) ([]posDelete, error) {
-	var out []posDelete
+func (x *Index) previous(table string, changes []change) ([]Delete, error) {
+	var out []Delete
 	err := x.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(table))
 		if b == nil {
@@ -139,7 +139,7 @@ func (x *KeyIndex) previous(table string, changes []keyChange) ([]posDelete, err
 				if err != nil {
 					return err
 				}
-				out = append(out, posDelete{ref.path, ref.pos})
+				out = append(out, Delete{ref.path, ref.pos})
 			}
 		}
 		return nil
@@ -150,9 +150,9 @@ func (x *KeyIndex) previous(table string, changes []keyChange) ([]posDelete, err
 	return out, nil
 }
 
-// keyChange is one key's new state after a commit: its new live row, or
+// change is one key's new state after a commit: its new live row, or
 // gone (a tombstone).
-type keyChange struct {
+type change struct {
 	tp   string
 	key  []byte
 	ref  rowRef
@@ -161,7 +161,7 @@ type keyChange struct {
 
 // apply records a commit's key changes and the snapshot they make, in one
 // store transaction: the index never reflects half a commit.
-func (x *KeyIndex) apply(table string, changes []keyChange, snapshot int64) error {
+func (x *Index) apply(table string, changes []change, snapshot int64) error {
 	keys := sortChanges(changes)
 	err := x.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(table))
@@ -209,7 +209,7 @@ func setSnapshot(b *bolt.Bucket, snapshot int64) error {
 }
 
 // drop forgets table's index (before a rebuild).
-func (x *KeyIndex) drop(table string) error {
+func (x *Index) drop(table string) error {
 	err := x.db.Update(func(tx *bolt.Tx) error {
 		if tx.Bucket([]byte(table)) == nil {
 			return nil
@@ -242,7 +242,7 @@ func addKeys(b *bolt.Bucket, delta int64) error {
 }
 
 // Keys returns how many keys table's index holds.
-func (x *KeyIndex) Keys(table string) (int64, error) {
+func (x *Index) Keys(table string) (int64, error) {
 	var n int64
 	err := x.db.View(func(tx *bolt.Tx) error {
 		if b := tx.Bucket([]byte(table)); b != nil {
@@ -265,8 +265,8 @@ func (x *KeyIndex) Keys(table string) (int64, error) {
 // transaction commits, so keys put in random order cost a copy of the
 // page's tail each (100,000 new keys in map order took 15 s, in order well
 // under one).
-func sortChanges(changes []keyChange) [][]byte {
-	return sortByIndexKey(changes, func(c *keyChange) (string, []byte) { return c.tp, c.key })
+func sortChanges(changes []change) [][]byte {
+	return sortByIndexKey(changes, func(c *change) (string, []byte) { return c.tp, c.key })
 }
 
 // sortByIndexKey orders items by partition and stored key (indexKey),
@@ -298,19 +298,19 @@ func sortByIndexKey[T any](items []T, keyOf func(*T) (tp string, key []byte)) []
 	return keys
 }
 
-// KeyIndexSize is where a key index file's bytes go: the pages of its
+// IndexSize is where a key index file's bytes go: the pages of its
 // trees and the rest (free pages a commit's copy-on-write left behind,
 // which bbolt reuses but never returns: the file does not shrink).
-type KeyIndexSize struct {
+type IndexSize struct {
 	FileBytes  int64 // the file
 	PageBytes  int64 // the pages its trees use (branch and leaf)
 	InuseBytes int64 // the bytes of those pages that hold data
 }
 
-// ReadKeyIndexSize measures the key index file at path, which no process
+// ReadIndexSize measures the key index file at path, which no process
 // may hold open (bbolt locks it): for `floe bench --upsert-passes`.
-func ReadKeyIndexSize(path string) (KeyIndexSize, error) {
-	var sz KeyIndexSize
+func ReadIndexSize(path string) (IndexSize, error) {
+	var sz IndexSize
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
 	if err != nil {
 		return sz, fmt.Errorf("opening key index %s: %w", path, err)

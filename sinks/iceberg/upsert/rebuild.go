@@ -1,65 +1,18 @@
-package iceberg
+package upsert
 
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/floe-io/floe/internal/ledger"
-	"github.com/floe-io/floe/sinks/sink"
 )
-
-// syncIndex makes the index of table key reflect tbl's current snapshot.
-// An index that reflects it is used as it is; any other (none, behind
-// after a crash between a commit and its index update, built on another
-// node, or from before a rewrite) is rebuilt from the table: every live
-// keyed row, deletes applied. Two live rows of one key in a partition (a
-// table that was append before) keep the one of the higher offset; the
-// others come back as stray, for the next commit to delete.
-func (s *Sink) syncIndex(ctx context.Context, x *KeyIndex, tbl *table.Table, key string, up upsertSpec) (stray []posDelete, err error) {
-	var want int64
-	if snap := tbl.CurrentSnapshot(); snap != nil {
-		want = snap.SnapshotID
-	}
-	have, ok, err := x.Snapshot(key)
-	if err != nil {
-		return nil, err
-	}
-	if ok && have == want {
-		return nil, nil
-	}
-	start := time.Now()
-	name := ledger.DisplayName(key)
-	if err := x.drop(key); err != nil {
-		return nil, err
-	}
-	rows := int64(0)
-	if want != 0 {
-		if stray, rows, err = rebuildIndex(ctx, x, tbl, key, up); err != nil {
-			return nil, fmt.Errorf("rebuilding the key index of %s: %w", name, err)
-		}
-	}
-	if err := x.apply(key, nil, want); err != nil {
-		return nil, err
-	}
-	took := time.Since(start)
-	s.log.Info("key index rebuilt", "table", name, "snapshot", want, "rows", rows, "stray", len(stray), "took", took)
-	s.upsertStats(key, func(st *sink.UpsertStats) {
-		st.Rebuilds++
-		st.RebuildTime += took
-		st.LastRebuildRow = rows
-	})
-	return stray, nil
-}
 
 // rebuildIndex scans the live keyed rows of tbl into the (empty) index of key,
 // one store transaction per data file.
-func rebuildIndex(ctx context.Context, x *KeyIndex, tbl *table.Table, key string, up upsertSpec) ([]posDelete, int64, error) {
+func rebuildIndex(ctx context.Context, x *Index, tbl *table.Table, key string, up Spec) ([]Delete, int64, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
 		return nil, 0, err
@@ -71,7 +24,7 @@ func rebuildIndex(ctx context.Context, x *KeyIndex, tbl *table.Table, key string
 	deleted := map[string]map[int64]bool{} // data file -> deleted positions
 	read := map[string]bool{}              // delete files read
 	var (
-		stray []posDelete
+		stray []Delete
 		rows  int64
 		batch []keyedRef
 	)
@@ -81,12 +34,12 @@ func rebuildIndex(ctx context.Context, x *KeyIndex, tbl *table.Table, key string
 				continue
 			}
 			read[d.FilePath()] = true
-			if err := readPosDeletes(ctx, fs, d.FilePath(), deleted); err != nil {
+			if err := ReadDeletes(ctx, fs, d.FilePath(), deleted); err != nil {
 				return nil, 0, err
 			}
 		}
 		path := t.File.FilePath()
-		keyed, err := readKeyedRows(ctx, fs, path, up.keyCols)
+		keyed, err := readKeyedRows(ctx, fs, path, up.KeyCols)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -124,7 +77,7 @@ type keyedRef struct {
 
 // putBatch stores a batch of a rebuild's rows in one transaction, adding
 // the rows that lost to a newer row of their key to stray.
-func (x *KeyIndex) putBatch(key string, batch []keyedRef, stray []posDelete) ([]posDelete, error) {
+func (x *Index) putBatch(key string, batch []keyedRef, stray []Delete) ([]Delete, error) {
 	if len(batch) == 0 {
 		return stray, nil
 	}
@@ -144,7 +97,7 @@ func (x *KeyIndex) putBatch(key string, batch []keyedRef, stray []posDelete) ([]
 				return err
 			}
 			if loser != nil {
-				stray = append(stray, posDelete{loser.path, loser.pos})
+				stray = append(stray, Delete{loser.path, loser.pos})
 			} else {
 				added++
 			}
@@ -177,10 +130,10 @@ func putNewer(b *bolt.Bucket, tp string, k []byte, ref rowRef) (*rowRef, error) 
 	return nil, p.Put(k, encodeRef(ref))
 }
 
-// readPosDeletes adds the positions a position-delete file deletes to
+// ReadDeletes adds the positions a position-delete file deletes to
 // deleted, by data file.
-func readPosDeletes(ctx context.Context, fs icebergio.IO, path string, deleted map[string]map[int64]bool) error {
-	tbl, err := readColumns(ctx, fs, path, []string{"file_path", "pos"})
+func ReadDeletes(ctx context.Context, fs icebergio.IO, path string, deleted map[string]map[int64]bool) error {
+	tbl, err := ReadColumns(ctx, fs, path, []string{"file_path", "pos"})
 	if err != nil {
 		return err
 	}
