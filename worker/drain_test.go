@@ -8,6 +8,7 @@ import (
 
 	"github.com/floe-io/floe/internal/ledger"
 	"github.com/floe-io/floe/internal/status"
+	"github.com/floe-io/floe/worker/ingest"
 )
 
 func consumed(h *harness, n int64) func() bool {
@@ -127,22 +128,24 @@ func TestDrain(t *testing.T) {
 			// once it loads, it must not begin either.
 			h.c.setFailShape(false)
 			// The proof that a fetcher would have started by now: the
-			// pipeline acted on the new epochs, and starts a partition's
-			// fetcher in that same pass unless it is draining.
-			eventually(t, "the pipeline to act on the new epochs", func() bool {
-				h.w.mu.Lock()
-				p := h.w.pipelines[key]
-				h.w.mu.Unlock()
-				if p == nil {
-					return false
-				}
-				taken := p.Taken() // the partitions the topic has, of those moved
-				for tp, e := range taken {
-					if epochs[tp] != e {
+			// table's status shows the pipeline acted on the new epochs,
+			// holding each moved partition because the node drains; it
+			// starts a partition's fetcher in that same pass otherwise.
+			eventually(t, "the status to show the new epochs held while draining", func() bool {
+				ts, _ := h.w.Status().Snapshot()
+				held := ts[key].Held
+				n := 0
+				for tp, e := range epochs {
+					hp, ok := held[tp.String()]
+					if !ok {
+						continue // a partition the topic does not have
+					}
+					if hp.Epoch != e || hp.Why != ingest.HeldDraining {
 						return false
 					}
+					n++
 				}
-				return len(taken) > 0
+				return n > 0
 			})
 			if r2, n2 := h.k.counts(); r2 != readers || n2 != reads {
 				t.Fatalf("after Drain: readers %d -> %d, reads %d -> %d", readers, r2, reads, n2)

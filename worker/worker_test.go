@@ -16,6 +16,7 @@ import (
 	"github.com/floe-io/floe/internal/membudget"
 	"github.com/floe-io/floe/internal/status"
 	"github.com/floe-io/floe/internal/testing/wait"
+	"github.com/floe-io/floe/worker/ingest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -153,6 +154,11 @@ func TestSuspendMode(t *testing.T) {
 	ts, _ := h.w.Status().Snapshot()
 	if !strings.Contains(ts[key].Reason, "orders/0 offset 12") || !strings.Contains(ts[key].Reason, "not a JSON object") && !strings.Contains(ts[key].Reason, "invalid JSON") {
 		t.Fatalf("reason %q", ts[key].Reason)
+	}
+	// The partition stays assigned here, and the status says why it is
+	// not read.
+	if hp, ok := ts[key].Held["orders/0"]; !ok || hp.Why != ingest.HeldSuspended || hp.Epoch == 0 {
+		t.Fatalf("held partitions %+v, want orders/0 held: suspended", ts[key].Held)
 	}
 	eventually(t, "prefix committed", func() bool { return committedCount(h, key) == 12 })
 	// With every reader closed nothing more can be fetched, so nothing past

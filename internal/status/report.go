@@ -207,6 +207,9 @@ type PartitionReport struct {
 	// only).
 	Leader      string  `json:"leader,omitempty"`
 	FetchAgeSec float64 `json:"fetch_age_seconds,omitempty"`
+	// Held says why the node the partition is assigned to does not read
+	// it (draining, suspended, paused, topic paused); empty while read.
+	Held string `json:"held,omitempty"`
 }
 
 // RewindReport describes a table's last rewind.

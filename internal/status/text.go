@@ -162,7 +162,11 @@ func writePartitions(w io.Writer, t TableReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  PARTITION\tCOMMITTED\tRECORDED\tHIGH WATERMARK\tLAG\tNODE\tEPOCH\tERROR")
 	for _, p := range t.Partitions {
-		fmt.Fprintf(tw, "  %s/%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\n", p.Topic, p.Partition, p.Committed, p.Recorded, p.HighWatermark, p.Lag, p.Node, p.Epoch, strings.TrimSpace(p.LastError))
+		node := p.Node
+		if p.Held != "" {
+			node += " (held: " + p.Held + ")" // assigned there, not read
+		}
+		fmt.Fprintf(tw, "  %s/%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\n", p.Topic, p.Partition, p.Committed, p.Recorded, p.HighWatermark, p.Lag, node, p.Epoch, strings.TrimSpace(p.LastError))
 	}
 	return tw.Flush()
 }

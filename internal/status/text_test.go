@@ -12,8 +12,9 @@ func TestWriteText(t *testing.T) {
 		Memory: &MemoryReport{HeldBytes: 3 << 19, LimitBytes: 48 << 20},
 		Tables: []TableReport{{Table: "db.orders", State: "DEGRADED", Reason: "storage: bucket gone", Rows: 42, DataFiles: 2, Snapshots: 2,
 			LastCommit: time.Now().Add(-3 * time.Second), LastCommitAgeSec: 3, FreshnessSec: 4.2,
-			Partitions: []PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Recorded: 30, HighWatermark: 40, Lag: 19, Node: "n1", Epoch: 1}},
-			Formats:    []string{"iceberg", "delta"}, Delta: &DeltaReport{Version: 7, Sequence: 5}},
+			Partitions: []PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Recorded: 30, HighWatermark: 40, Lag: 19, Node: "n1", Epoch: 1},
+				{Topic: "orders", Partition: 1, Node: "n2", Epoch: 2, Held: "draining"}},
+			Formats: []string{"iceberg", "delta"}, Delta: &DeltaReport{Version: 7, Sequence: 5}},
 			{Table: "db.plain", State: "RUNNING", Formats: []string{"delta"}, Delta: &DeltaReport{Version: 1, Sequence: 1},
 				Activity: Activity{DeadLetterDeltaVersion: new(int64(3))}}}}
 	var b bytes.Buffer
@@ -21,7 +22,7 @@ func TestWriteText(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"problem: kafka: dial tcp: refused", "db.orders", "DEGRADED", "42", "3s ago", "4.2s", "storage: bucket gone", "orders/0", "19", "memory budget: 1.5 of 48.0 MiB held",
+	for _, want := range []string{"problem: kafka: dial tcp: refused", "db.orders", "DEGRADED", "42", "3s ago", "4.2s", "storage: bucket gone", "orders/0", "19", "n2 (held: draining)", "memory budget: 1.5 of 48.0 MiB held",
 		"db.orders formats: iceberg, delta; delta version 7 (commit sequence 5)\n",
 		"db.plain formats: delta; delta version 1 (commit sequence 1); dead letters' delta version 3\n"} {
 		if !strings.Contains(out, want) {

@@ -49,6 +49,15 @@ type PartitionStatus struct {
 	LeaderAnsweredAt time.Time `json:"leader_answered_at,omitzero"`
 }
 
+// HeldPartition is a partition assigned to a node, at Epoch, that the node
+// does not read, and Why.
+type HeldPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Epoch     uint64 `json:"epoch"`
+	Why       string `json:"why"`
+}
+
 // TableStatus is the runtime view of one table on this node.
 type TableStatus struct {
 	Table     string    `json:"table"`
@@ -62,6 +71,9 @@ type TableStatus struct {
 	DataFiles  int                         `json:"data_files"`
 	DataBytes  int64                       `json:"data_bytes"`
 	Partitions map[string]*PartitionStatus `json:"partitions,omitempty"`
+	// Held: partitions assigned to this node that it does not read, and
+	// why (draining, suspended, paused, topic paused).
+	Held map[string]HeldPartition `json:"held,omitempty"`
 
 	// SuspendedAt is the bad record a suspended table stopped at.
 	SuspendedAt *SuspendedRecord `json:"suspended_at,omitempty"`
@@ -235,6 +247,7 @@ func (t *TableStatus) snapshot() TableStatus {
 		pc := *p
 		c.Partitions[pk] = &pc
 	}
+	c.Held = maps.Clone(t.Held)
 	c.problems = nil
 	c.LastDeadLetters = slices.Clone(t.LastDeadLetters)
 	if t.Upsert != nil {

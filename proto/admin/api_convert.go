@@ -227,7 +227,7 @@ func tableToProto(t status.TableReport) *adminv1.TableStatus {
 		out.Partitions = append(out.Partitions, &adminv1.PartitionStatus{
 			Topic: p.Topic, Partition: p.Partition, Start: p.Start, Committed: p.Committed,
 			Recorded: p.Recorded, HighWatermark: p.HighWatermark, Lag: p.Lag, LagSeconds: p.LagSec,
-			Node: p.Node, Epoch: p.Epoch, LastError: p.LastError,
+			Node: p.Node, Epoch: p.Epoch, LastError: p.LastError, Held: p.Held,
 		})
 	}
 	for _, c := range t.Catalogs {

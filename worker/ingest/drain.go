@@ -25,6 +25,7 @@ func (p *Pipeline) drain(ctx context.Context) {
 		}
 	}
 	p.publishConsumed()
+	p.noteHeld()
 	// flush waits for a flush already in flight first; with wait set it
 	// also waits for its own. A refused flush resets the pipeline, which
 	// starts no fetcher while draining, and a flush of nothing is a no-op.

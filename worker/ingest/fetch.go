@@ -74,6 +74,7 @@ type partState struct {
 // reconcile starts and stops fetchers so that exactly the wanted partitions,
 // at the wanted epochs, are fetched.
 func (p *Pipeline) reconcile(ctx context.Context) {
+	defer p.noteHeld()
 	for tp, ps := range p.parts {
 		if e, ok := p.want[tp]; !ok || e != ps.epoch {
 			p.stopPartition(ps)

@@ -209,6 +209,7 @@ func (p *Pipeline) suspend(ctx context.Context, tp ledger.TopicPartition, offset
 	p.suspended = true
 	p.suspendedAt = &ledger.Range{TopicPartition: tp, From: offset, To: offset + 1}
 	p.stopAll()
+	p.noteHeld()
 	reason := SuspendReason(ledger.DisplayName(p.spec.Key), tp, offset, err)
 	p.log.Error("table suspended", "reason", reason)
 	p.status(func(t *status.TableStatus) {

@@ -31,7 +31,6 @@ type Pipeline struct {
 	assign chan map[ledger.TopicPartition]uint64 // latest desired partitions; cap 1
 
 	want  map[ledger.TopicPartition]uint64
-	taken atomic.Pointer[map[ledger.TopicPartition]uint64] // want, once acted on (Taken)
 	parts map[ledger.TopicPartition]*partState
 	gen   uint64
 	shape *records.Shape
@@ -144,17 +143,6 @@ func (p *Pipeline) Mapping() config.Table { return p.mapping }
 // its buffer is flushed and recorded (or refused), after Node.Drain.
 func (p *Pipeline) Drained() <-chan struct{} { return p.drained }
 
-// Taken returns the partitions and epochs the pipeline last acted on: it
-// started and stopped fetchers to match them, or, draining, started none.
-// It trails SetAssignment until the pipeline's goroutine takes the news;
-// nil before the first.
-func (p *Pipeline) Taken() map[ledger.TopicPartition]uint64 {
-	if t := p.taken.Load(); t != nil {
-		return *t
-	}
-	return nil
-}
-
 // SetAssignment hands the pipeline its latest desired partitions without
 // blocking: an older undelivered assignment is replaced.
 func (p *Pipeline) SetAssignment(want map[ledger.TopicPartition]uint64) {
@@ -200,6 +188,7 @@ func (p *Pipeline) Run(ctx context.Context) {
 			p.n.mem.release(res.job.charged)
 		}
 		p.stopAll()
+		p.status(func(t *status.TableStatus) { t.Held = nil }) // nothing is held by a pipeline that is gone
 		p.n.partitions.Add(-int64(len(p.want)))
 		p.n.unregister(p)
 		p.n.pipelines.Add(-1)
@@ -234,7 +223,6 @@ func (p *Pipeline) Run(ctx context.Context) {
 			p.n.partitions.Add(int64(len(want) - len(p.want)))
 			p.want = want
 			p.reconcile(ctx)
-			p.taken.Store(&want)
 		case rs := <-p.resumed:
 			p.applyResume(ctx, rs)
 		case c := <-p.control:

@@ -181,6 +181,7 @@ func (p *Pipeline) pauseTopic(ctx context.Context, tp ledger.TopicPartition, off
 			delete(p.parts, k)
 		}
 	}
+	p.noteHeld()
 	p.log.Error("topic paused: incompatible schema", "topic", tp.Topic, "reason", reason)
 	p.status(func(t *status.TableStatus) { t.Problem(problemSchema+tp.Topic, reason) })
 }

@@ -124,6 +124,9 @@ func partitionReports(ti tableInfo, rt status.TableStatus, now time.Time) []stat
 	for tp := range rt.Partitions {
 		tps[tp] = true
 	}
+	for tp := range rt.Held {
+		tps[tp] = true
+	}
 	var out []status.PartitionReport
 	for _, tp := range sortedKeys(tps) {
 		o, a := ti.offsets[tp], ti.assign[tp]
@@ -140,6 +143,9 @@ func partitionReports(ti tableInfo, rt status.TableStatus, now time.Time) []stat
 		} else {
 			pr.Topic, pr.Partition = splitTP(tp)
 			pr.HighWatermark = o.End
+		}
+		if h, ok := rt.Held[tp]; ok {
+			pr.Held = h.Why
 		}
 		pr.Lag = max(0, pr.HighWatermark-pr.Committed)
 		// Lag in time: since the newest record committed for the

@@ -1572,11 +1572,14 @@ type PartitionStatus struct {
 	Recorded      int64                  `protobuf:"varint,5,opt,name=recorded,proto3" json:"recorded,omitempty"`
 	HighWatermark int64                  `protobuf:"varint,6,opt,name=high_watermark,json=highWatermark,proto3" json:"high_watermark,omitempty"`
 	// lag: records in Kafka not yet committed; lag_seconds: how far behind in time.
-	Lag           int64   `protobuf:"varint,7,opt,name=lag,proto3" json:"lag,omitempty"`
-	LagSeconds    float64 `protobuf:"fixed64,8,opt,name=lag_seconds,json=lagSeconds,proto3" json:"lag_seconds,omitempty"`
-	Node          string  `protobuf:"bytes,9,opt,name=node,proto3" json:"node,omitempty"`
-	Epoch         uint64  `protobuf:"varint,10,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	LastError     string  `protobuf:"bytes,11,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	Lag        int64   `protobuf:"varint,7,opt,name=lag,proto3" json:"lag,omitempty"`
+	LagSeconds float64 `protobuf:"fixed64,8,opt,name=lag_seconds,json=lagSeconds,proto3" json:"lag_seconds,omitempty"`
+	Node       string  `protobuf:"bytes,9,opt,name=node,proto3" json:"node,omitempty"`
+	Epoch      uint64  `protobuf:"varint,10,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	LastError  string  `protobuf:"bytes,11,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	// held: why the node the partition is assigned to does not read it (draining,
+	// suspended, paused, topic paused); empty while it is read.
+	Held          string `protobuf:"bytes,12,opt,name=held,proto3" json:"held,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1684,6 +1687,13 @@ func (x *PartitionStatus) GetEpoch() uint64 {
 func (x *PartitionStatus) GetLastError() string {
 	if x != nil {
 		return x.LastError
+	}
+	return ""
+}
+
+func (x *PartitionStatus) GetHeld() string {
+	if x != nil {
+		return x.Held
 	}
 	return ""
 }
@@ -2914,7 +2924,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x05delta\x18\x17 \x01(\v2\x1a.floe.admin.v1.DeltaStatusR\x05delta\"C\n" +
 	"\vDeltaStatus\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x03R\aversion\x12\x1a\n" +
-	"\bsequence\x18\x02 \x01(\x03R\bsequence\"\xb8\x02\n" +
+	"\bsequence\x18\x02 \x01(\x03R\bsequence\"\xcc\x02\n" +
 	"\x0fPartitionStatus\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x14\n" +
@@ -2929,7 +2939,8 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x05epoch\x18\n" +
 	" \x01(\x04R\x05epoch\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\v \x01(\tR\tlastError\"\x84\x02\n" +
+	"last_error\x18\v \x01(\tR\tlastError\x12\x12\n" +
+	"\x04held\x18\f \x01(\tR\x04held\"\x84\x02\n" +
 	"\rCatalogStatus\x12\x18\n" +
 	"\acatalog\x18\x01 \x01(\tR\acatalog\x12\x17\n" +
 	"\ain_sync\x18\x02 \x01(\bR\x06inSync\x12\x1f\n" +
