@@ -111,6 +111,10 @@ func catalogDefaults() Catalogs {
 
 var catalogNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_\-]*$`)
 
+// gluePrefixRe is what catalogs.glue.database_prefix may hold: the
+// characters of a Floe name (internal/names), lower-cased for Glue.
+var gluePrefixRe = regexp.MustCompile(`^[A-Za-z0-9_\-]*$`)
+
 func (c *Config) validateCatalogs(bad func(field, format string, args ...any)) {
 	s := c.Catalogs.Server
 	if s.Addr != "" {
@@ -139,6 +143,11 @@ func (c *Config) validateCatalogs(bad func(field, format string, args ...any)) {
 		if u, err := url.Parse(g.Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
 			bad("catalogs.glue.endpoint", "%q is not a URL like http://127.0.0.1:5000", g.Endpoint)
 		}
+	}
+	// Glue stops database names at 255 characters and the prefix comes
+	// before every namespace's name (sinks/glue.MaxName).
+	if p := c.Catalogs.Glue.DatabasePrefix; len(p) > 254 || !gluePrefixRe.MatchString(p) {
+		bad("catalogs.glue.database_prefix", "%.64q: use at most 254 of A-Z a-z 0-9 _ -", p)
 	}
 	names := map[string]bool{"glue": true}
 	for i := range c.Catalogs.REST {

@@ -33,6 +33,8 @@ func TestCatalogsConfig(t *testing.T) {
 		{"catalogs.sync_interval", []string{"FLOE_CATALOGS_SYNC_INTERVAL=1ms"}},
 		{"catalogs.sync_timeout", []string{"FLOE_CATALOGS_SYNC_TIMEOUT=10ms"}},
 		{"catalogs.glue.endpoint", []string{"FLOE_CATALOGS_GLUE_ENABLED=true", "FLOE_CATALOGS_GLUE_ENDPOINT=localhost"}},
+		{"catalogs.glue.database_prefix", []string{"FLOE_CATALOGS_GLUE_DATABASE_PREFIX=" + strings.Repeat("p", 255)}},
+		{"catalogs.glue.database_prefix", []string{"FLOE_CATALOGS_GLUE_DATABASE_PREFIX=floe.prod"}},
 		{"catalogs.rest[0].uri", []string{`FLOE_CATALOGS_REST=[{"uri": "ftp://x"}]`}},
 		{"catalogs.rest[0].name", []string{`FLOE_CATALOGS_REST=[{"name": "Glue!", "uri": "http://x"}]`}},
 		{"catalogs.rest[1].name", []string{`FLOE_CATALOGS_REST=[{"name": "a", "uri": "http://x"}, {"name": "a", "uri": "http://y"}]`}},

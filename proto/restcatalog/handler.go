@@ -85,7 +85,7 @@ func New(cat Catalog, opts Options) *Handler {
 		cat = published{Catalog: cat, hide: opts.Hide}
 	}
 	h := &Handler{cat: cat, opts: opts}
-	h.h = opts.Tokens.Require(auth.ScopeRead, refuseAuth, http.HandlerFunc(h.route))
+	h.h = limitBody(opts.Tokens.Require(auth.ScopeRead, refuseAuth, http.HandlerFunc(h.route)))
 	return h
 }
 

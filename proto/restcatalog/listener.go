@@ -24,7 +24,7 @@ func Listen(addr string, h *Handler, certFile, keyFile string) (*Listener, error
 	mux := http.NewServeMux()
 	mux.Handle(MountPath+"/", h.Mount())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	l := &Listener{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	l := &Listener{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: MaxHeaderBytes}}
 	if certFile != "" {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {

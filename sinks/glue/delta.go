@@ -52,6 +52,10 @@ func (d *DeltaSyncer) Format() string { return "delta" }
 func (d *DeltaSyncer) Sync(ctx context.Context, t sink.SyncTable) error {
 	s := d.s
 	name := strings.Join(t.Ident, ".")
+	db, glueName, err := s.glueNames(t.Ident, DeltaSuffix)
+	if err != nil {
+		return fmt.Errorf("syncing %s's delta entry to glue: %w", name, err)
+	}
 	tbl, err := table.NewFromLocation(ctx, t.Ident, t.MetadataLocation, icebergio.LoadFSFunc(s.cfg.IOProps, t.MetadataLocation), nil)
 	if err != nil {
 		return fmt.Errorf("syncing %s's delta entry to glue: %w: %w", name, ErrMetadata, err)
@@ -60,11 +64,10 @@ func (d *DeltaSyncer) Sync(ctx context.Context, t sink.SyncTable) error {
 	if err != nil {
 		return fmt.Errorf("syncing %s's delta entry to glue: %w", name, err)
 	}
-	db := s.Database(t.Ident[:len(t.Ident)-1])
 	if err := s.ensureDatabase(ctx, db, t.Ident[:len(t.Ident)-1]); err != nil {
 		return fmt.Errorf("syncing %s's delta entry to glue: %w", name, err)
 	}
-	in := deltaTableInput(strings.ToLower(t.Ident[len(t.Ident)-1])+DeltaSuffix, tbl.Location(), cols)
+	in := deltaTableInput(glueName, tbl.Location(), cols)
 	if err := d.put(ctx, db, in); err != nil {
 		return fmt.Errorf("syncing %s's delta entry to glue: %w", name, err)
 	}

@@ -22,7 +22,10 @@ import (
 // stay.
 func (s *Syncer) Drop(ctx context.Context, t sink.SyncTable) error {
 	name := strings.Join(t.Ident, ".")
-	db, glueName := s.Database(t.Ident[:len(t.Ident)-1]), strings.ToLower(t.Ident[len(t.Ident)-1])
+	db, glueName, err := s.glueNames(t.Ident, "")
+	if err != nil {
+		return nil // a name Glue cannot hold was never made there
+	}
 	got, err := s.client.GetTable(ctx, &glue.GetTableInput{CatalogId: s.catalogID(), DatabaseName: aws.String(db), Name: aws.String(glueName)})
 	var nf *gluetypes.EntityNotFoundException
 	switch {

@@ -9,6 +9,9 @@ var (
 	ErrConflict = errors.New("glue table changed concurrently")
 	// ErrMetadata: the table's metadata file could not be read.
 	ErrMetadata = errors.New("reading table metadata")
+	// ErrNameTooLong: a Glue database or table name would be longer than
+	// MaxName.
+	ErrNameTooLong = errors.New("longer than glue allows")
 )
 
 // Sentinel errors of the Delta entries.

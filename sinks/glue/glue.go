@@ -75,15 +75,18 @@ func (s *Syncer) Database(ns []string) string {
 // Glue entry so that it points at t.MetadataLocation.
 func (s *Syncer) Sync(ctx context.Context, t sink.SyncTable) error {
 	name := strings.Join(t.Ident, ".")
+	db, glueName, err := s.glueNames(t.Ident, "")
+	if err != nil {
+		return fmt.Errorf("syncing %s to glue: %w", name, err)
+	}
 	tbl, err := table.NewFromLocation(ctx, t.Ident, t.MetadataLocation, icebergio.LoadFSFunc(s.cfg.IOProps, t.MetadataLocation), nil)
 	if err != nil {
 		return fmt.Errorf("syncing %s to glue: %w: %w", name, ErrMetadata, err)
 	}
-	db := s.Database(t.Ident[:len(t.Ident)-1])
 	if err := s.ensureDatabase(ctx, db, t.Ident[:len(t.Ident)-1]); err != nil {
 		return fmt.Errorf("syncing %s to glue: %w", name, err)
 	}
-	in := s.tableInput(strings.ToLower(t.Ident[len(t.Ident)-1]), tbl, t)
+	in := s.tableInput(glueName, tbl, t)
 	got, err := s.getOrCreate(ctx, db, in)
 	if err != nil {
 		return fmt.Errorf("syncing %s to glue: %w", name, err)

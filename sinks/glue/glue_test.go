@@ -138,3 +138,44 @@ func TestSync(t *testing.T) {
 		t.Fatalf("missing metadata: %v", err)
 	}
 }
+
+// TestNamesTooLong: a namespace whose levels join into a database name
+// over Glue's 255 characters, or a 255-character table whose Delta entry
+// adds the suffix, is refused before any request, naming what is too long;
+// a name of exactly 255 passes.
+func TestNamesTooLong(t *testing.T) {
+	fake := gluetest.New(t)
+	s := newSyncer(t, fake) // prefix floe_
+	dir := t.TempDir()
+	m0 := writeMetadata(t, dir, "00000")
+	ctx := context.Background()
+	long := strings.Repeat("n", 200)
+	for _, tc := range []struct {
+		name  string
+		ident []string
+		sync  func(context.Context, sink.SyncTable) error
+		want  string // "" : accepted
+	}{
+		{"joined namespace", []string{long, long, "orders"}, s.Sync, `glue database name "floe_nnnn`},
+		{"delta suffix", []string{"sales", strings.Repeat("t", 255)}, s.Delta().Sync, "glue table name"},
+		{"table at the limit", []string{"sales", strings.Repeat("t", 255)}, s.Sync, ""},
+		{"database at the limit", []string{strings.Repeat("d", 255-len("floe_")), "orders"}, s.Sync, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(fake.Calls())
+			err := tc.sync(ctx, sink.SyncTable{Key: strings.Join(tc.ident, "\x1f"), Ident: tc.ident, MetadataLocation: m0})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("a name of 255 characters: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNameTooLong) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "(255)") {
+				t.Fatalf("err = %v, want ErrNameTooLong naming %q and the limit", err, tc.want)
+			}
+			if n := len(fake.Calls()); n != before {
+				t.Fatalf("%d requests sent to Glue for a name it cannot hold", n-before)
+			}
+		})
+	}
+}
