@@ -80,7 +80,7 @@ func (h *healthAPI) Check(ctx context.Context, _ *adminv1.HealthCheckRequest) (*
 		out.Ready, out.Reason = false, err.Error()
 	}
 	if rep, err := h.src.Report(ctx); err == nil {
-		out.Node, out.Leader, out.Problems = rep.Node, rep.Leader, rep.Problems
+		out.Node, out.Leader, out.Problems, out.State = rep.Node, rep.Leader, rep.Problems, rep.State
 		for _, b := range rep.Brokers {
 			out.Brokers = append(out.Brokers, &adminv1.KafkaBroker{Addr: b.Addr, NodeId: b.NodeID, Up: b.Up,
 				DownSince: rfc3339(b.Since), LastResponse: rfc3339(b.LastResponse), Reason: b.Reason, Partitions: int32(b.Partitions)})

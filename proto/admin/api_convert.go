@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -47,6 +48,12 @@ func apiError(err error) error {
 		code = codes.DeadlineExceeded
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
+	}
+	if errors.Is(err, ErrUpgradeRequired) {
+		st, derr := grpcstatus.New(code, err.Error()).WithDetails(&errdetails.ErrorInfo{Reason: UpgradeReason, Domain: ErrorDomain})
+		if derr == nil {
+			return st.Err()
+		}
 	}
 	return grpcstatus.Error(code, err.Error())
 }
@@ -193,7 +200,7 @@ func memberToProto(m status.MemberReport) *adminv1.Member {
 		Id: m.ID, Role: m.Role, Zone: m.Zone, Version: m.Version,
 		Healthy: m.Healthy, Draining: m.Draining,
 		Partitions: int32(m.Partitions), Committers: int32(m.Committers),
-		UnreachableSeconds: m.Unreachable,
+		UnreachableSeconds: m.Unreachable, UpgradeRequired: m.UpgradeRequired,
 	}
 }
 

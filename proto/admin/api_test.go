@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -40,6 +41,13 @@ type fakeBackend struct {
 	mapping  Mapping       // last PutMapping
 	rewind   RewindRequest // last RewindTable
 	callers  []string      // Caller of each PauseTable
+	node     string        // Report.State
+}
+
+func (f *fakeBackend) state() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.node
 }
 
 func (f *fakeBackend) record(format string, args ...any) (WriteResult, error) {
@@ -65,7 +73,9 @@ func (f *fakeBackend) ClusterReport(ctx context.Context) (status.Report, error) 
 
 func (f *fakeBackend) Report(context.Context) (status.Report, error) {
 	return status.Report{Node: "n1", Leader: "n1", RaftState: "Leader",
-		Members: []status.MemberReport{{ID: "n1", Role: "leader", Zone: "a", Healthy: true, Partitions: 3, Committers: 1}},
+		Members: []status.MemberReport{{ID: "n1", Role: "leader", Zone: "a", Healthy: true, Partitions: 3, Committers: 1},
+			{ID: "n2", Role: "voter", Zone: "b", UpgradeRequired: true}},
+		State: f.state(),
 		Tables: []status.TableReport{{Table: "db.orders", State: "RUNNING", Rows: 42, Paused: true,
 			LastCommit: time.Unix(1700000000, 0),
 			Partitions: []status.PartitionReport{{Topic: "orders", Partition: 0, Committed: 21, Lag: 19, LagSec: 2.5}},
@@ -286,7 +296,8 @@ func rpcCases() []rpcCase {
 			grpc: func(ctx context.Context, cc *grpc.ClientConn) (proto.Message, error) {
 				return cl(cc).ListMembers(ctx, &adminv1.ListMembersRequest{})
 			},
-			want: map[string]string{"leader": "n1", "members.0.id": "n1", "members.0.partitions": "3", "members.0.unreachable_seconds": "0"}},
+			want: map[string]string{"leader": "n1", "members.0.id": "n1", "members.0.partitions": "3", "members.0.unreachable_seconds": "0",
+				"members.0.upgrade_required": "false", "members.1.id": "n2", "members.1.upgrade_required": "true"}},
 		{method: adminv1.ClusterService_GetLeader_FullMethodName, verb: "GET", path: "/v1/cluster/leader",
 			grpc: func(ctx context.Context, cc *grpc.ClientConn) (proto.Message, error) {
 				return cl(cc).GetLeader(ctx, &adminv1.GetLeaderRequest{})
@@ -380,7 +391,7 @@ func rpcCases() []rpcCase {
 			grpc: func(ctx context.Context, cc *grpc.ClientConn) (proto.Message, error) {
 				return adminv1.NewHealthServiceClient(cc).Check(ctx, &adminv1.HealthCheckRequest{})
 			},
-			want: map[string]string{"live": "true", "ready": "true", "reason": "", "node": "n1", "leader": "n1"}},
+			want: map[string]string{"live": "true", "ready": "true", "reason": "", "node": "n1", "leader": "n1", "state": ""}},
 	}
 }
 
@@ -483,19 +494,34 @@ func TestErrorMapping(t *testing.T) {
 		{fmt.Errorf("mapping m1 is from configuration: %w", ErrConflict), codes.FailedPrecondition, 400},
 		{fmt.Errorf("no leader: %w", ErrUnavailable), codes.Unavailable, 503},
 		{fmt.Errorf("forwarding: %w", context.DeadlineExceeded), codes.DeadlineExceeded, 504},
+		{fmt.Errorf("%w: %w", ErrConflict, UpgradeError{errors.New("rewind needs protocol level 3; the group's minimum is 2 (lagging: n2 at level 2): finish the rolling upgrade first")}), codes.FailedPrecondition, 400},
+		{fmt.Errorf("%w: %w", ErrUnavailable, UpgradeError{errors.New("upgrade required: log entry 9 has command type 40")}), codes.Unavailable, 503},
 		{errors.New("disk on fire"), codes.Internal, 500},
 	} {
 		f.mu.Lock()
 		f.err = c.err
 		f.mu.Unlock()
 		_, err := adminv1.NewClusterServiceClient(cc).DrainNode(context.Background(), &adminv1.DrainNodeRequest{Id: "n2"})
-		if st := grpcstatus.Convert(err); st.Code() != c.code || st.Message() != c.err.Error() {
+		st := grpcstatus.Convert(err)
+		if st.Code() != c.code || st.Message() != c.err.Error() {
 			t.Errorf("gRPC for %v: %v %q", c.err, st.Code(), st.Message())
+		}
+		// An answer a rolling upgrade explains says so in a detail
+		// clients can match on; no other answer carries one.
+		upgrade := errors.Is(c.err, ErrUpgradeRequired)
+		var reasons []string
+		for _, d := range st.Details() {
+			if info, ok := d.(*errdetails.ErrorInfo); ok {
+				reasons = append(reasons, info.GetDomain()+"/"+info.GetReason())
+			}
+		}
+		if got := strings.Join(reasons, ","); (upgrade && got != "floe.io/UPGRADE_REQUIRED") || (!upgrade && got != "") {
+			t.Errorf("gRPC details for %v: %q", c.err, got)
 		}
 		code, _, body := do(t, hc, "POST", "http://"+s.Addr()+"/v1/cluster/members/n2:drain", "", "")
 		var v any
 		_ = json.Unmarshal(body, &v)
-		if code != c.http || field(v, "message") != c.err.Error() {
+		if code != c.http || field(v, "message") != c.err.Error() || strings.Contains(string(body), `"UPGRADE_REQUIRED"`) != upgrade {
 			t.Errorf("HTTP for %v: %d %s", c.err, code, body)
 		}
 	}
@@ -579,5 +605,26 @@ func TestErrorMapping(t *testing.T) {
 		if code != c.want {
 			t.Errorf("%s %s %s = %d, want %d: %s", c.verb, c.path, c.body, code, c.want, body)
 		}
+	}
+}
+
+// TestHealthShowsUpgradeRequired: a node halted at a command its build does
+// not know says UPGRADE_REQUIRED in its health answer, over gRPC and HTTP,
+// as GET /v1/status does.
+func TestHealthShowsUpgradeRequired(t *testing.T) {
+	f := &fakeBackend{node: status.NodeUpgradeRequired, readyErr: errors.New("upgrade required: log entry 9 has command type 40")}
+	s := startAPI(t, f, Options{})
+	out, err := adminv1.NewHealthServiceClient(dialGRPC(t, s.Addr())).Check(context.Background(), &adminv1.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.GetState() != "UPGRADE_REQUIRED" || out.GetReady() {
+		t.Fatalf("gRPC health: state %q ready %v", out.GetState(), out.GetReady())
+	}
+	code, _, body := do(t, httpClient(t), "GET", "http://"+s.Addr()+"/v1/health", "", "")
+	var v any
+	_ = json.Unmarshal(body, &v)
+	if code != http.StatusOK || field(v, "state") != "UPGRADE_REQUIRED" {
+		t.Fatalf("HTTP health: %d %s", code, body)
 	}
 }

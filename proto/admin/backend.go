@@ -28,7 +28,27 @@ var (
 	// ErrUnavailable: no leader, or the cluster cannot take writes now;
 	// retry later (Unavailable, 503).
 	ErrUnavailable = errors.New("unavailable")
+	// ErrUpgradeRequired marks, beside one of the above, an answer that a
+	// rolling upgrade explains: a member's build is too old for the
+	// request, or this node's build is too old for the Raft log. The
+	// answer carries a google.rpc.ErrorInfo with reason UpgradeReason,
+	// over gRPC and in the HTTP body's details. Wrap with UpgradeError.
+	ErrUpgradeRequired = errors.New("upgrade required")
 )
+
+// UpgradeReason is the ErrorInfo reason (domain ErrorDomain) of an answer
+// that a rolling upgrade explains, the same word as the node state in
+// GET /v1/status.
+const (
+	UpgradeReason = "UPGRADE_REQUIRED"
+	ErrorDomain   = "floe.io"
+)
+
+// UpgradeError marks Err as ErrUpgradeRequired without changing its text.
+type UpgradeError struct{ Err error }
+
+func (e UpgradeError) Error() string   { return e.Err.Error() }
+func (e UpgradeError) Unwrap() []error { return []error{ErrUpgradeRequired, e.Err} }
 
 // Backend is what the admin API needs from the node; cmd/floe implements
 // it. Reads answer from the node's local replicated state; writes are

@@ -73,9 +73,9 @@ func apiErr(err error) error {
 	case errors.Is(err, fsm.ErrMappingExists):
 		return fmt.Errorf("%w: %w", admin.ErrExists, err)
 	case errors.Is(err, fsm.ErrProtocolTooLow):
-		return fmt.Errorf("%w: %w", admin.ErrConflict, err)
+		return fmt.Errorf("%w: %w", admin.ErrConflict, admin.UpgradeError{Err: err})
 	case errors.Is(err, fsm.ErrUpgradeRequired):
-		return fmt.Errorf("%w: %w", admin.ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", admin.ErrUnavailable, admin.UpgradeError{Err: err})
 	case errors.Is(err, ledger.ErrInvalidEntry):
 		return fmt.Errorf("%w: %w", admin.ErrInvalid, err)
 	case raftnode.IsRetryable(err), errors.Is(err, context.DeadlineExceeded):

@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -57,5 +58,28 @@ func TestUpgradeRequiredInStatusAndReadiness(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), h.Error()) {
 		t.Fatalf("/readyz: %d %q, want 503 %q", resp.StatusCode, body, h.Error())
+	}
+}
+
+// TestUpgradeErrorsAreMarked: a refusal that a rolling upgrade explains (a
+// command above a lagging member's protocol level, or this node halted)
+// reaches the admin API marked ErrUpgradeRequired beside its code, with
+// its text unchanged; other refusals are not marked.
+func TestUpgradeErrorsAreMarked(t *testing.T) {
+	low := &fsm.ProtocolError{Command: "rewind", Needs: 3, Minimum: 2, Lagging: []string{"n2 at level 2"}}
+	halt := fsm.Halt{Index: 9, Type: 40}
+	for _, tc := range []struct {
+		err     error
+		code    error
+		upgrade bool
+	}{
+		{fmt.Errorf("proposing: %w", low), admin.ErrConflict, true},
+		{fmt.Errorf("applying: %w", halt), admin.ErrUnavailable, true},
+		{fmt.Errorf("creating: %w", fsm.ErrMappingExists), admin.ErrExists, false},
+	} {
+		got := apiErr(tc.err)
+		if !errors.Is(got, tc.code) || errors.Is(got, admin.ErrUpgradeRequired) != tc.upgrade || !strings.HasSuffix(got.Error(), tc.err.Error()) {
+			t.Errorf("apiErr(%v) = %v: want %v, upgrade %v", tc.err, got, tc.code, tc.upgrade)
+		}
 	}
 }

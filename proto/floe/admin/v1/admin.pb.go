@@ -249,8 +249,11 @@ type Member struct {
 	Committers int32 `protobuf:"varint,8,opt,name=committers,proto3" json:"committers,omitempty"`
 	// unreachable_seconds: how long the leader has failed to reach it.
 	UnreachableSeconds float64 `protobuf:"fixed64,9,opt,name=unreachable_seconds,json=unreachableSeconds,proto3" json:"unreachable_seconds,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// upgrade_required: the member stopped applying the Raft log at a command
+	// its build does not know; it needs a newer build (its state UPGRADE_REQUIRED).
+	UpgradeRequired bool `protobuf:"varint,10,opt,name=upgrade_required,json=upgradeRequired,proto3" json:"upgrade_required,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Member) Reset() {
@@ -344,6 +347,13 @@ func (x *Member) GetUnreachableSeconds() float64 {
 		return x.UnreachableSeconds
 	}
 	return 0
+}
+
+func (x *Member) GetUpgradeRequired() bool {
+	if x != nil {
+		return x.UpgradeRequired
+	}
+	return false
 }
 
 type GetLeaderRequest struct {
@@ -2621,7 +2631,10 @@ type HealthCheckResponse struct {
 	// down, the catalog unreachable...), as GET /v1/status reports them.
 	Problems map[string]string `protobuf:"bytes,6,rep,name=problems,proto3" json:"problems,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// brokers are the Kafka brokers the node's partition readers talk to.
-	Brokers       []*KafkaBroker `protobuf:"bytes,7,rep,name=brokers,proto3" json:"brokers,omitempty"`
+	Brokers []*KafkaBroker `protobuf:"bytes,7,rep,name=brokers,proto3" json:"brokers,omitempty"`
+	// state is the node's own state: empty while it applies the Raft log,
+	// UPGRADE_REQUIRED once it met a command its build does not know.
+	State         string `protobuf:"bytes,8,opt,name=state,proto3" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2703,6 +2716,13 @@ func (x *HealthCheckResponse) GetBrokers() []*KafkaBroker {
 		return x.Brokers
 	}
 	return nil
+}
+
+func (x *HealthCheckResponse) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
 }
 
 // KafkaBroker is one Kafka broker as a node's readers see it.
@@ -2815,7 +2835,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x12ListMembersRequest\"^\n" +
 	"\x13ListMembersResponse\x12/\n" +
 	"\amembers\x18\x01 \x03(\v2\x15.floe.admin.v1.MemberR\amembers\x12\x16\n" +
-	"\x06leader\x18\x02 \x01(\tR\x06leader\"\x81\x02\n" +
+	"\x06leader\x18\x02 \x01(\tR\x06leader\"\xac\x02\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -2829,7 +2849,9 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\n" +
 	"committers\x18\b \x01(\x05R\n" +
 	"committers\x12/\n" +
-	"\x13unreachable_seconds\x18\t \x01(\x01R\x12unreachableSeconds\"\x12\n" +
+	"\x13unreachable_seconds\x18\t \x01(\x01R\x12unreachableSeconds\x12)\n" +
+	"\x10upgrade_required\x18\n" +
+	" \x01(\bR\x0fupgradeRequired\"\x12\n" +
 	"\x10GetLeaderRequest\"t\n" +
 	"\x11GetLeaderResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
@@ -3008,7 +3030,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\vresult_json\x18\x01 \x01(\tR\n" +
 	"resultJson\x12\x12\n" +
 	"\x04node\x18\x02 \x01(\tR\x04node\"\x14\n" +
-	"\x12HealthCheckRequest\"\xc4\x02\n" +
+	"\x12HealthCheckRequest\"\xda\x02\n" +
 	"\x13HealthCheckResponse\x12\x12\n" +
 	"\x04live\x18\x01 \x01(\bR\x04live\x12\x14\n" +
 	"\x05ready\x18\x02 \x01(\bR\x05ready\x12\x16\n" +
@@ -3016,7 +3038,8 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x04node\x18\x04 \x01(\tR\x04node\x12\x16\n" +
 	"\x06leader\x18\x05 \x01(\tR\x06leader\x12L\n" +
 	"\bproblems\x18\x06 \x03(\v20.floe.admin.v1.HealthCheckResponse.ProblemsEntryR\bproblems\x124\n" +
-	"\abrokers\x18\a \x03(\v2\x1a.floe.admin.v1.KafkaBrokerR\abrokers\x1a;\n" +
+	"\abrokers\x18\a \x03(\v2\x1a.floe.admin.v1.KafkaBrokerR\abrokers\x12\x14\n" +
+	"\x05state\x18\b \x01(\tR\x05state\x1a;\n" +
 	"\rProblemsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc6\x01\n" +
