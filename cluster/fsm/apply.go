@@ -24,6 +24,14 @@ func applyDrainNode(s *State, c *DrainNode) error {
 		return fmt.Errorf("draining node %s: %w", c.ID, ErrUnknownNode)
 	}
 	m.Draining = c.Draining
+	// The process's own drain (at shutdown) leaves an operator's mark as
+	// it is; clearing the drain clears both.
+	switch {
+	case !c.Draining:
+		m.DrainedByOperator = false
+	case c.Operator:
+		m.DrainedByOperator = true
+	}
 	return nil
 }
 

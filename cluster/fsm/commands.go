@@ -181,6 +181,17 @@ type Assign struct {
 type DrainNode struct {
 	ID       string `json:"id"`
 	Draining bool   `json:"draining"`
+	// Operator: an operator set the mark (the admin API), so it outlives
+	// the member's process (Member.DrainedByOperator). Needs
+	// ProtocolOperatorDrain: an older member would drop the field.
+	Operator bool `json:"operator,omitempty"`
+}
+
+func (c DrainNode) contentLevel() int {
+	if c.Operator {
+		return ProtocolOperatorDrain
+	}
+	return ProtocolBase
 }
 
 // RemoveNode forgets a member that left or was removed as failed. Its

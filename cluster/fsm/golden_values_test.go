@@ -70,7 +70,7 @@ const goldenShape = `{"Kind":5,"Fields":[{"Name":"id","Shape":{"Kind":2,"Fields"
 
 func goldenMember() fsm.Member {
 	return fsm.Member{ID: "n1", Addr: "10.0.0.1:7000", RPC: "10.0.0.1:7001", Admin: "10.0.0.1:8080",
-		Attrs: map[string]string{"zone": "eu-west-1a"}, Version: "1.4.0", Draining: true, ProposalIDs: true, Protocol: fsm.ProtocolGating}
+		Attrs: map[string]string{"zone": "eu-west-1a"}, Version: "1.4.0", Draining: true, DrainedByOperator: true, ProposalIDs: true, Protocol: fsm.ProtocolGating}
 }
 
 // goldenCommands returns one fully populated value of every command type,
@@ -91,7 +91,7 @@ func goldenCommands(t testing.TB) []fsm.Command {
 		fsm.RegisterSources{Sources: []fsm.TopicSource{{Topic: "orders", Table: goldenTable, Partitions: 12}}},
 		fsm.Assign{Partitions: []fsm.PartitionAssignment{{TopicPartition: tp, Assignment: *goldenAssignment()}},
 			Committers: []fsm.CommitterAssignment{{Table: goldenTable, Assignment: *goldenAssignment()}}},
-		fsm.DrainNode{ID: "n1", Draining: true},
+		fsm.DrainNode{ID: "n1", Draining: true, Operator: true},
 		fsm.RemoveNode{ID: "n1"},
 		fsm.RestoreState{State: goldenState(t)},
 		fsm.CatalogSynced{Table: goldenTable, Catalog: "glue", MetadataLocation: "s3://b.json", Committer: goldenAssignment(), At: 1767225603000},
@@ -159,6 +159,10 @@ func mainReleaseCommands(t testing.TB) []fsm.Command {
 			out[i] = fsm.RestoreState{State: mainReleaseState(t)}
 		case fsm.RegisterNode:
 			c.Node.Protocol = 0 // main registered no protocol level
+			c.Node.DrainedByOperator = false
+			out[i] = c
+		case fsm.DrainNode:
+			c.Operator = false // main had one kind of drain mark
 			out[i] = c
 		case fsm.PutMapping:
 			c.Mapping.Table = mainReleaseSpec(c.Mapping.Table)
@@ -182,6 +186,7 @@ func mainReleaseState(t testing.TB) *fsm.State {
 	s := goldenState(t)
 	for _, m := range s.Nodes {
 		m.Protocol = 0
+		m.DrainedByOperator = false
 	}
 	for _, m := range s.Mappings {
 		m.Table = mainReleaseSpec(m.Table)

@@ -172,3 +172,54 @@ func TestGzipMetadataIsGated(t *testing.T) {
 		t.Fatalf("every member at level 6: %v", err)
 	}
 }
+
+// TestOperatorDrainIsGated: an operator's drain mark needs every member at
+// ProtocolOperatorDrain (an older member would drop the field and its
+// membership would part from the others'); a plain drain stays at the base
+// level. Applied, the process's own drain keeps an operator's mark and an
+// undrain clears both.
+func TestOperatorDrainIsGated(t *testing.T) {
+	f := New()
+	for i, m := range []Member{
+		{ID: "a", ProposalIDs: true, Protocol: ProtocolOperatorDrain},
+		{ID: "b", ProposalIDs: true, Protocol: ProtocolGzipMetadata},
+	} {
+		if err := apply(t, f, uint64(i+1), RegisterNode{Node: m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.GateCommand(DrainNode{ID: "a", Draining: true}, ProtocolLevel); err != nil {
+		t.Fatalf("a plain drain with a level-6 member: %v", err)
+	}
+	if _, err := f.GateCommand(DrainNode{ID: "a", Draining: true, Operator: true}, ProtocolLevel); !errors.Is(err, ErrProtocolTooLow) || !strings.Contains(err.Error(), "b at level 6") {
+		t.Fatalf("an operator's drain with a level-6 member: %v, want refused naming b", err)
+	}
+	if err := apply(t, f, 3, RegisterNode{Node: Member{ID: "b", ProposalIDs: true, Protocol: ProtocolOperatorDrain}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.GateCommand(DrainNode{ID: "a", Draining: true, Operator: true}, ProtocolLevel); err != nil {
+		t.Fatalf("every member at level 7: %v", err)
+	}
+	mark := func() (bool, bool) {
+		var d, op bool
+		f.Read(func(s *State) { d, op = s.Nodes["a"].Draining, s.Nodes["a"].DrainedByOperator })
+		return d, op
+	}
+	for i, step := range []struct {
+		cmd        DrainNode
+		draining   bool
+		byOperator bool
+	}{
+		{DrainNode{ID: "a", Draining: true, Operator: true}, true, true},
+		{DrainNode{ID: "a", Draining: true}, true, true}, // the process drains at shutdown
+		{DrainNode{ID: "a", Draining: false}, false, false},
+		{DrainNode{ID: "a", Draining: true}, true, false},
+	} {
+		if err := apply(t, f, uint64(4+i), step.cmd); err != nil {
+			t.Fatal(err)
+		}
+		if d, op := mark(); d != step.draining || op != step.byOperator {
+			t.Fatalf("after %+v: draining %v by operator %v, want %v %v", step.cmd, d, op, step.draining, step.byOperator)
+		}
+	}
+}

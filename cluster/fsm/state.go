@@ -55,6 +55,10 @@ type Member struct {
 	Version string            `json:"version,omitempty"`
 	// Draining members take no new work; their work is moved away.
 	Draining bool `json:"draining,omitempty"`
+	// DrainedByOperator: the drain mark is an operator's (DrainNode with
+	// Operator), not the process's own shutdown: the member's restarted
+	// process keeps it, and only an operator's undrain clears it.
+	DrainedByOperator bool `json:"drained_by_operator,omitempty"`
 	// ProposalIDs: the member's FSM deduplicates proposals by id (State.
 	// Proposals). Proposers attach ids only while every member says so: an
 	// older member would apply a resend that the others answer from their

@@ -56,8 +56,14 @@ const (
 	// so a table's first gzip file is written, and a pointer to one
 	// proposed, only once every member is here.
 	ProtocolGzipMetadata = 6
+	// ProtocolOperatorDrain: builds that tell an operator's drain mark
+	// from the process's own (DrainNode.Operator, Member.DrainedByOperator)
+	// and keep the operator's across a restart. An older member would drop
+	// the field, and its replica of the membership would part from the
+	// others', so the mark is sent only once every member is here.
+	ProtocolOperatorDrain = 7
 	// ProtocolLevel is this build's level.
-	ProtocolLevel = ProtocolGzipMetadata
+	ProtocolLevel = ProtocolOperatorDrain
 )
 
 // leveled is a command whose content may need a higher protocol level than

@@ -97,31 +97,37 @@ func (n *Node) Registered() bool {
 // ensureRegistered adds or refreshes this node's membership record once it
 // is part of the Raft configuration (a new address or version after a
 // restart). The draining mark: a process that drains registers as draining
-// (a node that rejoined registers while it may already be draining); a
-// restarted process clears a mark left from before (its first registration
-// rewrites it); and a mark an operator set on the running process (DrainNode
-// through the admin API) is kept, or the drain would be undone within one
-// autopilot tick.
+// (a node that rejoined registers while it may already be draining); a mark
+// set on the running process (DrainNode through the admin API) is kept, or
+// the drain would be undone within one autopilot tick; a restarted process
+// keeps an operator's mark (DrainedByOperator: only an undrain clears it)
+// and clears any other left from before (a drain of its own shutdown, cut
+// short), since its first registration rewrites the record.
 func (n *Node) ensureRegistered() {
 	if !n.IsMember() {
 		return
 	}
 	want := n.self()
-	var cur *fsm.Member
+	var (
+		cur    *fsm.Member
+		lowest int
+	)
 	n.fsm.Read(func(s *fsm.State) {
 		if m, ok := s.Nodes[n.cfg.ID]; ok {
 			c := *m
 			cur = &c
 		}
+		lowest = s.MinProtocol()
 	})
-	if cur != nil && cur.Addr == want.Addr && cur.RPC == want.RPC && cur.Admin == want.Admin &&
-		cur.Version == want.Version && cur.Zone() == want.Zone() && cur.ProposalIDs == want.ProposalIDs && cur.Protocol == want.Protocol &&
-		(cur.Draining == want.Draining || cur.Draining && n.registered.Load()) {
-		n.registered.Store(true)
-		return
+	if cur != nil && cur.DrainedByOperator && lowest >= fsm.ProtocolOperatorDrain {
+		want.Draining, want.DrainedByOperator = true, true
 	}
 	if cur != nil && n.registered.Load() {
-		want.Draining = want.Draining || cur.Draining // an operator's mark stays
+		want.Draining = want.Draining || cur.Draining // a mark set on this process stays
+	}
+	if cur != nil && sameRecord(*cur, want) {
+		n.registered.Store(true)
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -130,6 +136,14 @@ func (n *Node) ensureRegistered() {
 		return
 	}
 	n.registered.Store(true)
+}
+
+// sameRecord reports whether the replicated record cur already says all
+// that want does.
+func sameRecord(cur, want fsm.Member) bool {
+	return cur.Addr == want.Addr && cur.RPC == want.RPC && cur.Admin == want.Admin &&
+		cur.Version == want.Version && cur.Zone() == want.Zone() && cur.ProposalIDs == want.ProposalIDs &&
+		cur.Protocol == want.Protocol && cur.Draining == want.Draining && cur.DrainedByOperator == want.DrainedByOperator
 }
 
 // MarkDraining marks this node as draining in the replicated membership, so

@@ -138,11 +138,12 @@ func TestSyncWaitsForTheFSM(t *testing.T) {
 	}
 }
 
-// TestOperatorDrainMarkKept: a drain an operator sets on a running node
-// (DrainNode through the admin API, applied by the leader) is not undone by
-// the node's own record refresh, which runs every autopilot tick; a
-// restarted process, whose first registration rewrites the record, clears
-// a mark left from before.
+// TestOperatorDrainMarkKept: a drain set on a running node (DrainNode,
+// applied by the leader) is not undone by the node's own record refresh,
+// which runs every autopilot tick. A restarted process, whose first
+// registration rewrites the record, keeps an operator's mark (the admin
+// API's DrainNode, Operator set) and clears any other left from before (its
+// own drain at shutdown, cut short).
 func TestOperatorDrainMarkKept(t *testing.T) {
 	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
 	l := g.leader()
@@ -170,5 +171,31 @@ func TestOperatorDrainMarkKept(t *testing.T) {
 	f.ensureRegistered()
 	if draining() {
 		t.Fatal("a restarted process kept the draining mark of the one before")
+	}
+
+	// An operator's mark survives the restart, and the refresh after it.
+	mustApply(t, l, fsm.DrainNode{ID: f.ID(), Draining: true, Operator: true})
+	wait.For(t, 10*time.Second, "the follower applies the operator's drain", func() bool {
+		var d bool
+		f.FSM().Read(func(s *State) { m, ok := s.Nodes[f.ID()]; d = ok && m.DrainedByOperator })
+		return d
+	})
+	f.registered.Store(false)
+	f.ensureRegistered()
+	f.ensureRegistered()
+	if !draining() {
+		t.Fatal("a restarted process cleared the operator's draining mark")
+	}
+	// Undrained, the refresh does not set it again.
+	mustApply(t, l, fsm.DrainNode{ID: f.ID(), Draining: false})
+	wait.For(t, 10*time.Second, "the follower applies the undrain", func() bool {
+		var d bool
+		f.FSM().Read(func(s *State) { m, ok := s.Nodes[f.ID()]; d = ok && m.Draining })
+		return !d
+	})
+	f.registered.Store(false)
+	f.ensureRegistered()
+	if draining() {
+		t.Fatal("an undrained node drains again after a restart")
 	}
 }

@@ -31,6 +31,7 @@ var methodScopes = map[string]auth.Scope{
 	adminv1.ClusterService_GetLeader_FullMethodName:          auth.ScopeRead,
 	adminv1.ClusterService_TransferLeadership_FullMethodName: auth.ScopeAdmin,
 	adminv1.ClusterService_DrainNode_FullMethodName:          auth.ScopeAdmin,
+	adminv1.ClusterService_UndrainNode_FullMethodName:        auth.ScopeAdmin,
 	adminv1.ClusterService_RemoveNode_FullMethodName:         auth.ScopeAdmin,
 
 	adminv1.TableService_ListMappings_FullMethodName:   auth.ScopeRead,

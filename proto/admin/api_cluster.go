@@ -51,6 +51,13 @@ func (a *clusterAPI) DrainNode(ctx context.Context, req *adminv1.DrainNodeReques
 	return write(a.b.DrainNode(ctx, req.GetId()))
 }
 
+func (a *clusterAPI) UndrainNode(ctx context.Context, req *adminv1.UndrainNodeRequest) (*adminv1.WriteResponse, error) {
+	if err := required("id", req.GetId()); err != nil {
+		return nil, err
+	}
+	return write(a.b.UndrainNode(ctx, req.GetId()))
+}
+
 func (a *clusterAPI) RemoveNode(ctx context.Context, req *adminv1.RemoveNodeRequest) (*adminv1.WriteResponse, error) {
 	if err := required("id", req.GetId()); err != nil {
 		return nil, err

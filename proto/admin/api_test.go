@@ -104,6 +104,9 @@ func (f *fakeBackend) TransferLeadership(_ context.Context, id string) (WriteRes
 func (f *fakeBackend) DrainNode(_ context.Context, id string) (WriteResult, error) {
 	return f.record("DrainNode %s", id)
 }
+func (f *fakeBackend) UndrainNode(_ context.Context, id string) (WriteResult, error) {
+	return f.record("UndrainNode %s", id)
+}
 func (f *fakeBackend) RemoveNode(_ context.Context, id string) (WriteResult, error) {
 	return f.record("RemoveNode %s", id)
 }
@@ -313,6 +316,11 @@ func rpcCases() []rpcCase {
 				return cl(cc).DrainNode(ctx, &adminv1.DrainNodeRequest{Id: "n2"})
 			},
 			want: written, call: "DrainNode n2"},
+		{method: adminv1.ClusterService_UndrainNode_FullMethodName, verb: "POST", path: "/v1/cluster/members/n2:undrain",
+			grpc: func(ctx context.Context, cc *grpc.ClientConn) (proto.Message, error) {
+				return cl(cc).UndrainNode(ctx, &adminv1.UndrainNodeRequest{Id: "n2"})
+			},
+			want: written, call: "UndrainNode n2"},
 		{method: adminv1.ClusterService_RemoveNode_FullMethodName, verb: "DELETE", path: "/v1/cluster/members/n2",
 			grpc: func(ctx context.Context, cc *grpc.ClientConn) (proto.Message, error) {
 				return cl(cc).RemoveNode(ctx, &adminv1.RemoveNodeRequest{Id: "n2"})

@@ -59,8 +59,10 @@ type Backend interface {
 
 	// TransferLeadership hands leadership to voter id (any when empty).
 	TransferLeadership(ctx context.Context, id string) (WriteResult, error)
-	// DrainNode marks a member draining; RemoveNode removes it.
+	// DrainNode marks a member draining, UndrainNode clears an operator's
+	// mark; RemoveNode removes it.
 	DrainNode(ctx context.Context, id string) (WriteResult, error)
+	UndrainNode(ctx context.Context, id string) (WriteResult, error)
 	RemoveNode(ctx context.Context, id string) (WriteResult, error)
 
 	// Mappings lists API and configuration mappings, by name.

@@ -78,7 +78,7 @@ func leaderCmd(o *options) *cobra.Command {
 }
 
 func nodeCmd(o *options) *cobra.Command {
-	cmd := &cobra.Command{Use: "node", Short: "Drain or remove a member of the Raft group"}
+	cmd := &cobra.Command{Use: "node", Short: "Drain, undrain or remove a member of the Raft group"}
 	groupRun(cmd)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "drain ID",
@@ -86,6 +86,13 @@ func nodeCmd(o *options) *cobra.Command {
 		Args:  exactArgs(1, "ID"),
 		RunE: o.action(func(e *env, args []string) error {
 			return e.write(e.cluster.DrainNode(e.ctx, &adminv1.DrainNodeRequest{Id: args[0]}))
+		}),
+	}, &cobra.Command{
+		Use:   "undrain ID",
+		Short: "Clear an operator's draining mark: the member takes work again",
+		Args:  exactArgs(1, "ID"),
+		RunE: o.action(func(e *env, args []string) error {
+			return e.write(e.cluster.UndrainNode(e.ctx, &adminv1.UndrainNodeRequest{Id: args[0]}))
 		}),
 	}, &cobra.Command{
 		Use:   "remove ID",

@@ -107,7 +107,7 @@ func (o *options) addCompletions(root *cobra.Command) {
 				c.ValidArgsFunction = o.remoteNames(tableNames)
 			case "mappings get", "mappings update", "mappings delete":
 				c.ValidArgsFunction = o.remoteNames(mappingNames)
-			case "node drain", "node remove", "leader transfer":
+			case "node drain", "node undrain", "node remove", "leader transfer":
 				c.ValidArgsFunction = o.remoteNames(memberIDs)
 			}
 		}

@@ -104,6 +104,10 @@ func (s clusterSrv) DrainNode(ctx context.Context, q *adminv1.DrainNodeRequest) 
 	return s.wr(), s.record(ctx, q)
 }
 
+func (s clusterSrv) UndrainNode(ctx context.Context, q *adminv1.UndrainNodeRequest) (*adminv1.WriteResponse, error) {
+	return s.wr(), s.record(ctx, q)
+}
+
 func (s clusterSrv) RemoveNode(ctx context.Context, q *adminv1.RemoveNodeRequest) (*adminv1.WriteResponse, error) {
 	return s.wr(), s.record(ctx, q)
 }
@@ -302,6 +306,7 @@ func TestRequests(t *testing.T) {
 		{[]string{"leader", "transfer"}, &adminv1.TransferLeadershipRequest{}},
 		{[]string{"leader", "transfer", "n2"}, &adminv1.TransferLeadershipRequest{Id: "n2"}},
 		{[]string{"node", "drain", "n2"}, &adminv1.DrainNodeRequest{Id: "n2"}},
+		{[]string{"node", "undrain", "n2"}, &adminv1.UndrainNodeRequest{Id: "n2"}},
 		{[]string{"node", "remove", "n3"}, &adminv1.RemoveNodeRequest{Id: "n3"}},
 		{[]string{"mappings", "list"}, &adminv1.ListMappingsRequest{}},
 		{[]string{"mappings", "get", "orders"}, &adminv1.GetMappingRequest{Name: "orders"}},

@@ -11,6 +11,7 @@
 //	floe ctl leader                        GetLeader
 //	floe ctl leader transfer [ID]          TransferLeadership
 //	floe ctl node drain ID                 DrainNode
+//	floe ctl node undrain ID               UndrainNode
 //	floe ctl node remove ID                RemoveNode
 //	floe ctl mappings list|get NAME        ListMappings, GetMapping
 //	floe ctl mappings create NAME ...      CreateMapping (flags or -f FILE, YAML or JSON)

@@ -1,1 +1,1 @@
-{"node":{"id":"n1","addr":"10.0.0.1:7000","rpc":"10.0.0.1:7001","admin":"10.0.0.1:8080","attrs":{"zone":"eu-west-1a"},"version":"1.4.0","draining":true,"proposal_ids":true,"protocol":3}}
+{"node":{"id":"n1","addr":"10.0.0.1:7000","rpc":"10.0.0.1:7001","admin":"10.0.0.1:8080","attrs":{"zone":"eu-west-1a"},"version":"1.4.0","draining":true,"drained_by_operator":true,"proposal_ids":true,"protocol":3}}

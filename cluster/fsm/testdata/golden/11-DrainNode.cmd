@@ -1,1 +1,1 @@
-{"id":"n1","draining":true}
+{"id":"n1","draining":true,"operator":true}

@@ -146,7 +146,39 @@ func (b *Backend) DrainNode(ctx context.Context, id string) (admin.WriteResult, 
 	if err := b.memberExists(id); err != nil {
 		return admin.WriteResult{}, err
 	}
-	return b.propose(ctx, fsm.DrainNode{ID: id, Draining: true}, "draining node "+id)
+	// The mark is an operator's, kept across the member's restarts, once
+	// every member can hold that; before, it lasts until the member's
+	// process restarts, as in older builds.
+	var lowest int
+	b.raft.FSM().Read(func(s *fsm.State) { lowest = s.MinProtocol() })
+	return b.propose(ctx, fsm.DrainNode{ID: id, Draining: true, Operator: lowest >= fsm.ProtocolOperatorDrain}, "draining node "+id)
+}
+
+// UndrainNode implements admin.Backend: it clears a member's draining mark,
+// so the assignment controller gives it work again. A member that drains
+// itself (its process is shutting down) is refused: its process leaves
+// the group whatever the mark says.
+func (b *Backend) UndrainNode(ctx context.Context, id string) (admin.WriteResult, error) {
+	if err := b.memberExists(id); err != nil {
+		return admin.WriteResult{}, err
+	}
+	var (
+		m      fsm.Member
+		lowest int
+	)
+	b.raft.FSM().Read(func(s *fsm.State) {
+		if p, ok := s.Nodes[id]; ok {
+			m = *p
+		}
+		lowest = s.MinProtocol()
+	})
+	switch {
+	case !m.Draining:
+		return admin.WriteResult{Unchanged: true, Message: "node " + id + " is not draining"}, nil
+	case !m.DrainedByOperator && lowest >= fsm.ProtocolOperatorDrain:
+		return admin.WriteResult{}, fmt.Errorf("%w: node %s drains itself (its process is shutting down): there is no operator's mark to clear", admin.ErrConflict, id)
+	}
+	return b.propose(ctx, fsm.DrainNode{ID: id, Draining: false}, "undraining node "+id)
 }
 
 // RemoveNode implements admin.Backend. Removing the leader itself is

@@ -71,6 +71,34 @@ func TestBackendJoiningThenStarted(t *testing.T) {
 	if _, err := b.DrainNode(ctx, "n9"); !errors.Is(err, admin.ErrNotFound) {
 		t.Fatalf("draining an unknown member: %v, want not found", err)
 	}
+	// An operator's drain is marked as such (it outlives the node's
+	// restarts) and only an undrain clears it; the node's own drain (at
+	// shutdown) cannot be undone from outside.
+	member := func() (m fsm.Member) {
+		rn.FSM().Read(func(s *fsm.State) { m = *s.Nodes["n1"] })
+		return m
+	}
+	if _, err := b.DrainNode(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if m := member(); !m.Draining || !m.DrainedByOperator {
+		t.Fatalf("after an operator's drain: %+v", m)
+	}
+	if res, err := b.UndrainNode(ctx, "n1"); err != nil || res.Unchanged {
+		t.Fatalf("undrain: %+v (%v)", res, err)
+	}
+	if m := member(); m.Draining || m.DrainedByOperator {
+		t.Fatalf("after undrain: %+v", m)
+	}
+	if res, err := b.UndrainNode(ctx, "n1"); err != nil || !res.Unchanged {
+		t.Fatalf("undrain of a member not draining: %+v (%v), want unchanged", res, err)
+	}
+	if _, err := rn.Apply(ctx, fsm.DrainNode{ID: "n1", Draining: true}); err != nil { // as MarkDraining at shutdown
+		t.Fatal(err)
+	}
+	if _, err := b.UndrainNode(ctx, "n1"); !errors.Is(err, admin.ErrConflict) || !strings.Contains(err.Error(), "drains itself") {
+		t.Fatalf("undrain of a node's own drain: %v, want a conflict", err)
+	}
 	if _, err := b.RemoveNode(ctx, "n1"); !errors.Is(err, admin.ErrConflict) {
 		t.Fatalf("removing the leader: %v, want a conflict", err)
 	}

@@ -544,6 +544,50 @@ func (x *DrainNodeRequest) GetId() string {
 	return ""
 }
 
+type UndrainNodeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndrainNodeRequest) Reset() {
+	*x = UndrainNodeRequest{}
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndrainNodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndrainNodeRequest) ProtoMessage() {}
+
+func (x *UndrainNodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndrainNodeRequest.ProtoReflect.Descriptor instead.
+func (*UndrainNodeRequest) Descriptor() ([]byte, []int) {
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *UndrainNodeRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 type RemoveNodeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -553,7 +597,7 @@ type RemoveNodeRequest struct {
 
 func (x *RemoveNodeRequest) Reset() {
 	*x = RemoveNodeRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[8]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -565,7 +609,7 @@ func (x *RemoveNodeRequest) String() string {
 func (*RemoveNodeRequest) ProtoMessage() {}
 
 func (x *RemoveNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[8]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -578,7 +622,7 @@ func (x *RemoveNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveNodeRequest.ProtoReflect.Descriptor instead.
 func (*RemoveNodeRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{8}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RemoveNodeRequest) GetId() string {
@@ -653,7 +697,7 @@ type Mapping struct {
 
 func (x *Mapping) Reset() {
 	*x = Mapping{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[9]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -665,7 +709,7 @@ func (x *Mapping) String() string {
 func (*Mapping) ProtoMessage() {}
 
 func (x *Mapping) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[9]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -678,7 +722,7 @@ func (x *Mapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mapping.ProtoReflect.Descriptor instead.
 func (*Mapping) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{9}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Mapping) GetName() string {
@@ -860,7 +904,7 @@ type PartitionField struct {
 
 func (x *PartitionField) Reset() {
 	*x = PartitionField{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[10]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +916,7 @@ func (x *PartitionField) String() string {
 func (*PartitionField) ProtoMessage() {}
 
 func (x *PartitionField) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[10]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +929,7 @@ func (x *PartitionField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionField.ProtoReflect.Descriptor instead.
 func (*PartitionField) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{10}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PartitionField) GetColumn() string {
@@ -910,7 +954,7 @@ type ListMappingsRequest struct {
 
 func (x *ListMappingsRequest) Reset() {
 	*x = ListMappingsRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[11]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +966,7 @@ func (x *ListMappingsRequest) String() string {
 func (*ListMappingsRequest) ProtoMessage() {}
 
 func (x *ListMappingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[11]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +979,7 @@ func (x *ListMappingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMappingsRequest.ProtoReflect.Descriptor instead.
 func (*ListMappingsRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{11}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{12}
 }
 
 type ListMappingsResponse struct {
@@ -947,7 +991,7 @@ type ListMappingsResponse struct {
 
 func (x *ListMappingsResponse) Reset() {
 	*x = ListMappingsResponse{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[12]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -959,7 +1003,7 @@ func (x *ListMappingsResponse) String() string {
 func (*ListMappingsResponse) ProtoMessage() {}
 
 func (x *ListMappingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[12]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -972,7 +1016,7 @@ func (x *ListMappingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMappingsResponse.ProtoReflect.Descriptor instead.
 func (*ListMappingsResponse) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{12}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListMappingsResponse) GetMappings() []*Mapping {
@@ -991,7 +1035,7 @@ type GetMappingRequest struct {
 
 func (x *GetMappingRequest) Reset() {
 	*x = GetMappingRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[13]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1003,7 +1047,7 @@ func (x *GetMappingRequest) String() string {
 func (*GetMappingRequest) ProtoMessage() {}
 
 func (x *GetMappingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[13]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1016,7 +1060,7 @@ func (x *GetMappingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMappingRequest.ProtoReflect.Descriptor instead.
 func (*GetMappingRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{13}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetMappingRequest) GetName() string {
@@ -1035,7 +1079,7 @@ type CreateMappingRequest struct {
 
 func (x *CreateMappingRequest) Reset() {
 	*x = CreateMappingRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[14]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1091,7 @@ func (x *CreateMappingRequest) String() string {
 func (*CreateMappingRequest) ProtoMessage() {}
 
 func (x *CreateMappingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[14]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1104,7 @@ func (x *CreateMappingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateMappingRequest.ProtoReflect.Descriptor instead.
 func (*CreateMappingRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{14}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateMappingRequest) GetMapping() *Mapping {
@@ -1082,7 +1126,7 @@ type UpdateMappingRequest struct {
 
 func (x *UpdateMappingRequest) Reset() {
 	*x = UpdateMappingRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[15]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1094,7 +1138,7 @@ func (x *UpdateMappingRequest) String() string {
 func (*UpdateMappingRequest) ProtoMessage() {}
 
 func (x *UpdateMappingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[15]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1107,7 +1151,7 @@ func (x *UpdateMappingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateMappingRequest.ProtoReflect.Descriptor instead.
 func (*UpdateMappingRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{15}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UpdateMappingRequest) GetMapping() *Mapping {
@@ -1133,7 +1177,7 @@ type DeleteMappingRequest struct {
 
 func (x *DeleteMappingRequest) Reset() {
 	*x = DeleteMappingRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[16]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1145,7 +1189,7 @@ func (x *DeleteMappingRequest) String() string {
 func (*DeleteMappingRequest) ProtoMessage() {}
 
 func (x *DeleteMappingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[16]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1158,7 +1202,7 @@ func (x *DeleteMappingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteMappingRequest.ProtoReflect.Descriptor instead.
 func (*DeleteMappingRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{16}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteMappingRequest) GetName() string {
@@ -1176,7 +1220,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[17]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1188,7 +1232,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[17]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1201,7 +1245,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{17}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{18}
 }
 
 type ListTablesResponse struct {
@@ -1213,7 +1257,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[18]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1225,7 +1269,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[18]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1238,7 +1282,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{18}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListTablesResponse) GetTables() []*TableStatus {
@@ -1258,7 +1302,7 @@ type GetTableRequest struct {
 
 func (x *GetTableRequest) Reset() {
 	*x = GetTableRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[19]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1314,7 @@ func (x *GetTableRequest) String() string {
 func (*GetTableRequest) ProtoMessage() {}
 
 func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[19]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1327,7 @@ func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableRequest.ProtoReflect.Descriptor instead.
 func (*GetTableRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{19}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetTableRequest) GetTable() string {
@@ -1331,7 +1375,7 @@ type TableStatus struct {
 
 func (x *TableStatus) Reset() {
 	*x = TableStatus{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[20]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1343,7 +1387,7 @@ func (x *TableStatus) String() string {
 func (*TableStatus) ProtoMessage() {}
 
 func (x *TableStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[20]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1356,7 +1400,7 @@ func (x *TableStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableStatus.ProtoReflect.Descriptor instead.
 func (*TableStatus) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TableStatus) GetTable() string {
@@ -1531,7 +1575,7 @@ type DeltaStatus struct {
 
 func (x *DeltaStatus) Reset() {
 	*x = DeltaStatus{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[21]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1543,7 +1587,7 @@ func (x *DeltaStatus) String() string {
 func (*DeltaStatus) ProtoMessage() {}
 
 func (x *DeltaStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[21]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1556,7 +1600,7 @@ func (x *DeltaStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeltaStatus.ProtoReflect.Descriptor instead.
 func (*DeltaStatus) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeltaStatus) GetVersion() int64 {
@@ -1596,7 +1640,7 @@ type PartitionStatus struct {
 
 func (x *PartitionStatus) Reset() {
 	*x = PartitionStatus{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[22]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1608,7 +1652,7 @@ func (x *PartitionStatus) String() string {
 func (*PartitionStatus) ProtoMessage() {}
 
 func (x *PartitionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[22]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1621,7 +1665,7 @@ func (x *PartitionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionStatus.ProtoReflect.Descriptor instead.
 func (*PartitionStatus) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PartitionStatus) GetTopic() string {
@@ -1723,7 +1767,7 @@ type CatalogStatus struct {
 
 func (x *CatalogStatus) Reset() {
 	*x = CatalogStatus{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[23]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +1779,7 @@ func (x *CatalogStatus) String() string {
 func (*CatalogStatus) ProtoMessage() {}
 
 func (x *CatalogStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[23]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +1792,7 @@ func (x *CatalogStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogStatus.ProtoReflect.Descriptor instead.
 func (*CatalogStatus) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CatalogStatus) GetCatalog() string {
@@ -1809,7 +1853,7 @@ type PauseTableRequest struct {
 
 func (x *PauseTableRequest) Reset() {
 	*x = PauseTableRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[24]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +1865,7 @@ func (x *PauseTableRequest) String() string {
 func (*PauseTableRequest) ProtoMessage() {}
 
 func (x *PauseTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[24]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +1878,7 @@ func (x *PauseTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseTableRequest.ProtoReflect.Descriptor instead.
 func (*PauseTableRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PauseTableRequest) GetTable() string {
@@ -1855,7 +1899,7 @@ type ResumeTableRequest struct {
 
 func (x *ResumeTableRequest) Reset() {
 	*x = ResumeTableRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[25]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +1911,7 @@ func (x *ResumeTableRequest) String() string {
 func (*ResumeTableRequest) ProtoMessage() {}
 
 func (x *ResumeTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[25]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +1924,7 @@ func (x *ResumeTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeTableRequest.ProtoReflect.Descriptor instead.
 func (*ResumeTableRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResumeTableRequest) GetTable() string {
@@ -1916,7 +1960,7 @@ type RewindTableRequest struct {
 
 func (x *RewindTableRequest) Reset() {
 	*x = RewindTableRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[26]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1928,7 +1972,7 @@ func (x *RewindTableRequest) String() string {
 func (*RewindTableRequest) ProtoMessage() {}
 
 func (x *RewindTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[26]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1941,7 +1985,7 @@ func (x *RewindTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewindTableRequest.ProtoReflect.Descriptor instead.
 func (*RewindTableRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RewindTableRequest) GetTable() string {
@@ -2042,7 +2086,7 @@ type ExplicitOffsets struct {
 
 func (x *ExplicitOffsets) Reset() {
 	*x = ExplicitOffsets{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[27]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2054,7 +2098,7 @@ func (x *ExplicitOffsets) String() string {
 func (*ExplicitOffsets) ProtoMessage() {}
 
 func (x *ExplicitOffsets) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[27]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2067,7 +2111,7 @@ func (x *ExplicitOffsets) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplicitOffsets.ProtoReflect.Descriptor instead.
 func (*ExplicitOffsets) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExplicitOffsets) GetOffsets() []*PartitionOffset {
@@ -2088,7 +2132,7 @@ type PartitionOffset struct {
 
 func (x *PartitionOffset) Reset() {
 	*x = PartitionOffset{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[28]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2100,7 +2144,7 @@ func (x *PartitionOffset) String() string {
 func (*PartitionOffset) ProtoMessage() {}
 
 func (x *PartitionOffset) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[28]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2113,7 +2157,7 @@ func (x *PartitionOffset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionOffset.ProtoReflect.Descriptor instead.
 func (*PartitionOffset) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PartitionOffset) GetTopic() string {
@@ -2157,7 +2201,7 @@ type Rewind struct {
 
 func (x *Rewind) Reset() {
 	*x = Rewind{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[29]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2169,7 +2213,7 @@ func (x *Rewind) String() string {
 func (*Rewind) ProtoMessage() {}
 
 func (x *Rewind) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[29]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2182,7 +2226,7 @@ func (x *Rewind) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rewind.ProtoReflect.Descriptor instead.
 func (*Rewind) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Rewind) GetGeneration() uint64 {
@@ -2244,7 +2288,7 @@ type RewindTableResponse struct {
 
 func (x *RewindTableResponse) Reset() {
 	*x = RewindTableResponse{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[30]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2256,7 +2300,7 @@ func (x *RewindTableResponse) String() string {
 func (*RewindTableResponse) ProtoMessage() {}
 
 func (x *RewindTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[30]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2269,7 +2313,7 @@ func (x *RewindTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RewindTableResponse.ProtoReflect.Descriptor instead.
 func (*RewindTableResponse) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RewindTableResponse) GetRaftIndex() uint64 {
@@ -2295,7 +2339,7 @@ type ListSnapshotsRequest struct {
 
 func (x *ListSnapshotsRequest) Reset() {
 	*x = ListSnapshotsRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[31]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2351,7 @@ func (x *ListSnapshotsRequest) String() string {
 func (*ListSnapshotsRequest) ProtoMessage() {}
 
 func (x *ListSnapshotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[31]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2364,7 @@ func (x *ListSnapshotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSnapshotsRequest.ProtoReflect.Descriptor instead.
 func (*ListSnapshotsRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{31}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListSnapshotsRequest) GetTable() string {
@@ -2340,7 +2384,7 @@ type ListSnapshotsResponse struct {
 
 func (x *ListSnapshotsResponse) Reset() {
 	*x = ListSnapshotsResponse{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[32]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2352,7 +2396,7 @@ func (x *ListSnapshotsResponse) String() string {
 func (*ListSnapshotsResponse) ProtoMessage() {}
 
 func (x *ListSnapshotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[32]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2365,7 +2409,7 @@ func (x *ListSnapshotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSnapshotsResponse.ProtoReflect.Descriptor instead.
 func (*ListSnapshotsResponse) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{32}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListSnapshotsResponse) GetSnapshots() []*Snapshot {
@@ -2397,7 +2441,7 @@ type Snapshot struct {
 
 func (x *Snapshot) Reset() {
 	*x = Snapshot{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[33]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2409,7 +2453,7 @@ func (x *Snapshot) String() string {
 func (*Snapshot) ProtoMessage() {}
 
 func (x *Snapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[33]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2422,7 +2466,7 @@ func (x *Snapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snapshot.ProtoReflect.Descriptor instead.
 func (*Snapshot) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{33}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Snapshot) GetSnapshotId() int64 {
@@ -2487,7 +2531,7 @@ type RunMaintenanceRequest struct {
 
 func (x *RunMaintenanceRequest) Reset() {
 	*x = RunMaintenanceRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[34]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2499,7 +2543,7 @@ func (x *RunMaintenanceRequest) String() string {
 func (*RunMaintenanceRequest) ProtoMessage() {}
 
 func (x *RunMaintenanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[34]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2512,7 +2556,7 @@ func (x *RunMaintenanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunMaintenanceRequest.ProtoReflect.Descriptor instead.
 func (*RunMaintenanceRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{34}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RunMaintenanceRequest) GetTable() string {
@@ -2541,7 +2585,7 @@ type RunMaintenanceResponse struct {
 
 func (x *RunMaintenanceResponse) Reset() {
 	*x = RunMaintenanceResponse{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[35]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2553,7 +2597,7 @@ func (x *RunMaintenanceResponse) String() string {
 func (*RunMaintenanceResponse) ProtoMessage() {}
 
 func (x *RunMaintenanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[35]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2566,7 +2610,7 @@ func (x *RunMaintenanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunMaintenanceResponse.ProtoReflect.Descriptor instead.
 func (*RunMaintenanceResponse) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{35}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RunMaintenanceResponse) GetResultJson() string {
@@ -2591,7 +2635,7 @@ type HealthCheckRequest struct {
 
 func (x *HealthCheckRequest) Reset() {
 	*x = HealthCheckRequest{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[36]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2603,7 +2647,7 @@ func (x *HealthCheckRequest) String() string {
 func (*HealthCheckRequest) ProtoMessage() {}
 
 func (x *HealthCheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[36]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2616,7 +2660,7 @@ func (x *HealthCheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthCheckRequest.ProtoReflect.Descriptor instead.
 func (*HealthCheckRequest) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{36}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{37}
 }
 
 type HealthCheckResponse struct {
@@ -2641,7 +2685,7 @@ type HealthCheckResponse struct {
 
 func (x *HealthCheckResponse) Reset() {
 	*x = HealthCheckResponse{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[37]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +2697,7 @@ func (x *HealthCheckResponse) String() string {
 func (*HealthCheckResponse) ProtoMessage() {}
 
 func (x *HealthCheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[37]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +2710,7 @@ func (x *HealthCheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthCheckResponse.ProtoReflect.Descriptor instead.
 func (*HealthCheckResponse) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{37}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *HealthCheckResponse) GetLive() bool {
@@ -2745,7 +2789,7 @@ type KafkaBroker struct {
 
 func (x *KafkaBroker) Reset() {
 	*x = KafkaBroker{}
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[38]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2757,7 +2801,7 @@ func (x *KafkaBroker) String() string {
 func (*KafkaBroker) ProtoMessage() {}
 
 func (x *KafkaBroker) ProtoReflect() protoreflect.Message {
-	mi := &file_floe_admin_v1_admin_proto_msgTypes[38]
+	mi := &file_floe_admin_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2770,7 +2814,7 @@ func (x *KafkaBroker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KafkaBroker.ProtoReflect.Descriptor instead.
 func (*KafkaBroker) Descriptor() ([]byte, []int) {
-	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{38}
+	return file_floe_admin_v1_admin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *KafkaBroker) GetAddr() string {
@@ -2861,6 +2905,8 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x19TransferLeadershipRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\"\n" +
 	"\x10DrainNodeRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"$\n" +
+	"\x12UndrainNodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"#\n" +
 	"\x11RemoveNodeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\xbe\x06\n" +
@@ -3058,12 +3104,13 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x19REPLAY_POLICY_UNSPECIFIED\x10\x00\x12\n" +
 	"\n" +
 	"\x06APPEND\x10\x01\x12\v\n" +
-	"\aREPLACE\x10\x022\xae\x03\n" +
+	"\aREPLACE\x10\x022\xfe\x03\n" +
 	"\x0eClusterService\x12T\n" +
 	"\vListMembers\x12!.floe.admin.v1.ListMembersRequest\x1a\".floe.admin.v1.ListMembersResponse\x12N\n" +
 	"\tGetLeader\x12\x1f.floe.admin.v1.GetLeaderRequest\x1a .floe.admin.v1.GetLeaderResponse\x12\\\n" +
 	"\x12TransferLeadership\x12(.floe.admin.v1.TransferLeadershipRequest\x1a\x1c.floe.admin.v1.WriteResponse\x12J\n" +
-	"\tDrainNode\x12\x1f.floe.admin.v1.DrainNodeRequest\x1a\x1c.floe.admin.v1.WriteResponse\x12L\n" +
+	"\tDrainNode\x12\x1f.floe.admin.v1.DrainNodeRequest\x1a\x1c.floe.admin.v1.WriteResponse\x12N\n" +
+	"\vUndrainNode\x12!.floe.admin.v1.UndrainNodeRequest\x1a\x1c.floe.admin.v1.WriteResponse\x12L\n" +
 	"\n" +
 	"RemoveNode\x12 .floe.admin.v1.RemoveNodeRequest\x1a\x1c.floe.admin.v1.WriteResponse2\xf5\a\n" +
 	"\fTableService\x12W\n" +
@@ -3098,7 +3145,7 @@ func file_floe_admin_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_floe_admin_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_floe_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_floe_admin_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_floe_admin_v1_admin_proto_goTypes = []any{
 	(ReplayPolicy)(0),                 // 0: floe.admin.v1.ReplayPolicy
 	(*WriteResponse)(nil),             // 1: floe.admin.v1.WriteResponse
@@ -3109,107 +3156,110 @@ var file_floe_admin_v1_admin_proto_goTypes = []any{
 	(*GetLeaderResponse)(nil),         // 6: floe.admin.v1.GetLeaderResponse
 	(*TransferLeadershipRequest)(nil), // 7: floe.admin.v1.TransferLeadershipRequest
 	(*DrainNodeRequest)(nil),          // 8: floe.admin.v1.DrainNodeRequest
-	(*RemoveNodeRequest)(nil),         // 9: floe.admin.v1.RemoveNodeRequest
-	(*Mapping)(nil),                   // 10: floe.admin.v1.Mapping
-	(*PartitionField)(nil),            // 11: floe.admin.v1.PartitionField
-	(*ListMappingsRequest)(nil),       // 12: floe.admin.v1.ListMappingsRequest
-	(*ListMappingsResponse)(nil),      // 13: floe.admin.v1.ListMappingsResponse
-	(*GetMappingRequest)(nil),         // 14: floe.admin.v1.GetMappingRequest
-	(*CreateMappingRequest)(nil),      // 15: floe.admin.v1.CreateMappingRequest
-	(*UpdateMappingRequest)(nil),      // 16: floe.admin.v1.UpdateMappingRequest
-	(*DeleteMappingRequest)(nil),      // 17: floe.admin.v1.DeleteMappingRequest
-	(*ListTablesRequest)(nil),         // 18: floe.admin.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),        // 19: floe.admin.v1.ListTablesResponse
-	(*GetTableRequest)(nil),           // 20: floe.admin.v1.GetTableRequest
-	(*TableStatus)(nil),               // 21: floe.admin.v1.TableStatus
-	(*DeltaStatus)(nil),               // 22: floe.admin.v1.DeltaStatus
-	(*PartitionStatus)(nil),           // 23: floe.admin.v1.PartitionStatus
-	(*CatalogStatus)(nil),             // 24: floe.admin.v1.CatalogStatus
-	(*PauseTableRequest)(nil),         // 25: floe.admin.v1.PauseTableRequest
-	(*ResumeTableRequest)(nil),        // 26: floe.admin.v1.ResumeTableRequest
-	(*RewindTableRequest)(nil),        // 27: floe.admin.v1.RewindTableRequest
-	(*ExplicitOffsets)(nil),           // 28: floe.admin.v1.ExplicitOffsets
-	(*PartitionOffset)(nil),           // 29: floe.admin.v1.PartitionOffset
-	(*Rewind)(nil),                    // 30: floe.admin.v1.Rewind
-	(*RewindTableResponse)(nil),       // 31: floe.admin.v1.RewindTableResponse
-	(*ListSnapshotsRequest)(nil),      // 32: floe.admin.v1.ListSnapshotsRequest
-	(*ListSnapshotsResponse)(nil),     // 33: floe.admin.v1.ListSnapshotsResponse
-	(*Snapshot)(nil),                  // 34: floe.admin.v1.Snapshot
-	(*RunMaintenanceRequest)(nil),     // 35: floe.admin.v1.RunMaintenanceRequest
-	(*RunMaintenanceResponse)(nil),    // 36: floe.admin.v1.RunMaintenanceResponse
-	(*HealthCheckRequest)(nil),        // 37: floe.admin.v1.HealthCheckRequest
-	(*HealthCheckResponse)(nil),       // 38: floe.admin.v1.HealthCheckResponse
-	(*KafkaBroker)(nil),               // 39: floe.admin.v1.KafkaBroker
-	nil,                               // 40: floe.admin.v1.Snapshot.SummaryEntry
-	nil,                               // 41: floe.admin.v1.HealthCheckResponse.ProblemsEntry
-	(*timestamppb.Timestamp)(nil),     // 42: google.protobuf.Timestamp
+	(*UndrainNodeRequest)(nil),        // 9: floe.admin.v1.UndrainNodeRequest
+	(*RemoveNodeRequest)(nil),         // 10: floe.admin.v1.RemoveNodeRequest
+	(*Mapping)(nil),                   // 11: floe.admin.v1.Mapping
+	(*PartitionField)(nil),            // 12: floe.admin.v1.PartitionField
+	(*ListMappingsRequest)(nil),       // 13: floe.admin.v1.ListMappingsRequest
+	(*ListMappingsResponse)(nil),      // 14: floe.admin.v1.ListMappingsResponse
+	(*GetMappingRequest)(nil),         // 15: floe.admin.v1.GetMappingRequest
+	(*CreateMappingRequest)(nil),      // 16: floe.admin.v1.CreateMappingRequest
+	(*UpdateMappingRequest)(nil),      // 17: floe.admin.v1.UpdateMappingRequest
+	(*DeleteMappingRequest)(nil),      // 18: floe.admin.v1.DeleteMappingRequest
+	(*ListTablesRequest)(nil),         // 19: floe.admin.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),        // 20: floe.admin.v1.ListTablesResponse
+	(*GetTableRequest)(nil),           // 21: floe.admin.v1.GetTableRequest
+	(*TableStatus)(nil),               // 22: floe.admin.v1.TableStatus
+	(*DeltaStatus)(nil),               // 23: floe.admin.v1.DeltaStatus
+	(*PartitionStatus)(nil),           // 24: floe.admin.v1.PartitionStatus
+	(*CatalogStatus)(nil),             // 25: floe.admin.v1.CatalogStatus
+	(*PauseTableRequest)(nil),         // 26: floe.admin.v1.PauseTableRequest
+	(*ResumeTableRequest)(nil),        // 27: floe.admin.v1.ResumeTableRequest
+	(*RewindTableRequest)(nil),        // 28: floe.admin.v1.RewindTableRequest
+	(*ExplicitOffsets)(nil),           // 29: floe.admin.v1.ExplicitOffsets
+	(*PartitionOffset)(nil),           // 30: floe.admin.v1.PartitionOffset
+	(*Rewind)(nil),                    // 31: floe.admin.v1.Rewind
+	(*RewindTableResponse)(nil),       // 32: floe.admin.v1.RewindTableResponse
+	(*ListSnapshotsRequest)(nil),      // 33: floe.admin.v1.ListSnapshotsRequest
+	(*ListSnapshotsResponse)(nil),     // 34: floe.admin.v1.ListSnapshotsResponse
+	(*Snapshot)(nil),                  // 35: floe.admin.v1.Snapshot
+	(*RunMaintenanceRequest)(nil),     // 36: floe.admin.v1.RunMaintenanceRequest
+	(*RunMaintenanceResponse)(nil),    // 37: floe.admin.v1.RunMaintenanceResponse
+	(*HealthCheckRequest)(nil),        // 38: floe.admin.v1.HealthCheckRequest
+	(*HealthCheckResponse)(nil),       // 39: floe.admin.v1.HealthCheckResponse
+	(*KafkaBroker)(nil),               // 40: floe.admin.v1.KafkaBroker
+	nil,                               // 41: floe.admin.v1.Snapshot.SummaryEntry
+	nil,                               // 42: floe.admin.v1.HealthCheckResponse.ProblemsEntry
+	(*timestamppb.Timestamp)(nil),     // 43: google.protobuf.Timestamp
 }
 var file_floe_admin_v1_admin_proto_depIdxs = []int32{
 	4,  // 0: floe.admin.v1.ListMembersResponse.members:type_name -> floe.admin.v1.Member
-	42, // 1: floe.admin.v1.GetLeaderResponse.since:type_name -> google.protobuf.Timestamp
-	11, // 2: floe.admin.v1.Mapping.partition_by:type_name -> floe.admin.v1.PartitionField
-	10, // 3: floe.admin.v1.ListMappingsResponse.mappings:type_name -> floe.admin.v1.Mapping
-	10, // 4: floe.admin.v1.CreateMappingRequest.mapping:type_name -> floe.admin.v1.Mapping
-	10, // 5: floe.admin.v1.UpdateMappingRequest.mapping:type_name -> floe.admin.v1.Mapping
-	21, // 6: floe.admin.v1.ListTablesResponse.tables:type_name -> floe.admin.v1.TableStatus
-	42, // 7: floe.admin.v1.TableStatus.last_commit:type_name -> google.protobuf.Timestamp
-	23, // 8: floe.admin.v1.TableStatus.partitions:type_name -> floe.admin.v1.PartitionStatus
-	24, // 9: floe.admin.v1.TableStatus.catalogs:type_name -> floe.admin.v1.CatalogStatus
-	30, // 10: floe.admin.v1.TableStatus.rewind:type_name -> floe.admin.v1.Rewind
-	22, // 11: floe.admin.v1.TableStatus.delta:type_name -> floe.admin.v1.DeltaStatus
-	42, // 12: floe.admin.v1.CatalogStatus.last_sync:type_name -> google.protobuf.Timestamp
-	42, // 13: floe.admin.v1.RewindTableRequest.timestamp:type_name -> google.protobuf.Timestamp
-	28, // 14: floe.admin.v1.RewindTableRequest.offsets:type_name -> floe.admin.v1.ExplicitOffsets
+	43, // 1: floe.admin.v1.GetLeaderResponse.since:type_name -> google.protobuf.Timestamp
+	12, // 2: floe.admin.v1.Mapping.partition_by:type_name -> floe.admin.v1.PartitionField
+	11, // 3: floe.admin.v1.ListMappingsResponse.mappings:type_name -> floe.admin.v1.Mapping
+	11, // 4: floe.admin.v1.CreateMappingRequest.mapping:type_name -> floe.admin.v1.Mapping
+	11, // 5: floe.admin.v1.UpdateMappingRequest.mapping:type_name -> floe.admin.v1.Mapping
+	22, // 6: floe.admin.v1.ListTablesResponse.tables:type_name -> floe.admin.v1.TableStatus
+	43, // 7: floe.admin.v1.TableStatus.last_commit:type_name -> google.protobuf.Timestamp
+	24, // 8: floe.admin.v1.TableStatus.partitions:type_name -> floe.admin.v1.PartitionStatus
+	25, // 9: floe.admin.v1.TableStatus.catalogs:type_name -> floe.admin.v1.CatalogStatus
+	31, // 10: floe.admin.v1.TableStatus.rewind:type_name -> floe.admin.v1.Rewind
+	23, // 11: floe.admin.v1.TableStatus.delta:type_name -> floe.admin.v1.DeltaStatus
+	43, // 12: floe.admin.v1.CatalogStatus.last_sync:type_name -> google.protobuf.Timestamp
+	43, // 13: floe.admin.v1.RewindTableRequest.timestamp:type_name -> google.protobuf.Timestamp
+	29, // 14: floe.admin.v1.RewindTableRequest.offsets:type_name -> floe.admin.v1.ExplicitOffsets
 	0,  // 15: floe.admin.v1.RewindTableRequest.policy:type_name -> floe.admin.v1.ReplayPolicy
-	29, // 16: floe.admin.v1.ExplicitOffsets.offsets:type_name -> floe.admin.v1.PartitionOffset
+	30, // 16: floe.admin.v1.ExplicitOffsets.offsets:type_name -> floe.admin.v1.PartitionOffset
 	0,  // 17: floe.admin.v1.Rewind.policy:type_name -> floe.admin.v1.ReplayPolicy
-	42, // 18: floe.admin.v1.Rewind.at:type_name -> google.protobuf.Timestamp
-	29, // 19: floe.admin.v1.Rewind.from:type_name -> floe.admin.v1.PartitionOffset
-	29, // 20: floe.admin.v1.Rewind.to:type_name -> floe.admin.v1.PartitionOffset
-	30, // 21: floe.admin.v1.RewindTableResponse.rewind:type_name -> floe.admin.v1.Rewind
-	34, // 22: floe.admin.v1.ListSnapshotsResponse.snapshots:type_name -> floe.admin.v1.Snapshot
-	42, // 23: floe.admin.v1.Snapshot.timestamp:type_name -> google.protobuf.Timestamp
-	40, // 24: floe.admin.v1.Snapshot.summary:type_name -> floe.admin.v1.Snapshot.SummaryEntry
-	41, // 25: floe.admin.v1.HealthCheckResponse.problems:type_name -> floe.admin.v1.HealthCheckResponse.ProblemsEntry
-	39, // 26: floe.admin.v1.HealthCheckResponse.brokers:type_name -> floe.admin.v1.KafkaBroker
+	43, // 18: floe.admin.v1.Rewind.at:type_name -> google.protobuf.Timestamp
+	30, // 19: floe.admin.v1.Rewind.from:type_name -> floe.admin.v1.PartitionOffset
+	30, // 20: floe.admin.v1.Rewind.to:type_name -> floe.admin.v1.PartitionOffset
+	31, // 21: floe.admin.v1.RewindTableResponse.rewind:type_name -> floe.admin.v1.Rewind
+	35, // 22: floe.admin.v1.ListSnapshotsResponse.snapshots:type_name -> floe.admin.v1.Snapshot
+	43, // 23: floe.admin.v1.Snapshot.timestamp:type_name -> google.protobuf.Timestamp
+	41, // 24: floe.admin.v1.Snapshot.summary:type_name -> floe.admin.v1.Snapshot.SummaryEntry
+	42, // 25: floe.admin.v1.HealthCheckResponse.problems:type_name -> floe.admin.v1.HealthCheckResponse.ProblemsEntry
+	40, // 26: floe.admin.v1.HealthCheckResponse.brokers:type_name -> floe.admin.v1.KafkaBroker
 	2,  // 27: floe.admin.v1.ClusterService.ListMembers:input_type -> floe.admin.v1.ListMembersRequest
 	5,  // 28: floe.admin.v1.ClusterService.GetLeader:input_type -> floe.admin.v1.GetLeaderRequest
 	7,  // 29: floe.admin.v1.ClusterService.TransferLeadership:input_type -> floe.admin.v1.TransferLeadershipRequest
 	8,  // 30: floe.admin.v1.ClusterService.DrainNode:input_type -> floe.admin.v1.DrainNodeRequest
-	9,  // 31: floe.admin.v1.ClusterService.RemoveNode:input_type -> floe.admin.v1.RemoveNodeRequest
-	12, // 32: floe.admin.v1.TableService.ListMappings:input_type -> floe.admin.v1.ListMappingsRequest
-	14, // 33: floe.admin.v1.TableService.GetMapping:input_type -> floe.admin.v1.GetMappingRequest
-	15, // 34: floe.admin.v1.TableService.CreateMapping:input_type -> floe.admin.v1.CreateMappingRequest
-	16, // 35: floe.admin.v1.TableService.UpdateMapping:input_type -> floe.admin.v1.UpdateMappingRequest
-	17, // 36: floe.admin.v1.TableService.DeleteMapping:input_type -> floe.admin.v1.DeleteMappingRequest
-	18, // 37: floe.admin.v1.TableService.ListTables:input_type -> floe.admin.v1.ListTablesRequest
-	20, // 38: floe.admin.v1.TableService.GetTable:input_type -> floe.admin.v1.GetTableRequest
-	25, // 39: floe.admin.v1.TableService.PauseTable:input_type -> floe.admin.v1.PauseTableRequest
-	26, // 40: floe.admin.v1.TableService.ResumeTable:input_type -> floe.admin.v1.ResumeTableRequest
-	27, // 41: floe.admin.v1.TableService.RewindTable:input_type -> floe.admin.v1.RewindTableRequest
-	32, // 42: floe.admin.v1.TableService.ListSnapshots:input_type -> floe.admin.v1.ListSnapshotsRequest
-	35, // 43: floe.admin.v1.TableService.RunMaintenance:input_type -> floe.admin.v1.RunMaintenanceRequest
-	37, // 44: floe.admin.v1.HealthService.Check:input_type -> floe.admin.v1.HealthCheckRequest
-	3,  // 45: floe.admin.v1.ClusterService.ListMembers:output_type -> floe.admin.v1.ListMembersResponse
-	6,  // 46: floe.admin.v1.ClusterService.GetLeader:output_type -> floe.admin.v1.GetLeaderResponse
-	1,  // 47: floe.admin.v1.ClusterService.TransferLeadership:output_type -> floe.admin.v1.WriteResponse
-	1,  // 48: floe.admin.v1.ClusterService.DrainNode:output_type -> floe.admin.v1.WriteResponse
-	1,  // 49: floe.admin.v1.ClusterService.RemoveNode:output_type -> floe.admin.v1.WriteResponse
-	13, // 50: floe.admin.v1.TableService.ListMappings:output_type -> floe.admin.v1.ListMappingsResponse
-	10, // 51: floe.admin.v1.TableService.GetMapping:output_type -> floe.admin.v1.Mapping
-	1,  // 52: floe.admin.v1.TableService.CreateMapping:output_type -> floe.admin.v1.WriteResponse
-	1,  // 53: floe.admin.v1.TableService.UpdateMapping:output_type -> floe.admin.v1.WriteResponse
-	1,  // 54: floe.admin.v1.TableService.DeleteMapping:output_type -> floe.admin.v1.WriteResponse
-	19, // 55: floe.admin.v1.TableService.ListTables:output_type -> floe.admin.v1.ListTablesResponse
-	21, // 56: floe.admin.v1.TableService.GetTable:output_type -> floe.admin.v1.TableStatus
-	1,  // 57: floe.admin.v1.TableService.PauseTable:output_type -> floe.admin.v1.WriteResponse
-	1,  // 58: floe.admin.v1.TableService.ResumeTable:output_type -> floe.admin.v1.WriteResponse
-	31, // 59: floe.admin.v1.TableService.RewindTable:output_type -> floe.admin.v1.RewindTableResponse
-	33, // 60: floe.admin.v1.TableService.ListSnapshots:output_type -> floe.admin.v1.ListSnapshotsResponse
-	36, // 61: floe.admin.v1.TableService.RunMaintenance:output_type -> floe.admin.v1.RunMaintenanceResponse
-	38, // 62: floe.admin.v1.HealthService.Check:output_type -> floe.admin.v1.HealthCheckResponse
-	45, // [45:63] is the sub-list for method output_type
-	27, // [27:45] is the sub-list for method input_type
+	9,  // 31: floe.admin.v1.ClusterService.UndrainNode:input_type -> floe.admin.v1.UndrainNodeRequest
+	10, // 32: floe.admin.v1.ClusterService.RemoveNode:input_type -> floe.admin.v1.RemoveNodeRequest
+	13, // 33: floe.admin.v1.TableService.ListMappings:input_type -> floe.admin.v1.ListMappingsRequest
+	15, // 34: floe.admin.v1.TableService.GetMapping:input_type -> floe.admin.v1.GetMappingRequest
+	16, // 35: floe.admin.v1.TableService.CreateMapping:input_type -> floe.admin.v1.CreateMappingRequest
+	17, // 36: floe.admin.v1.TableService.UpdateMapping:input_type -> floe.admin.v1.UpdateMappingRequest
+	18, // 37: floe.admin.v1.TableService.DeleteMapping:input_type -> floe.admin.v1.DeleteMappingRequest
+	19, // 38: floe.admin.v1.TableService.ListTables:input_type -> floe.admin.v1.ListTablesRequest
+	21, // 39: floe.admin.v1.TableService.GetTable:input_type -> floe.admin.v1.GetTableRequest
+	26, // 40: floe.admin.v1.TableService.PauseTable:input_type -> floe.admin.v1.PauseTableRequest
+	27, // 41: floe.admin.v1.TableService.ResumeTable:input_type -> floe.admin.v1.ResumeTableRequest
+	28, // 42: floe.admin.v1.TableService.RewindTable:input_type -> floe.admin.v1.RewindTableRequest
+	33, // 43: floe.admin.v1.TableService.ListSnapshots:input_type -> floe.admin.v1.ListSnapshotsRequest
+	36, // 44: floe.admin.v1.TableService.RunMaintenance:input_type -> floe.admin.v1.RunMaintenanceRequest
+	38, // 45: floe.admin.v1.HealthService.Check:input_type -> floe.admin.v1.HealthCheckRequest
+	3,  // 46: floe.admin.v1.ClusterService.ListMembers:output_type -> floe.admin.v1.ListMembersResponse
+	6,  // 47: floe.admin.v1.ClusterService.GetLeader:output_type -> floe.admin.v1.GetLeaderResponse
+	1,  // 48: floe.admin.v1.ClusterService.TransferLeadership:output_type -> floe.admin.v1.WriteResponse
+	1,  // 49: floe.admin.v1.ClusterService.DrainNode:output_type -> floe.admin.v1.WriteResponse
+	1,  // 50: floe.admin.v1.ClusterService.UndrainNode:output_type -> floe.admin.v1.WriteResponse
+	1,  // 51: floe.admin.v1.ClusterService.RemoveNode:output_type -> floe.admin.v1.WriteResponse
+	14, // 52: floe.admin.v1.TableService.ListMappings:output_type -> floe.admin.v1.ListMappingsResponse
+	11, // 53: floe.admin.v1.TableService.GetMapping:output_type -> floe.admin.v1.Mapping
+	1,  // 54: floe.admin.v1.TableService.CreateMapping:output_type -> floe.admin.v1.WriteResponse
+	1,  // 55: floe.admin.v1.TableService.UpdateMapping:output_type -> floe.admin.v1.WriteResponse
+	1,  // 56: floe.admin.v1.TableService.DeleteMapping:output_type -> floe.admin.v1.WriteResponse
+	20, // 57: floe.admin.v1.TableService.ListTables:output_type -> floe.admin.v1.ListTablesResponse
+	22, // 58: floe.admin.v1.TableService.GetTable:output_type -> floe.admin.v1.TableStatus
+	1,  // 59: floe.admin.v1.TableService.PauseTable:output_type -> floe.admin.v1.WriteResponse
+	1,  // 60: floe.admin.v1.TableService.ResumeTable:output_type -> floe.admin.v1.WriteResponse
+	32, // 61: floe.admin.v1.TableService.RewindTable:output_type -> floe.admin.v1.RewindTableResponse
+	34, // 62: floe.admin.v1.TableService.ListSnapshots:output_type -> floe.admin.v1.ListSnapshotsResponse
+	37, // 63: floe.admin.v1.TableService.RunMaintenance:output_type -> floe.admin.v1.RunMaintenanceResponse
+	39, // 64: floe.admin.v1.HealthService.Check:output_type -> floe.admin.v1.HealthCheckResponse
+	46, // [46:65] is the sub-list for method output_type
+	27, // [27:46] is the sub-list for method input_type
 	27, // [27:27] is the sub-list for extension type_name
 	27, // [27:27] is the sub-list for extension extendee
 	0,  // [0:27] is the sub-list for field type_name
@@ -3220,7 +3270,7 @@ func file_floe_admin_v1_admin_proto_init() {
 	if File_floe_admin_v1_admin_proto != nil {
 		return
 	}
-	file_floe_admin_v1_admin_proto_msgTypes[26].OneofWrappers = []any{
+	file_floe_admin_v1_admin_proto_msgTypes[27].OneofWrappers = []any{
 		(*RewindTableRequest_Earliest)(nil),
 		(*RewindTableRequest_Latest)(nil),
 		(*RewindTableRequest_Timestamp)(nil),
@@ -3232,7 +3282,7 @@ func file_floe_admin_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_floe_admin_v1_admin_proto_rawDesc), len(file_floe_admin_v1_admin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   41,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

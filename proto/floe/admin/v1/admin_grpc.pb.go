@@ -29,6 +29,7 @@ const (
 	ClusterService_GetLeader_FullMethodName          = "/floe.admin.v1.ClusterService/GetLeader"
 	ClusterService_TransferLeadership_FullMethodName = "/floe.admin.v1.ClusterService/TransferLeadership"
 	ClusterService_DrainNode_FullMethodName          = "/floe.admin.v1.ClusterService/DrainNode"
+	ClusterService_UndrainNode_FullMethodName        = "/floe.admin.v1.ClusterService/UndrainNode"
 	ClusterService_RemoveNode_FullMethodName         = "/floe.admin.v1.ClusterService/RemoveNode"
 )
 
@@ -45,8 +46,12 @@ type ClusterServiceClient interface {
 	// TransferLeadership hands leadership to another voter (any voter when id is empty).
 	TransferLeadership(ctx context.Context, in *TransferLeadershipRequest, opts ...grpc.CallOption) (*WriteResponse, error)
 	// DrainNode marks a member draining: it takes no new work and its partitions and
-	// committer roles move away. The node itself keeps running.
+	// committer roles move away. The node itself keeps running, and the mark stays
+	// across its restarts until UndrainNode (once every member is at protocol level 7;
+	// before, until the node's process restarts).
 	DrainNode(ctx context.Context, in *DrainNodeRequest, opts ...grpc.CallOption) (*WriteResponse, error)
+	// UndrainNode clears an operator's draining mark: the member takes work again.
+	UndrainNode(ctx context.Context, in *UndrainNodeRequest, opts ...grpc.CallOption) (*WriteResponse, error)
 	// RemoveNode removes a member from the group (use for a node that is gone for good).
 	RemoveNode(ctx context.Context, in *RemoveNodeRequest, opts ...grpc.CallOption) (*WriteResponse, error)
 }
@@ -99,6 +104,16 @@ func (c *clusterServiceClient) DrainNode(ctx context.Context, in *DrainNodeReque
 	return out, nil
 }
 
+func (c *clusterServiceClient) UndrainNode(ctx context.Context, in *UndrainNodeRequest, opts ...grpc.CallOption) (*WriteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WriteResponse)
+	err := c.cc.Invoke(ctx, ClusterService_UndrainNode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clusterServiceClient) RemoveNode(ctx context.Context, in *RemoveNodeRequest, opts ...grpc.CallOption) (*WriteResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(WriteResponse)
@@ -122,8 +137,12 @@ type ClusterServiceServer interface {
 	// TransferLeadership hands leadership to another voter (any voter when id is empty).
 	TransferLeadership(context.Context, *TransferLeadershipRequest) (*WriteResponse, error)
 	// DrainNode marks a member draining: it takes no new work and its partitions and
-	// committer roles move away. The node itself keeps running.
+	// committer roles move away. The node itself keeps running, and the mark stays
+	// across its restarts until UndrainNode (once every member is at protocol level 7;
+	// before, until the node's process restarts).
 	DrainNode(context.Context, *DrainNodeRequest) (*WriteResponse, error)
+	// UndrainNode clears an operator's draining mark: the member takes work again.
+	UndrainNode(context.Context, *UndrainNodeRequest) (*WriteResponse, error)
 	// RemoveNode removes a member from the group (use for a node that is gone for good).
 	RemoveNode(context.Context, *RemoveNodeRequest) (*WriteResponse, error)
 	mustEmbedUnimplementedClusterServiceServer()
@@ -147,6 +166,9 @@ func (UnimplementedClusterServiceServer) TransferLeadership(context.Context, *Tr
 }
 func (UnimplementedClusterServiceServer) DrainNode(context.Context, *DrainNodeRequest) (*WriteResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method DrainNode not implemented")
+}
+func (UnimplementedClusterServiceServer) UndrainNode(context.Context, *UndrainNodeRequest) (*WriteResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method UndrainNode not implemented")
 }
 func (UnimplementedClusterServiceServer) RemoveNode(context.Context, *RemoveNodeRequest) (*WriteResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RemoveNode not implemented")
@@ -244,6 +266,24 @@ func _ClusterService_DrainNode_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClusterService_UndrainNode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UndrainNodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServiceServer).UndrainNode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterService_UndrainNode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServiceServer).UndrainNode(ctx, req.(*UndrainNodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClusterService_RemoveNode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RemoveNodeRequest)
 	if err := dec(in); err != nil {
@@ -284,6 +324,10 @@ var ClusterService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DrainNode",
 			Handler:    _ClusterService_DrainNode_Handler,
+		},
+		{
+			MethodName: "UndrainNode",
+			Handler:    _ClusterService_UndrainNode_Handler,
 		},
 		{
 			MethodName: "RemoveNode",
