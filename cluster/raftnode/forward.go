@@ -118,12 +118,46 @@ func (n *Node) forward(ctx context.Context, data []byte) (uint64, error) {
 		return 0, fmt.Errorf("forwarding to leader %s: %w", leaderID, err)
 	}
 	if resp.Err != nil {
-		return resp.Index, fromWire(resp.Err)
+		err := fromWire(resp.Err)
+		if errors.Is(err, fsm.ErrUpgradeRequired) && resp.Index > 0 {
+			return n.verdictHere(ctx, data, resp.Index, string(leaderID), err)
+		}
+		return resp.Index, err
 	}
 	if err := n.fsm.WaitApplied(ctx, resp.Index); err != nil {
 		return resp.Index, fmt.Errorf("waiting for local apply of index %d: %w", resp.Index, err)
 	}
 	return resp.Index, nil
+}
+
+// verdictHere answers a proposal the leader committed at index but could not
+// apply: its FSM is halted (an entry up to this one is of a type its build
+// does not know), so its "upgrade required" says nothing of the proposal,
+// which the members of newer builds apply. Reporting that as a failure would
+// tell the caller a committed write failed. This node applies the entry
+// itself and answers with the verdict its FSM recorded under the
+// proposal's id. Without an id (a group with members before ids), or on a
+// node halted too, the leader's answer stands, naming the index.
+func (n *Node) verdictHere(ctx context.Context, data []byte, index uint64, leader string, leaderErr error) (uint64, error) {
+	id := fsm.ProposalID(data)
+	if id == "" {
+		return index, fmt.Errorf("leader %s committed the entry at index %d but could not apply it: %w", leader, index, leaderErr)
+	}
+	if err := n.fsm.WaitApplied(ctx, index); err != nil {
+		return index, fmt.Errorf("leader %s committed the entry at index %d but could not apply it (%v); waiting to apply it here: %w", leader, index, leaderErr, err)
+	}
+	var (
+		res fsm.ProposalResult
+		ok  bool
+	)
+	n.fsm.Read(func(s *fsm.State) { res, ok = s.Proposals.Lookup(id) })
+	if !ok {
+		// Applied here long enough ago to have left the window: it was
+		// applied, but its answer is no longer known.
+		return index, fmt.Errorf("leader %s committed the entry at index %d (applied here; its answer has left the proposal window): %w", leader, index, leaderErr)
+	}
+	n.log.Info("the leader cannot apply what it committed (upgrade required); answering with this node's verdict", "leader", leader, "index", index)
+	return index, res.Err()
 }
 
 // rpcAddrOf returns a member's internal RPC address from the replicated
