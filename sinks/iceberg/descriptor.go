@@ -15,7 +15,7 @@ import (
 // (PartValues, which this version reads), and as the Go values (Partition,
 // JSON numbers and strings through Raft) that a node of the release before
 // reads: it must still commit what this node records during a rolling
-// upgrade, as it did before.
+// upgrade, as it did before, and never commit it wrong (legacyJSON).
 func describe(df iceberg.DataFile) ledger.FileDescriptor {
 	return ledger.FileDescriptor{
 		Path:         df.FilePath(),
@@ -23,7 +23,7 @@ func describe(df iceberg.DataFile) ledger.FileDescriptor {
 		SpecID:       df.SpecID(),
 		RecordCount:  df.Count(),
 		SizeBytes:    df.FileSizeBytes(),
-		Partition:    maps.Clone(df.Partition()),
+		Partition:    legacyJSON(df.Partition()),
 		PartValues:   encodePartition(df.Partition()),
 		ColumnSizes:  maps.Clone(df.ColumnSizes()),
 		ValueCounts:  maps.Clone(df.ValueCounts()),

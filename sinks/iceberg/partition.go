@@ -92,7 +92,12 @@ func partitionValues(meta table.Metadata, spec iceberg.PartitionSpec, d ledger.F
 	if len(d.Partition) == 0 && len(d.PartValues) == 0 {
 		return nil, nil
 	}
-	pt := spec.PartitionType(meta.CurrentSchema())
+	schema := meta.CurrentSchema()
+	pt := spec.PartitionType(schema)
+	byID := map[int]iceberg.PartitionField{}
+	for _, pf := range spec.Fields() {
+		byID[pf.FieldID] = pf
+	}
 	out := map[int]any{}
 	for _, f := range pt.FieldList {
 		if b, ok := d.PartValues[f.ID]; ok {
@@ -107,7 +112,7 @@ func partitionValues(meta table.Metadata, spec iceberg.PartitionSpec, d ledger.F
 			out[f.ID] = lit.Any()
 			continue
 		}
-		v, err := legacyValue(f.Type, d.Partition[f.ID])
+		v, err := legacyPartition(schema, f, byID[f.ID], d)
 		if err != nil {
 			return nil, fmt.Errorf("partition field %s (%s): %w", f.Name, f.Type, err)
 		}
@@ -137,6 +142,9 @@ func legacyValue(typ iceberg.Type, v any) (any, error) {
 		n, err := number(v)
 		if err != nil {
 			return nil, err
+		}
+		if _, ok := typ.(iceberg.Int64Type); !ok {
+			return iceberg.Timestamp(int64(n)), nil // the Go type the writer itself gives
 		}
 		return int64(n), nil
 	case iceberg.StringType:

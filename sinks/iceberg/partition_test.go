@@ -2,6 +2,8 @@ package iceberg
 
 import (
 	"encoding/json"
+	"errors"
+	"maps"
 	"math/big"
 	"reflect"
 	"testing"
@@ -177,6 +179,63 @@ func TestPartitionFromOlderNode(t *testing.T) {
 			}
 			if got := df.Partition()[1000]; !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %#v (%T), want %#v", got, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPartitionFromOlderNodeExact: an older node's entry (JSON values only)
+// of any partition type rebuilds with the exact value: JSON's where JSON
+// held it, else the transform of the file's bounds on the source column
+// (a long of 2^60+1 does not become 2^60). Without bounds, a long above
+// 2^53 or a decimal is refused naming why, never committed rounded.
+func TestPartitionFromOlderNodeExact(t *testing.T) {
+	for _, tc := range partitionCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			meta, spec := partitionedMeta(t, tc.typ, tc.tr, tc.version)
+			val := tc.tr.Apply(iceberg.Optional[iceberg.Literal]{Valid: true, Val: tc.src})
+			want := map[int]any{1000: val.Val.Any()}
+			b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, "file:///w/db/t/data/f.parquet", iceberg.ParquetFile, want, nil, nil, 1, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound, err := tc.src.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			built := b.Build()
+			d := describe(built)
+			// As the build before exact values recorded it: the Go values
+			// alone, which JSON turns into numbers.
+			d.PartValues, d.Partition = nil, maps.Clone(built.Partition())
+			withBounds := d
+			withBounds.LowerBounds, withBounds.UpperBounds = map[int][]byte{1: bound}, map[int][]byte{1: bound}
+			df, err := rebuild(meta, throughRaft(t, withBounds))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := df.Partition(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("with bounds: partition %#v (%T), want %#v (%T)", got[1000], got[1000], want[1000], want[1000])
+			}
+			// Without bounds: exact where JSON is, refused where a
+			// rounded value would pass unseen.
+			df, err = rebuild(meta, throughRaft(t, d))
+			exact := exactLegacy(spec.PartitionType(meta.CurrentSchema()).FieldList[0].Type, d.Partition[1000])
+			switch {
+			case err == nil && !reflect.DeepEqual(df.Partition(), want) && mustBeExact(tc.typ):
+				t.Fatalf("without bounds: committed %#v, want %#v or a refusal", df.Partition()[1000], want[1000])
+			case err != nil && !errors.Is(err, ErrInexactPartition) && exact:
+				t.Fatalf("without bounds, a value JSON holds: %v", err)
+			}
+			// What this build records, read as the build before reads it
+			// (legacyValue is its reading): the right value, or a refusal,
+			// never a rounded long.
+			ours := throughRaft(t, describe(built))
+			old, err := legacyValue(spec.PartitionType(meta.CurrentSchema()).FieldList[0].Type, ours.Partition[1000])
+			if err == nil && mustBeExact(tc.typ) && !reflect.DeepEqual(old, want[1000]) {
+				if _, isDecimal := tc.typ.(iceberg.DecimalType); !isDecimal { // a decimal comes back as JSON's map: refused by iceberg-go
+					t.Fatalf("the build before reads this build's entry as %#v, want %#v or a refusal", old, want[1000])
+				}
 			}
 		})
 	}
