@@ -178,6 +178,8 @@ type Sync struct {
 
 	mu     sync.Mutex
 	status map[string]map[string]*Status // table key -> catalog -> status
+
+	down outages // catalogs whose syncs fail (outage.go)
 }
 
 // New returns catalog sync over syncers; Run starts it.
@@ -292,10 +294,12 @@ func (s *Sync) watch(key string) (own, base <-chan struct{}) {
 // loop keeps one table mirrored to one catalog while this node commits it.
 func (s *Sync) loop(ctx context.Context, key string, c Catalog, drop bool) {
 	log := s.log.With("table", ledger.DisplayName(key), "catalog", c.Name())
+	defer s.down.left(c.Name(), key)
 	b := retry.New()
 	var (
 		lastTry time.Time
-		retryAt time.Time // after a failure: not before this
+		retryAt time.Time       // after a failure: not before this
+		healed  <-chan struct{} // closed when the catalog answers again
 	)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -330,16 +334,14 @@ func (s *Sync) loop(ctx context.Context, key string, c Catalog, drop bool) {
 						log.Info("committer role moved; leaving the sync to the new committer", "err", err)
 						return
 					}
-					d := b.Next()
+					var d time.Duration
+					d, healed = s.failed(key, c.Name(), b, err)
 					retryAt = time.Now().Add(d)
 					log.Warn("catalog sync failed, retrying", "retry_in", d, "err", err)
-					s.update(key, c.Name(), func(st *Status) {
-						st.LastError, st.LastErrorAt = err.Error(), time.Now()
-						st.Failures++
-					})
 				} else {
 					b.Reset()
-					retryAt = time.Time{}
+					retryAt, healed = time.Time{}, nil
+					s.down.succeeded(c.Name())
 				}
 				continue // re-read: more commits may have come meanwhile
 			}
@@ -353,6 +355,9 @@ func (s *Sync) loop(ctx context.Context, key string, c Catalog, drop bool) {
 		case <-changed:
 		case <-baseChanged:
 		case <-timer.C:
+		case <-healed: // another loop reached the catalog: try at once
+			b.Reset()
+			retryAt, healed = time.Time{}, nil
 		}
 		if wait > 0 && !timer.Stop() {
 			select { // drain a fired timer so Reset starts clean
@@ -361,6 +366,23 @@ func (s *Sync) loop(ctx context.Context, key string, c Catalog, drop bool) {
 			}
 		}
 	}
+}
+
+// failed records a failed sync of table key to c and returns how long the
+// loop waits before the next try (its backoff, or probeEvery for the loop
+// that probes a catalog that is down) and the channel closed when c
+// answers again.
+func (s *Sync) failed(key, catalog string, b *retry.Backoff, err error) (time.Duration, <-chan struct{}) {
+	probe, healed := s.down.failed(catalog, key)
+	d := b.Next()
+	if probe {
+		d = min(d, probeEvery)
+	}
+	s.update(key, catalog, func(st *Status) {
+		st.LastError, st.LastErrorAt = err.Error(), time.Now()
+		st.Failures++
+	})
+	return d, healed
 }
 
 // syncOnce mirrors the table's current pointer, or drops the entry of a
