@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/floe-io/floe/internal/testing/wait"
+	"github.com/floe-io/floe/sinks/glue/gluetest"
 )
 
 // TestChaos runs five real floe processes forming one Raft group while a
@@ -25,6 +26,9 @@ import (
 // half the time it is drained again as soon as it is ready, and restarted
 // again). A transactional producer commits and aborts batches interleaved
 // with plain records on a fourth topic throughout (chaos_txn_test.go).
+// Every node mirrors the tables to a fake Glue that the schedule takes
+// down for 1-6 s or edits by hand; each time every table's entry must move
+// on within 5 s of the fault's end (chaos_mirror_test.go).
 // At most one node is down at a time and at least three run,
 // so a majority of voters always survives; after every action the test
 // waits until the fleet has settled (all members healthy, all work on
@@ -37,7 +41,7 @@ import (
 // FLOE_CHAOS_DURATION (default 45s), FLOE_CHAOS_SEED replays a schedule
 // (the cluster's own timing still varies), FLOE_CHAOS_ACTIONS limits the
 // actions (comma-separated: kill, pause, kill-leader, kill-committer, add,
-// drain, drain-restart) to hammer one failure class, plus the harness variables in
+// drain, drain-restart, mirror-down, mirror-edit) to hammer one failure class, plus the harness variables in
 // cluster_harness_test.go (real Kafka, S3 warehouse, kept logs, report).
 func TestChaos(t *testing.T) {
 	if testing.Short() {
@@ -77,6 +81,7 @@ func TestChaos(t *testing.T) {
 	c.f, f.extra["seed"] = f, seed
 	f.writeBothFormats(f.topics[0]) // a Delta log beside Iceberg under the same faults (cluster_delta_test.go)
 	txnTopic := f.addTxnTopic()     // chaos_txn_test.go
+	c.mirror = f.addMirror()        // chaos_mirror_test.go
 	f.startNew(5, 5, "n", false)
 	f.settle(2 * time.Minute)
 	p := f.startProducer(3) // 720 records/s over 24 partitions
@@ -96,6 +101,7 @@ func TestChaos(t *testing.T) {
 	hwm := tl.stop()
 	f.verify(p.stop(), 4*time.Minute)
 	f.verifyTxn(tl, hwm, time.Minute)
+	f.verifyMirror(c.mirror)
 	w.stop()
 }
 
@@ -104,6 +110,7 @@ type chaos struct {
 	rng    *rand.Rand
 	counts map[string]int
 	only   map[string]bool // FLOE_CHAOS_ACTIONS; nil: all
+	mirror *gluetest.Server
 }
 
 // step does one random action and returns once it is over (the node is
@@ -111,7 +118,7 @@ type chaos struct {
 func (c *chaos) step() {
 	f := c.f
 	run := f.running() // sorted by id: the seed picks the same positions
-	acts := []string{"kill", "pause", "kill-leader", "kill-committer"}
+	acts := []string{"kill", "pause", "kill-leader", "kill-committer", "mirror-down", "mirror-edit"}
 	if len(run) < 7 {
 		acts = append(acts, "add")
 	}
@@ -166,6 +173,10 @@ func (c *chaos) step() {
 		f.event("%s is retired", n.id)
 	case "drain-restart":
 		c.drainRestart(pick(c.rng, run))
+	case "mirror-down":
+		c.mirrorDown()
+	case "mirror-edit":
+		c.mirrorEdit()
 	}
 }
 
