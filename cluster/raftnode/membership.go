@@ -107,6 +107,19 @@ func (n *Node) ensureRegistered() {
 	if !n.IsMember() {
 		return
 	}
+	if !n.registered.Load() {
+		// A restarted process replays its log in the background: its
+		// first registration, which rewrites the whole record, must be
+		// decided on a state as current as the leader's, or it would undo
+		// what it has not applied yet (an operator's drain mark).
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		err := n.Sync(ctx)
+		cancel()
+		if err != nil {
+			n.log.Debug("registering this node: catching up first", "err", err)
+			return
+		}
+	}
 	want := n.self()
 	var (
 		cur    *fsm.Member

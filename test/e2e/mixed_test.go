@@ -123,21 +123,29 @@ func previousBuild(t *testing.T, cmd string) (bin, rev, newest string) {
 	if newest == "" {
 		t.Fatalf("no command type %s in cluster/fsm/commands.go", cmd)
 	}
+	// The enum lived in cluster/commands.go until cluster split into
+	// subpackages.
+	bin, rev = buildBefore(t, root, newest+" ", "cluster/fsm/commands.go", "cluster/commands.go")
+	return bin, rev, newest
+}
+
+// buildBefore builds floe from the parent of the oldest commit that changed
+// the count of text in files (the commit that added it). It skips the test
+// outside a git checkout with that history.
+func buildBefore(t *testing.T, root, text string, files ...string) (bin, rev string) {
+	t.Helper()
 	git := func(args ...string) (string, error) {
 		out, err := exec.Command("git", append([]string{"-C", root}, args...)...).Output()
 		return strings.TrimSpace(string(out)), err
 	}
-	// The enum lived in cluster/commands.go until cluster split into
-	// subpackages; the oldest commit that changed its count is the one that
-	// added it.
-	intro, err := git("log", "--format=%H", "-S", newest+" ", "--", "cluster/fsm/commands.go", "cluster/commands.go")
+	intro, err := git(append([]string{"log", "--format=%H", "-S", text, "--"}, files...)...)
 	if err != nil || intro == "" {
 		t.Skipf("not a git checkout with history (%v): cannot build the previous version", err)
 	}
 	lines := strings.Split(intro, "\n")
 	rev, err = git("rev-parse", lines[len(lines)-1]+"^")
 	if err != nil {
-		t.Skipf("the commit that added %s has no parent: %v", newest, err)
+		t.Skipf("the commit that added %q has no parent: %v", text, err)
 	}
 	dir := t.TempDir()
 	archive := exec.Command("git", "-C", root, "archive", "--format=tar", rev)
@@ -165,5 +173,5 @@ func previousBuild(t *testing.T, cmd string) (bin, rev, newest string) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", rev, err, out)
 	}
-	return bin, rev, newest
+	return bin, rev
 }
