@@ -47,7 +47,24 @@ func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end cluster chaos")
 	}
-	dur := 45 * time.Second
+	runChaos(t, 45*time.Second, false)
+}
+
+// TestChaosTLS is TestChaos with the fleet under mutual TLS, one
+// certificate per node, and two more faults in the schedule: every node's
+// certificate re-issued, and the CA rotated (the new CA added to every
+// bundle, the certificates re-issued from it, the old CA dropped), all
+// while the nodes run (chaos_tls_test.go). Its default duration is 30 s.
+func TestChaosTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end cluster chaos under mutual TLS")
+	}
+	runChaos(t, 30*time.Second, true)
+}
+
+// runChaos runs the chaos schedule for dur (FLOE_CHAOS_DURATION overrides
+// it), with the fleet under mutual TLS when tls is set.
+func runChaos(t *testing.T, dur time.Duration, tls bool) {
 	if s := os.Getenv("FLOE_CHAOS_DURATION"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {
@@ -79,6 +96,9 @@ func TestChaos(t *testing.T) {
 	}
 	f := newFleet(t)
 	c.f, f.extra["seed"] = f, seed
+	if tls {
+		c.tls = f.enableTLS() // chaos_tls_test.go
+	}
 	f.writeBothFormats(f.topics[0]) // a Delta log beside Iceberg under the same faults (cluster_delta_test.go)
 	txnTopic := f.addTxnTopic()     // chaos_txn_test.go
 	c.mirror = f.addMirror()        // chaos_mirror_test.go
@@ -98,6 +118,9 @@ func TestChaos(t *testing.T) {
 		f.settle(90 * time.Second)
 	}
 	f.event("chaos over: %v", c.counts)
+	if c.tls != nil {
+		c.tls.checkEnforced(f, c.counts["rotate-certs"]+c.counts["rotate-ca"] > 0)
+	}
 	hwm := tl.stop()
 	f.verify(p.stop(), 4*time.Minute)
 	f.verifyTxn(tl, hwm, time.Minute)
@@ -111,6 +134,7 @@ type chaos struct {
 	counts map[string]int
 	only   map[string]bool // FLOE_CHAOS_ACTIONS; nil: all
 	mirror *gluetest.Server
+	tls    *fleetTLS // nil: plaintext internal ports
 }
 
 // step does one random action and returns once it is over (the node is
@@ -124,6 +148,9 @@ func (c *chaos) step() {
 	}
 	if len(run) > 3 { // a drain retires the node: never below three
 		acts = append(acts, "drain", "drain-restart")
+	}
+	if c.tls != nil {
+		acts = append(acts, "rotate-certs", "rotate-ca")
 	}
 	if c.only != nil {
 		acts = slices.DeleteFunc(acts, func(a string) bool { return !c.only[a] })
@@ -177,6 +204,10 @@ func (c *chaos) step() {
 		c.mirrorDown()
 	case "mirror-edit":
 		c.mirrorEdit()
+	case "rotate-certs":
+		c.tls.reissue(f, "")
+	case "rotate-ca":
+		c.tls.rotateCA(f)
 	}
 }
 

@@ -113,6 +113,9 @@ type fleet struct {
 	// adminToken is sent with every status request when the fleet
 	// configures tokens.
 	adminToken string
+	// tls, when set, puts the internal ports under mutual TLS with one
+	// certificate per node (chaos_tls_test.go).
+	tls *fleetTLS
 }
 
 func newFleet(t *testing.T) *fleet {
@@ -249,6 +252,9 @@ func (f *fleet) writeConfig(n *fleetNode, bootstrapExpect int, join []string) {
 		"tables":          tables,
 	}
 	maps.Copy(doc, f.cfgExtra)
+	if f.tls != nil {
+		doc["cluster"].(map[string]any)["tls"] = f.tls.configFor(n)
+	}
 	raw, err := yaml.Marshal(doc)
 	if err != nil {
 		f.t.Fatal(err)
