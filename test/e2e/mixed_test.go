@@ -43,18 +43,7 @@ func TestMixedVersions(t *testing.T) {
 	f.waitCommitted(time.Minute)
 	w := f.watch(250 * time.Millisecond)
 
-	replace := func(o *fleetNode) {
-		n := f.startNew(1, 0, "new", false)[0]
-		f.event("started %s (current build) to replace %s (old build)", n.id, o.id)
-		f.settle(2 * time.Minute)
-		code, took, err := f.terminate(o, fleetDrainTimeout+5*time.Second)
-		if err != nil || code != 0 {
-			t.Fatalf("old-build node %s after SIGTERM: exit %d, %v", o.id, code, err)
-		}
-		f.remove(o)
-		f.event("%s drained and exited 0 in %.1fs", o.id, took.Seconds())
-		f.settle(2 * time.Minute)
-	}
+	replace := func(o *fleetNode) { f.replaceOld(o) }
 	replace(olds[0])
 	replace(olds[1])
 
@@ -99,6 +88,22 @@ func TestMixedVersions(t *testing.T) {
 	w.stop()
 	_, summary := w.maxFreshness()
 	t.Logf("mixed-version upgrade: %s", summary)
+}
+
+// replaceOld starts a current-build node, waits until it is a member,
+// then drains the old-build node o (it must exit 0) and returns the new one.
+func (f *fleet) replaceOld(o *fleetNode) *fleetNode {
+	n := f.startNew(1, 0, "new", false)[0]
+	f.event("started %s (current build) to replace %s (old build)", n.id, o.id)
+	f.settle(2 * time.Minute)
+	code, took, err := f.terminate(o, fleetDrainTimeout+5*time.Second)
+	if err != nil || code != 0 {
+		f.t.Fatalf("old-build node %s after SIGTERM: exit %d, %v", o.id, code, err)
+	}
+	f.remove(o)
+	f.event("%s drained and exited 0 in %.1fs", o.id, took.Seconds())
+	f.settle(2 * time.Minute)
+	return n
 }
 
 // previousBuild builds floe from the parent of the commit that added the

@@ -51,17 +51,7 @@ func TestUpgradeUnderFaults(t *testing.T) {
 	}
 	replace := func(o *fleetNode) *fleetNode {
 		killOne()
-		n := f.startNew(1, 0, "new", false)[0]
-		f.event("started %s (current build) to replace %s (old build)", n.id, o.id)
-		f.settle(2 * time.Minute)
-		code, took, err := f.terminate(o, fleetDrainTimeout+5*time.Second)
-		if err != nil || code != 0 {
-			t.Fatalf("old-build node %s after SIGTERM: exit %d, %v", o.id, code, err)
-		}
-		f.remove(o)
-		f.event("%s drained and exited 0 in %.1fs", o.id, took.Seconds())
-		f.settle(2 * time.Minute)
-		return n
+		return f.replaceOld(o)
 	}
 	replace(olds[0])
 	n := replace(olds[1])
