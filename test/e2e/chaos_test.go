@@ -102,6 +102,7 @@ func runChaos(t *testing.T, dur time.Duration, tls bool) {
 	f.writeBothFormats(f.topics[0]) // a Delta log beside Iceberg under the same faults (cluster_delta_test.go)
 	txnTopic := f.addTxnTopic()     // chaos_txn_test.go
 	c.mirror = f.addMirror()        // chaos_mirror_test.go
+	c.s3 = f.addS3Throttle()        // chaos_s3_test.go; nil unless the warehouse is on S3
 	f.startNew(5, 5, "n", false)
 	f.settle(2 * time.Minute)
 	p := f.startProducer(3) // 720 records/s over 24 partitions
@@ -134,7 +135,8 @@ type chaos struct {
 	counts map[string]int
 	only   map[string]bool // FLOE_CHAOS_ACTIONS; nil: all
 	mirror *gluetest.Server
-	tls    *fleetTLS // nil: plaintext internal ports
+	tls    *fleetTLS   // nil: plaintext internal ports
+	s3     *s3Throttle // nil: the warehouse is not on S3
 }
 
 // step does one random action and returns once it is over (the node is
@@ -151,6 +153,9 @@ func (c *chaos) step() {
 	}
 	if c.tls != nil {
 		acts = append(acts, "rotate-certs", "rotate-ca")
+	}
+	if c.s3 != nil {
+		acts = append(acts, "s3-throttle")
 	}
 	if c.only != nil {
 		acts = slices.DeleteFunc(acts, func(a string) bool { return !c.only[a] })
@@ -208,6 +213,8 @@ func (c *chaos) step() {
 		c.tls.reissue(f, "")
 	case "rotate-ca":
 		c.tls.rotateCA(f)
+	case "s3-throttle":
+		c.s3ThrottleStep()
 	}
 }
 

@@ -116,6 +116,9 @@ type fleet struct {
 	// tls, when set, puts the internal ports under mutual TLS with one
 	// certificate per node (chaos_tls_test.go).
 	tls *fleetTLS
+	// s3Endpoint, when set, is the S3 endpoint the nodes use instead of
+	// the warehouse's (the throttling proxy, chaos_s3_test.go).
+	s3Endpoint string
 }
 
 func newFleet(t *testing.T) *fleet {
@@ -238,7 +241,7 @@ func (f *fleet) writeConfig(n *fleetNode, bootstrapExpect int, join []string) {
 	}
 	wh := map[string]any{"location": f.wh.Location}
 	if f.wh.S3.Endpoint != "" {
-		wh["s3"] = map[string]any{"endpoint": f.wh.S3.Endpoint, "region": f.wh.S3.Region,
+		wh["s3"] = map[string]any{"endpoint": cmp.Or(f.s3Endpoint, f.wh.S3.Endpoint), "region": f.wh.S3.Region,
 			"access_key_id": f.wh.S3.AccessKeyID, "secret_access_key": f.wh.S3.SecretAccessKey}
 	}
 	doc := map[string]any{
