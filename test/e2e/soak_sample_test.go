@@ -1,0 +1,233 @@
+//go:build soak && long
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// soakSample is one node's resources at one moment, read from outside:
+// its /metrics (the process and Go collectors) and its Raft directory.
+type soakSample struct {
+	at         time.Time
+	node       string
+	inc        int
+	rss        float64 // process_resident_memory_bytes
+	goroutines float64 // go_goroutines
+	openFiles  float64 // process_open_fds
+	raftBytes  float64 // bytes under data_dir/raft (log store and snapshots)
+}
+
+type sampler struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	out    []soakSample
+}
+
+// sample polls every running node every interval until stopped. A node
+// that does not answer (paused, restarting) gives no sample that tick.
+func (f *fleet) sample(interval time.Duration) *sampler {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &sampler{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			for _, n := range f.running() {
+				if x, ok := f.sampleNode(ctx, n); ok {
+					s.mu.Lock()
+					s.out = append(s.out, x)
+					s.mu.Unlock()
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f.t.Cleanup(func() { s.stop() })
+	return s
+}
+
+func (s *sampler) stop() []soakSample {
+	s.cancel()
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.out)
+}
+
+func (f *fleet) sampleNode(ctx context.Context, n *fleetNode) (soakSample, bool) {
+	inc, ok := f.incarnation(n)
+	if !ok {
+		return soakSample{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.adminAddr+"/metrics", nil)
+	if err != nil {
+		return soakSample{}, false
+	}
+	if f.adminToken != "" {
+		req.Header.Set("Authorization", "Bearer "+f.adminToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return soakSample{}, false
+	}
+	defer resp.Body.Close()
+	want := map[string]float64{"process_resident_memory_bytes": math.NaN(), "go_goroutines": math.NaN(), "process_open_fds": math.NaN()}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		name, val, found := strings.Cut(sc.Text(), " ")
+		if _, ok := want[name]; found && ok {
+			if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+				want[name] = v
+			}
+		}
+	}
+	if inc2, ok := f.incarnation(n); sc.Err() != nil || resp.StatusCode != http.StatusOK || !ok || inc2 != inc {
+		return soakSample{}, false
+	}
+	for _, v := range want {
+		if math.IsNaN(v) {
+			return soakSample{}, false
+		}
+	}
+	var raft int64
+	_ = filepath.WalkDir(filepath.Join(n.dataDir, "raft"), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				raft += fi.Size()
+			}
+		}
+		return nil
+	})
+	return soakSample{at: time.Now(), node: n.id, inc: inc, rss: want["process_resident_memory_bytes"],
+		goroutines: want["go_goroutines"], openFiles: want["process_open_fds"], raftBytes: float64(raft)}, true
+}
+
+// soakFigures is one process's (node and incarnation) figures over the
+// judged window: the median of its first and last stretch, the growth
+// between them and the peak.
+type soakFigures struct {
+	proc                string
+	samples             int
+	spans               bool // the process lived through the whole window
+	first, last, growth [4]float64
+	peak                [4]float64
+}
+
+var soakMetrics = [4]string{"RSS MiB", "goroutines", "open files", "Raft dir MiB"}
+
+func (x soakSample) values() [4]float64 {
+	return [4]float64{x.rss / (1 << 20), x.goroutines, x.openFiles, x.raftBytes / (1 << 20)}
+}
+
+type soakResult struct {
+	procs    []soakFigures
+	failures []string
+	from, to time.Time
+	stretch  time.Duration
+}
+
+// soakReport judges the samples of [from, to]: every process is
+// reported; the observed node's figures must grow less than 5%.
+func soakReport(samples []soakSample, observed string, from, to time.Time, stretch time.Duration) soakResult {
+	res := soakResult{from: from, to: to, stretch: stretch}
+	byProc := map[string][]soakSample{}
+	for _, x := range samples {
+		k := fmt.Sprintf("%s#%d", x.node, x.inc)
+		byProc[k] = append(byProc[k], x)
+	}
+	seenObserved := false
+	for _, k := range slices.Sorted(maps.Keys(byProc)) {
+		xs := byProc[k]
+		fig := soakFigures{proc: k, samples: len(xs), spans: !xs[0].at.After(from) && !xs[len(xs)-1].at.Before(to.Add(-stretch))}
+		var head, tail [4][]float64
+		for _, x := range xs {
+			v := x.values()
+			for i := range v {
+				fig.peak[i] = max(fig.peak[i], v[i])
+				if !x.at.Before(from) && x.at.Before(from.Add(stretch)) {
+					head[i] = append(head[i], v[i])
+				}
+				if !x.at.Before(to.Add(-stretch)) {
+					tail[i] = append(tail[i], v[i])
+				}
+			}
+		}
+		for i := range fig.first {
+			fig.first[i], fig.last[i] = median(head[i]), median(tail[i])
+			if fig.first[i] > 0 {
+				fig.growth[i] = fig.last[i]/fig.first[i] - 1
+			}
+		}
+		res.procs = append(res.procs, fig)
+		if xs[0].node != observed || !fig.spans {
+			continue
+		}
+		seenObserved = true
+		for i, g := range fig.growth {
+			if len(head[i]) == 0 || len(tail[i]) == 0 {
+				res.failures = append(res.failures, fmt.Sprintf("%s: no %s samples at the window's edges", k, soakMetrics[i]))
+			} else if g >= 0.05 {
+				res.failures = append(res.failures, fmt.Sprintf("%s: %s grew %.1f%% over the window (%.1f -> %.1f), want < 5%%",
+					k, soakMetrics[i], 100*g, fig.first[i], fig.last[i]))
+			}
+		}
+	}
+	if !seenObserved {
+		res.failures = append(res.failures, fmt.Sprintf("no samples of the observed node %s spanning the window", observed))
+	}
+	return res
+}
+
+func (r soakResult) markdown(seed uint64, dur, every time.Duration, counts map[string]int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "soak %s, a fault every %s (seed %d): %v\n", dur, every, seed, counts)
+	fmt.Fprintf(&b, "window %s .. %s; first and last %s medians; growth = last/first - 1\n\n",
+		r.from.Format(time.TimeOnly), r.to.Format(time.TimeOnly), r.stretch)
+	b.WriteString("| process | samples | whole window |")
+	for _, m := range soakMetrics {
+		fmt.Fprintf(&b, " %s first / last (growth) / peak |", m)
+	}
+	b.WriteString("\n|---|---:|---|" + strings.Repeat("---:|", len(soakMetrics)) + "\n")
+	for _, p := range r.procs {
+		fmt.Fprintf(&b, "| %s | %d | %v |", p.proc, p.samples, p.spans)
+		for i := range soakMetrics {
+			fmt.Fprintf(&b, " %.1f / %.1f (%+.1f%%) / %.1f |", p.first[i], p.last[i], 100*p.growth[i], p.peak[i])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
