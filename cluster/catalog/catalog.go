@@ -7,6 +7,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -28,6 +29,8 @@ type Catalog struct {
 	props     iceberg.Properties // FileIO properties (s3.endpoint, ...)
 
 	cache *metaCache // every table's newest metadata, parsed (metacache.go)
+	// clock stamps added snapshots (stamp.go, stampclock.go).
+	clock *stampClock
 }
 
 // ErrUnsupported: the catalog of record refuses an operation by design. The
@@ -48,7 +51,8 @@ type Replica interface {
 // New returns the catalog of record on node, placing new tables under
 // warehouse (file:// or s3:// URI) and opening files with props.
 func New(node Replica, warehouse string, props iceberg.Properties) *Catalog {
-	return &Catalog{node: node, warehouse: strings.TrimSuffix(warehouse, "/"), props: props, cache: newMetaCache(metadataCacheBytes)}
+	return &Catalog{node: node, warehouse: strings.TrimSuffix(warehouse, "/"), props: props, cache: newMetaCache(metadataCacheBytes),
+		clock: newStampClock(func() time.Time { return time.Now().Round(0) }, time.Now)}
 }
 
 // CatalogType implements catalog.Catalog.

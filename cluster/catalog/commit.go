@@ -79,6 +79,9 @@ func (c *Catalog) writeUpdated(ctx context.Context, ident table.Identifier, reqs
 			return "", nil, "", commitFailed("%v", err)
 		}
 	}
+	if err := stampSnapshots(base, updates, c.clock.now()); err != nil {
+		return "", nil, "", err
+	}
 	updated, err = table.UpdateTableMetadata(base, updates, cur)
 	if err != nil {
 		return "", nil, "", err
