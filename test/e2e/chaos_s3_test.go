@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/floe-io/floe/internal/testing/wait"
 )
 
 // s3Heal bounds how long after a throttle ends every table must commit
@@ -91,25 +90,7 @@ func (c *chaos) s3ThrottleStep() {
 	st.on.Store(true)
 	time.Sleep(d) // the fault: throttled that long
 	st.on.Store(false)
-	end := time.Now()
-	from, err := f.committedSums()
-	if err != nil {
-		f.event("no status after the throttle (%v): the settle checks the fleet", err)
-		return
-	}
-	err = wait.Poll(s3Heal, func() error {
-		now, err := f.committedSums()
-		if err != nil {
-			return err
-		}
-		for topic, n := range now {
-			if n <= from[topic] {
-				return &stillBehind{topic}
-			}
-		}
-		return nil
-	})
-	took := time.Since(end)
+	took, err := f.commitsAgain(s3Heal) // chaos_clock_test.go
 	f.event("S3 throttle over: %d requests answered SlowDown; every table committed again %.1fs after it", st.throttled.Load()-before, took.Seconds())
 	if err != nil {
 		f.t.Errorf("a table did not commit within %s of the S3 throttle's end: %v", s3Heal, err)

@@ -28,7 +28,10 @@ import (
 // with plain records on a fourth topic throughout (chaos_txn_test.go).
 // Every node mirrors the tables to a fake Glue that the schedule takes
 // down for 1-6 s or edits by hand; each time every table's entry must move
-// on within 5 s of the fault's end (chaos_mirror_test.go).
+// on within 5 s of the fault's end (chaos_mirror_test.go). The nodes run a
+// build whose wall clock the schedule steps minutes forward or back on a
+// committer (chaos_clock_test.go): every table must commit again within
+// 5 s of the step's end and no snapshot may be stamped in the future.
 // At most one node is down at a time and at least three run,
 // so a majority of voters always survives; after every action the test
 // waits until the fleet has settled (all members healthy, all work on
@@ -41,7 +44,7 @@ import (
 // FLOE_CHAOS_DURATION (default 45s), FLOE_CHAOS_SEED replays a schedule
 // (the cluster's own timing still varies), FLOE_CHAOS_ACTIONS limits the
 // actions (comma-separated: kill, pause, kill-leader, kill-committer, add,
-// drain, drain-restart, mirror-down, mirror-edit) to hammer one failure class, plus the harness variables in
+// drain, drain-restart, mirror-down, mirror-edit, clock-jump, s3-throttle, rotate-certs, rotate-ca) to hammer one failure class, plus the harness variables in
 // cluster_harness_test.go (real Kafka, S3 warehouse, kept logs, report).
 func TestChaos(t *testing.T) {
 	if testing.Short() {
@@ -96,6 +99,11 @@ func runChaos(t *testing.T, dur time.Duration, tls bool) {
 	}
 	f := newFleet(t)
 	c.f, f.extra["seed"] = f, seed
+	bin, err := clockBinary() // chaos_clock_test.go: a wall clock the schedule can step
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.bin = bin
 	if tls {
 		c.tls = f.enableTLS() // chaos_tls_test.go
 	}
@@ -144,7 +152,7 @@ type chaos struct {
 func (c *chaos) step() {
 	f := c.f
 	run := f.running() // sorted by id: the seed picks the same positions
-	acts := []string{"kill", "pause", "kill-leader", "kill-committer", "mirror-down", "mirror-edit"}
+	acts := []string{"kill", "pause", "kill-leader", "kill-committer", "mirror-down", "mirror-edit", "clock-jump"}
 	if len(run) < 7 {
 		acts = append(acts, "add")
 	}
@@ -215,6 +223,8 @@ func (c *chaos) step() {
 		c.tls.rotateCA(f)
 	case "s3-throttle":
 		c.s3ThrottleStep()
+	case "clock-jump":
+		c.clockJump()
 	}
 }
 

@@ -316,6 +316,8 @@ func (f *fleet) start(n *fleetNode) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// Read only by the clock-stepping build (chaos_clock_test.go).
+	cmd.Env = append(os.Environ(), "FLOE_CHAOS_CLOCK_FILE="+n.clockFile())
 	cmd.SysProcAttr = deathSignal()
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -15,7 +15,8 @@ import (
 // fault a minute (FLOE_SOAK_FAULT_EVERY), drawn by the seeded schedule
 // from the chaos faults that keep a 3-node group whole: kill and restart
 // a node, the leader or a committer, SIGSTOP one past the failure
-// timeout, take the Glue mirror down or edit it by hand, and throttle S3
+// timeout, step a committer's wall clock minutes forward or back, take
+// the Glue mirror down or edit it by hand, and throttle S3
 // when the warehouse is on S3. Every running node's RSS, goroutines, open
 // files and Raft directory are sampled from outside every 30 s
 // (soak_sample_test.go). One node, the observed one, is never killed, so
@@ -41,6 +42,11 @@ func TestSoak(t *testing.T) {
 	c := &chaos{rng: rand.New(rand.NewPCG(seed, seed)), counts: map[string]int{}}
 	f := newFleet(t)
 	c.f = f
+	bin, err := clockBinary() // chaos_clock_test.go
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.bin = bin
 	c.mirror = f.addMirror()
 	c.s3 = f.addS3Throttle()
 	nodes := f.startNew(3, 3, "n", false)
@@ -82,7 +88,7 @@ func TestSoak(t *testing.T) {
 // the observed node is paused but never killed.
 func (c *chaos) soakStep(observed *fleetNode) {
 	f := c.f
-	acts := []string{"kill", "kill-leader", "kill-committer", "pause", "mirror-down", "mirror-edit"}
+	acts := []string{"kill", "kill-leader", "kill-committer", "pause", "mirror-down", "mirror-edit", "clock-jump"}
 	if c.s3 != nil {
 		acts = append(acts, "s3-throttle")
 	}
@@ -98,7 +104,7 @@ func (c *chaos) soakStep(observed *fleetNode) {
 	case "kill":
 		c.killRestart(pick(c.rng, others), "")
 	case "kill-leader", "kill-committer":
-		target := c.soakTarget(act)
+		target := c.roleHolder(act)
 		if target == nil || target == observed {
 			// The observed node holds that role: lose it by a pause
 			// instead, which moves the role without a restart.
@@ -114,26 +120,9 @@ func (c *chaos) soakStep(observed *fleetNode) {
 		c.mirrorEdit()
 	case "s3-throttle":
 		c.s3ThrottleStep()
+	case "clock-jump":
+		c.clockJump()
 	}
-}
-
-// soakTarget is the leader or a random table's committer, nil if the
-// fleet does not say.
-func (c *chaos) soakTarget(act string) *fleetNode {
-	f := c.f
-	if act == "kill-leader" {
-		_, ln, err := f.leaderStatus()
-		if err != nil {
-			return nil
-		}
-		return ln
-	}
-	rep, _, err := f.status()
-	if err != nil {
-		return nil
-	}
-	tr, _ := tableReport(rep, tableOf(pick(c.rng, f.topics)))
-	return f.node(tr.Committer)
 }
 
 // pauseNode SIGSTOPs a node past the failure timeout and continues it.
