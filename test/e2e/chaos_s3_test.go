@@ -17,7 +17,6 @@ import (
 	"net/url"
 	"sync/atomic"
 	"time"
-
 )
 
 // s3Heal bounds how long after a throttle ends every table must commit
