@@ -40,6 +40,7 @@ func (s internalService) rpcInfo(_ context.Context, _ *InfoRequest) (*InfoRespon
 		out.Load = n.cfg.Load()
 	}
 	_, out.Halted = n.fsm.Halted()
+	out.StorageFailing = n.StorageProblem() != ""
 	return out, nil
 }
 

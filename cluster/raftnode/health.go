@@ -72,11 +72,12 @@ func (h *healthTracker) unreachableFor(id string, now time.Time) time.Duration {
 }
 
 // halted reports whether the member said in its last health check that its
-// FSM is halted.
+// FSM is halted or that it cannot write its Raft log: either way it acts
+// on a state that does not move.
 func (h *healthTracker) halted(id string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.infos[id].Halted
+	return h.infos[id].Halted || h.infos[id].StorageFailing
 }
 
 func (h *healthTracker) healthy(id string, now time.Time) bool {
@@ -93,6 +94,8 @@ type MemberHealth struct {
 	// UpgradeRequired: the member's FSM is halted (fsm.Halt), as it told
 	// the leader, or this node itself.
 	UpgradeRequired bool
+	// StorageFailing: the member cannot write its Raft log (storewatch.go).
+	StorageFailing bool
 	Zone            string
 	Version         string
 	Applied         uint64
@@ -132,10 +135,12 @@ func (n *Node) Members() []MemberHealth {
 		}
 		n.health.mu.Lock()
 		mh.Applied, mh.UpgradeRequired = n.health.infos[id].Applied, n.health.infos[id].Halted
+		mh.StorageFailing = n.health.infos[id].StorageFailing
 		n.health.mu.Unlock()
 		if id == n.cfg.ID {
 			mh.Applied = n.raft.AppliedIndex()
 			_, mh.UpgradeRequired = n.fsm.Halted()
+			mh.StorageFailing = n.StorageProblem() != ""
 		}
 		out = append(out, mh)
 	}
@@ -164,11 +169,13 @@ func (n *Node) LeaderSince() time.Time {
 
 // Live returns the members that may take work: registered, not draining,
 // and (on the leader) answering health checks and not halted (upgrade
-// required: such a node acts on a state that stopped).
+// required, or unable to write the Raft log: such a node acts on a state
+// that does not move).
 func (n *Node) Live() []string {
 	now := time.Now()
 	isLeader := n.IsLeader()
 	_, selfHalted := n.fsm.Halted()
+	selfHalted = selfHalted || n.StorageProblem() != ""
 	var out []string
 	n.fsm.Read(func(s *fsm.State) {
 		for id, m := range s.Nodes {

@@ -93,7 +93,7 @@ type Node struct {
 	cfg       NodeConfig
 	raft      *raft.Raft
 	fsm       *fsm.FSM
-	store     *raftboltdb.BoltStore
+	store     *watchedStore
 	transport raft.Transport
 	rpc       *rpcServer
 	clients   rpcClients
@@ -203,7 +203,7 @@ func withDefaults(cfg NodeConfig) (NodeConfig, error) {
 
 // storage is a node's Raft log and snapshot store under its data directory.
 type storage struct {
-	store *raftboltdb.BoltStore
+	store *watchedStore
 	snaps *raft.FileSnapshotStore
 	hlog  hclog.Logger
 }
@@ -216,10 +216,12 @@ func openStorage(cfg NodeConfig) (storage, error) {
 	logw := &slogWriter{log: cfg.Logger.With("component", "raft")}
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: logw, DisableTime: true})
 
-	store, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db"), NoSync: cfg.NoSync})
+	path := filepath.Join(dir, "raft.db")
+	bolt, err := raftboltdb.New(raftboltdb.Options{Path: path, NoSync: cfg.NoSync})
 	if err != nil {
 		return storage{}, fmt.Errorf("opening raft log %s: %w", dir, err)
 	}
+	store := &watchedStore{BoltStore: bolt, path: path}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hlog)
 	if err != nil {
 		store.Close()

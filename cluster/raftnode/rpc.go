@@ -71,6 +71,11 @@ type InfoResponse struct {
 	// (upgrade required); the leader places no work on it. An older leader
 	// ignores the field.
 	Halted bool `json:"halted,omitempty"`
+	// StorageFailing: the node cannot write its Raft log (a full disk,
+	// storewatch.go); the leader places no work on it until it can, so
+	// its tables move to nodes that apply the log. An older leader ignores
+	// the field.
+	StorageFailing bool `json:"storage_failing,omitempty"`
 }
 
 // JoinRequest asks the leader to add a node to the Raft configuration.

@@ -92,10 +92,13 @@ type MemberReport struct {
 	// UpgradeRequired: the member stopped applying the Raft log at a
 	// command its build does not know (as the leader knows, or the member
 	// itself); it takes no work until restarted on a newer build.
-	UpgradeRequired bool    `json:"upgrade_required,omitempty"`
-	Partitions      int     `json:"partitions"`
-	Committers      int     `json:"committers"`
-	Unreachable     float64 `json:"unreachable_sec,omitempty"`
+	UpgradeRequired bool `json:"upgrade_required,omitempty"`
+	// StorageFailing: the member cannot write its Raft log (a full disk);
+	// it takes no work until it can.
+	StorageFailing bool    `json:"storage_failing,omitempty"`
+	Partitions     int     `json:"partitions"`
+	Committers     int     `json:"committers"`
+	Unreachable    float64 `json:"unreachable_sec,omitempty"`
 }
 
 // TableReport is one table's status.

@@ -96,6 +96,8 @@ func writeMembers(w io.Writer, members []MemberReport) {
 			health = fmt.Sprintf("no (%s)", dur(m.Unreachable))
 		case m.UpgradeRequired:
 			health = "upgrade required"
+		case m.StorageFailing:
+			health = "raft log unwritable"
 		case m.Draining:
 			health = "draining"
 		}

@@ -200,7 +200,7 @@ func memberToProto(m status.MemberReport) *adminv1.Member {
 		Id: m.ID, Role: m.Role, Zone: m.Zone, Version: m.Version,
 		Healthy: m.Healthy, Draining: m.Draining,
 		Partitions: int32(m.Partitions), Committers: int32(m.Committers),
-		UnreachableSeconds: m.Unreachable, UpgradeRequired: m.UpgradeRequired,
+		UnreachableSeconds: m.Unreachable, UpgradeRequired: m.UpgradeRequired, StorageFailing: m.StorageFailing,
 	}
 }
 

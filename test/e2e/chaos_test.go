@@ -104,6 +104,7 @@ func runChaos(t *testing.T, dur time.Duration, tls bool) {
 		t.Fatal(err)
 	}
 	f.bin = bin
+	f.useSmallDisks() // chaos_disk_test.go: disk-full needs a file system per node
 	if tls {
 		c.tls = f.enableTLS() // chaos_tls_test.go
 	}
@@ -165,6 +166,9 @@ func (c *chaos) step() {
 	if c.s3 != nil {
 		acts = append(acts, "s3-throttle")
 	}
+	if c.f.smallDisks {
+		acts = append(acts, "disk-full")
+	}
 	if c.only != nil {
 		acts = slices.DeleteFunc(acts, func(a string) bool { return !c.only[a] })
 		if len(acts) == 0 {
@@ -225,6 +229,8 @@ func (c *chaos) step() {
 		c.s3ThrottleStep()
 	case "clock-jump":
 		c.clockJump()
+	case "disk-full":
+		c.diskFull()
 	}
 }
 

@@ -119,6 +119,9 @@ type fleet struct {
 	// s3Endpoint, when set, is the S3 endpoint the nodes use instead of
 	// the warehouse's (the throttling proxy, chaos_s3_test.go).
 	s3Endpoint string
+	// smallDisks gives every node made from now on its own small tmpfs
+	// as data directory (chaos_disk_test.go).
+	smallDisks bool
 }
 
 func newFleet(t *testing.T) *fleet {
@@ -227,9 +230,13 @@ func (f *fleet) newNode(prefix string, recover bool) *fleetNode {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		f.t.Fatal(err)
 	}
-	return &fleetNode{id: id, dir: dir, dataDir: filepath.Join(dir, "data"), cfgPath: filepath.Join(dir, "floe.yaml"),
+	n := &fleetNode{id: id, dir: dir, dataDir: filepath.Join(dir, "data"), cfgPath: filepath.Join(dir, "floe.yaml"),
 		logPath: filepath.Join(dir, "floe.log"), raftAddr: mustFreeAddr(f.t), adminAddr: mustFreeAddr(f.t),
 		rpcAddr: mustFreeAddr(f.t), recover: recover, state: "stopped", bin: f.binFor[prefix]}
+	if f.smallDisks {
+		f.mountDisk(n)
+	}
+	return n
 }
 
 func (f *fleet) writeConfig(n *fleetNode, bootstrapExpect int, join []string) {

@@ -27,7 +27,7 @@ func (b *Backend) Members() []status.MemberReport {
 			role = "voter"
 		}
 		out = append(out, status.MemberReport{
-			ID: m.ID, Role: role, Zone: m.Zone, Version: m.Version, Healthy: m.Healthy, Draining: m.Draining, UpgradeRequired: m.UpgradeRequired,
+			ID: m.ID, Role: role, Zone: m.Zone, Version: m.Version, Healthy: m.Healthy, Draining: m.Draining, UpgradeRequired: m.UpgradeRequired, StorageFailing: m.StorageFailing,
 			Partitions: parts[m.ID], Committers: commits[m.ID], Unreachable: m.Unreachable.Seconds(),
 		})
 	}

@@ -74,12 +74,14 @@ func (b *Backend) Report(ctx context.Context) (status.Report, error) {
 		rep := status.Report{Node: b.cfg.Node.ID, Leader: leader, RaftState: b.raft.RaftState(), GeneratedAt: now,
 			Problems: map[string]string{"cluster": "joining the raft group"}, Members: b.Members()}
 		upgradeRequired(&rep, b.raft.FSM()) // a halt while catching up keeps it joining
+		storageProblem(&rep, b.raft.StorageProblem())
 		return rep, nil
 	}
 	runtime, problems := b.worker.Status().Snapshot()
 	rep := status.Report{Node: b.cfg.Node.ID, Leader: leader, RaftState: b.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: b.Members(),
 		LeaderSince: b.raft.LeaderChangedAt()}
 	upgradeRequired(&rep, b.raft.FSM())
+	storageProblem(&rep, b.raft.StorageProblem())
 	held, limit := b.worker.MemoryHeld()
 	rep.Memory = &status.MemoryReport{HeldBytes: held, LimitBytes: limit, BudgetBytes: int64(b.cfg.MemoryBudget)}
 	rep.Brokers = b.worker.Status().Brokers()
@@ -110,6 +112,19 @@ func upgradeRequired(rep *status.Report, f *fsm.FSM) {
 		rep.Problems = map[string]string{}
 	}
 	rep.Problems["upgrade"] = h.Error()
+}
+
+// storageProblem shows that the node cannot write its Raft log (a full
+// disk): nothing it proposes or receives is persisted or applied here
+// until it can.
+func storageProblem(rep *status.Report, p string) {
+	if p == "" {
+		return
+	}
+	if rep.Problems == nil {
+		rep.Problems = map[string]string{}
+	}
+	rep.Problems["raft storage"] = p
 }
 
 // tableInfos lists, by key, every table the state knows (a dead-letter

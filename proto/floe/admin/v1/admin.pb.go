@@ -252,8 +252,11 @@ type Member struct {
 	// upgrade_required: the member stopped applying the Raft log at a command
 	// its build does not know; it needs a newer build (its state UPGRADE_REQUIRED).
 	UpgradeRequired bool `protobuf:"varint,10,opt,name=upgrade_required,json=upgradeRequired,proto3" json:"upgrade_required,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// storage_failing: the member cannot write its Raft log (a full disk); it
+	// takes no work until it can, and its problems name the error.
+	StorageFailing bool `protobuf:"varint,11,opt,name=storage_failing,json=storageFailing,proto3" json:"storage_failing,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Member) Reset() {
@@ -352,6 +355,13 @@ func (x *Member) GetUnreachableSeconds() float64 {
 func (x *Member) GetUpgradeRequired() bool {
 	if x != nil {
 		return x.UpgradeRequired
+	}
+	return false
+}
+
+func (x *Member) GetStorageFailing() bool {
+	if x != nil {
+		return x.StorageFailing
 	}
 	return false
 }
@@ -2879,7 +2889,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x12ListMembersRequest\"^\n" +
 	"\x13ListMembersResponse\x12/\n" +
 	"\amembers\x18\x01 \x03(\v2\x15.floe.admin.v1.MemberR\amembers\x12\x16\n" +
-	"\x06leader\x18\x02 \x01(\tR\x06leader\"\xac\x02\n" +
+	"\x06leader\x18\x02 \x01(\tR\x06leader\"\xd5\x02\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -2895,7 +2905,8 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"committers\x12/\n" +
 	"\x13unreachable_seconds\x18\t \x01(\x01R\x12unreachableSeconds\x12)\n" +
 	"\x10upgrade_required\x18\n" +
-	" \x01(\bR\x0fupgradeRequired\"\x12\n" +
+	" \x01(\bR\x0fupgradeRequired\x12'\n" +
+	"\x0fstorage_failing\x18\v \x01(\bR\x0estorageFailing\"\x12\n" +
 	"\x10GetLeaderRequest\"t\n" +
 	"\x11GetLeaderResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
