@@ -96,9 +96,9 @@ type MemberHealth struct {
 	UpgradeRequired bool
 	// StorageFailing: the member cannot write its Raft log (storewatch.go).
 	StorageFailing bool
-	Zone            string
-	Version         string
-	Applied         uint64
+	Zone           string
+	Version        string
+	Applied        uint64
 	// Unreachable is how long the member has not answered (0 if it has).
 	Unreachable time.Duration
 }
