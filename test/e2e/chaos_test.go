@@ -68,27 +68,9 @@ func TestChaosTLS(t *testing.T) {
 // runChaos runs the chaos schedule for dur (FLOE_CHAOS_DURATION overrides
 // it), with the fleet under mutual TLS when tls is set.
 func runChaos(t *testing.T, dur time.Duration, tls bool) {
-	if s := os.Getenv("FLOE_CHAOS_DURATION"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatalf("FLOE_CHAOS_DURATION: %v", err)
-		}
-		dur = d
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("FLOE_CHAOS_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("FLOE_CHAOS_SEED: %v", err)
-		}
-		seed = v
-	}
+	dur = envDuration(t, "FLOE_CHAOS_DURATION", dur)
+	seed := chaosSeed(t)
 	t.Logf("chaos seed %d (replay with FLOE_CHAOS_SEED=%d), duration %s", seed, seed, dur)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("chaos seed was %d (replay with FLOE_CHAOS_SEED=%d)", seed, seed)
-		}
-	})
 	c := &chaos{rng: rand.New(rand.NewPCG(seed, seed)), counts: map[string]int{}}
 	if s := os.Getenv("FLOE_CHAOS_ACTIONS"); s != "" {
 		c.only = map[string]bool{}
@@ -136,6 +118,38 @@ func runChaos(t *testing.T, dur time.Duration, tls bool) {
 	f.verifyTxn(tl, hwm, time.Minute)
 	f.verifyMirror(c.mirror)
 	w.stop()
+}
+
+// chaosSeed is FLOE_CHAOS_SEED, or a new seed; a failed test names it.
+func chaosSeed(t *testing.T) uint64 {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("FLOE_CHAOS_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("FLOE_CHAOS_SEED: %v", err)
+		}
+		seed = v
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("chaos seed was %d (replay with FLOE_CHAOS_SEED=%d)", seed, seed)
+		}
+	})
+	return seed
+}
+
+// envDuration is the duration in the environment variable name, def
+// without it.
+func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return d
 }
 
 type chaos struct {

@@ -5,7 +5,6 @@ package e2e
 import (
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -30,14 +29,7 @@ import (
 func TestSoak(t *testing.T) {
 	dur := envDuration(t, "FLOE_SOAK_DURATION", time.Hour)
 	every := envDuration(t, "FLOE_SOAK_FAULT_EVERY", time.Minute)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("FLOE_CHAOS_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("FLOE_CHAOS_SEED: %v", err)
-		}
-		seed = v
-	}
+	seed := chaosSeed(t)
 	t.Logf("soak seed %d, duration %s, a fault every %s", seed, dur, every)
 	c := &chaos{rng: rand.New(rand.NewPCG(seed, seed)), counts: map[string]int{}}
 	f := newFleet(t)
@@ -133,16 +125,4 @@ func (c *chaos) pauseNode(n *fleetNode) {
 	time.Sleep(d) // the fault: stopped that long, past the failure timeout
 	c.f.resume(n)
 	c.f.event("SIGCONT %s", n.id)
-}
-
-func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return d
 }
