@@ -2,9 +2,12 @@ package raftnode
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/floe-io/floe/internal/testing/wait"
 )
 
 // TestWatchedStoreProblem: a failed write is shown until a write succeeds
@@ -31,4 +34,33 @@ func TestWatchedStoreProblem(t *testing.T) {
 	if p := s.problem(time.Now().Add(time.Hour)); p == "" {
 		t.Fatal("a failure with no success since must stay shown")
 	}
+}
+
+// TestStorageFailingMemberTakesNoWork: a member whose Raft log store
+// fails to write tells the leader in its health answer; the leader shows
+// it as storage_failing and leaves it out of the live members (so the
+// controller moves its work), and it counts itself out too. Once it writes
+// again and the problem's window has passed, it is live again.
+func TestStorageFailingMemberTakesNoWork(t *testing.T) {
+	g := newTestGroup(t, []string{"a", "b", "c"}, 3)
+	c := g.nodes["c"]
+	if g.leader() == c {
+		if err := c.TransferLeadership(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := g.leader("c")
+	wait.For(t, 10*time.Second, "c live", func() bool { return slices.Contains(l.Live(), "c") })
+	_ = c.store.note(errors.New("write raft.db: no space left on device"))
+	wait.For(t, 10*time.Second, "the leader to take c out of the live members", func() bool {
+		return !slices.Contains(l.Live(), "c") && slices.ContainsFunc(l.Members(), func(m MemberHealth) bool { return m.ID == "c" && m.StorageFailing })
+	})
+	if slices.Contains(c.Live(), "c") || !strings.Contains(c.StorageProblem(), "no space left") {
+		t.Fatalf("c counts itself live (%v) or does not say why (%q)", c.Live(), c.StorageProblem())
+	}
+	_ = c.store.note(nil)
+	c.store.mu.Lock()
+	c.store.failedAt = c.store.failedAt.Add(-storageProblemFor) // the window has passed
+	c.store.mu.Unlock()
+	wait.For(t, 10*time.Second, "c live again", func() bool { return slices.Contains(l.Live(), "c") && c.StorageProblem() == "" })
 }
