@@ -386,7 +386,13 @@ func (n *Node) Close() error {
 }
 
 // slogWriter turns hclog's text lines into structured slog records.
-type slogWriter struct{ log *slog.Logger }
+type slogWriter struct {
+	log *slog.Logger
+	// refusedSeen: a snapshot refused by a halted FSM was logged once.
+	// Raft tries again every snapshot interval until the node runs a newer
+	// build; the repeats go to debug.
+	refusedSeen atomic.Bool
+}
 
 func (w *slogWriter) Write(p []byte) (int, error) {
 	sc := bufio.NewScanner(strings.NewReader(string(p)))
@@ -406,6 +412,14 @@ func (w *slogWriter) Write(p []byte) (int, error) {
 		// and the component.
 		if _, rest, ok := strings.Cut(line, "]"); ok && strings.HasPrefix(line, "[") {
 			line = strings.TrimPrefix(strings.TrimSpace(rest), "raft: ")
+		}
+		if strings.Contains(line, "snapshot refused") {
+			if w.refusedSeen.Swap(true) {
+				level = slog.LevelDebug
+			} else {
+				level = slog.LevelWarn
+				line += " (Raft retries at every snapshot interval while the FSM is halted; the repeats are logged at debug)"
+			}
 		}
 		w.log.Log(context.Background(), level, line)
 	}

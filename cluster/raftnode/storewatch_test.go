@@ -1,7 +1,9 @@
 package raftnode
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -63,4 +65,27 @@ func TestStorageFailingMemberTakesNoWork(t *testing.T) {
 	c.store.failedAt = c.store.failedAt.Add(-storageProblemFor) // the window has passed
 	c.store.mu.Unlock()
 	wait.For(t, 10*time.Second, "c live again", func() bool { return slices.Contains(l.Live(), "c") && c.StorageProblem() == "" })
+}
+
+// TestRefusedSnapshotLoggedOnce: Raft's "failed to take snapshot" for a
+// halted FSM, which it repeats every snapshot interval, is a warning once
+// and debug after; other errors keep their level.
+func TestRefusedSnapshotLoggedOnce(t *testing.T) {
+	var buf bytes.Buffer
+	w := &slogWriter{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	line := `[ERROR] raft: failed to take snapshot: error="failed to start snapshot: snapshot refused: upgrade required: log entry 9 has command type 40"` + "\n"
+	for range 3 {
+		_, _ = w.Write([]byte(line))
+	}
+	_, _ = w.Write([]byte(`[ERROR] raft: failed to append to logs: error="no space left on device"` + "\n"))
+	got := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{"level=WARN", "level=DEBUG", "level=DEBUG", "level=ERROR"}
+	if len(got) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(got), len(want), buf.String())
+	}
+	for i, l := range got {
+		if !strings.Contains(l, want[i]) {
+			t.Errorf("line %d: %s, want %s", i, l, want[i])
+		}
+	}
 }
