@@ -14,8 +14,9 @@ import (
 // fault a minute (FLOE_SOAK_FAULT_EVERY), drawn by the seeded schedule
 // from the chaos faults that keep a 3-node group whole: kill and restart
 // a node, the leader or a committer, SIGSTOP one past the failure
-// timeout, step a committer's wall clock minutes forward or back, take
-// the Glue mirror down or edit it by hand, and throttle S3
+// timeout, step a committer's wall clock minutes forward or back, fill a
+// node's Raft disk, take the Glue mirror down or edit it by hand, and
+// throttle S3
 // when the warehouse is on S3. Every running node's RSS, goroutines, open
 // files and Raft directory are sampled from outside every 30 s
 // (soak_sample_test.go). One node, the observed one, is never killed, so
@@ -39,6 +40,7 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.bin = bin
+	f.useSmallDisks() // chaos_disk_test.go
 	c.mirror = f.addMirror()
 	c.s3 = f.addS3Throttle()
 	nodes := f.startNew(3, 3, "n", false)
@@ -84,6 +86,9 @@ func (c *chaos) soakStep(observed *fleetNode) {
 	if c.s3 != nil {
 		acts = append(acts, "s3-throttle")
 	}
+	if f.smallDisks {
+		acts = append(acts, "disk-full")
+	}
 	act := pick(c.rng, acts)
 	c.counts[act]++
 	var others []*fleetNode
@@ -114,6 +119,8 @@ func (c *chaos) soakStep(observed *fleetNode) {
 		c.s3ThrottleStep()
 	case "clock-jump":
 		c.clockJump()
+	case "disk-full":
+		c.diskFull()
 	}
 }
 
