@@ -1,4 +1,4 @@
-//go:build soak && long
+//go:build long
 
 package e2e
 
@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -210,10 +211,28 @@ func (r soakResult) markdown(seed uint64, dur, every time.Duration, counts map[s
 		fmt.Fprintf(&b, " %s first / last (growth) / peak |", m)
 	}
 	b.WriteString("\n|---|---:|---|" + strings.Repeat("---:|", len(soakMetrics)) + "\n")
+	// The processes a fault restarted inside the window have no growth to
+	// judge: one line gives how many and their peaks.
+	var others soakFigures
+	n := 0
 	for _, p := range r.procs {
+		if !p.spans {
+			n, others.samples = n+1, others.samples+p.samples
+			for i := range others.peak {
+				others.peak[i] = max(others.peak[i], p.peak[i])
+			}
+			continue
+		}
 		fmt.Fprintf(&b, "| %s | %d | %v |", p.proc, p.samples, p.spans)
 		for i := range soakMetrics {
 			fmt.Fprintf(&b, " %.1f / %.1f (%+.1f%%) / %.1f |", p.first[i], p.last[i], 100*p.growth[i], p.peak[i])
+		}
+		b.WriteString("\n")
+	}
+	if n > 0 {
+		fmt.Fprintf(&b, "| %d restarted processes | %d | false |", n, others.samples)
+		for i := range soakMetrics {
+			fmt.Fprintf(&b, " peak %.1f |", others.peak[i])
 		}
 		b.WriteString("\n")
 	}
@@ -230,4 +249,38 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// TestSoakJudge: the soak's verdict fails a node whose figures grew 5% or
+// more over the window, passes one that stayed flat, and reports the
+// restarted processes without judging them.
+func TestSoakJudge(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	from, to := t0.Add(20*time.Minute), t0.Add(60*time.Minute)
+	series := func(node string, inc int, start, end time.Duration, rss func(time.Duration) float64) []soakSample {
+		var out []soakSample
+		for at := start; at <= end; at += 30 * time.Second {
+			out = append(out, soakSample{at: t0.Add(at), node: node, inc: inc, rss: rss(at) * (1 << 20), goroutines: 80, openFiles: 30, raftBytes: 33 << 20})
+		}
+		return out
+	}
+	flat := func(time.Duration) float64 { return 180 }
+	leak := func(at time.Duration) float64 { return 180 + at.Minutes() } // +1 MiB a minute
+	for _, c := range []struct {
+		name     string
+		samples  []soakSample
+		failures int
+	}{
+		{"flat", append(series("n1", 1, 0, time.Hour, flat), series("n2", 3, 30*time.Minute, 35*time.Minute, leak)...), 0},
+		{"leaking", series("n1", 1, 0, time.Hour, leak), 1},
+		{"observed restarted", series("n1", 2, 30*time.Minute, time.Hour, flat), 1},
+	} {
+		res := soakReport(c.samples, "n1", from, to, 5*time.Minute)
+		if len(res.failures) != c.failures {
+			t.Errorf("%s: failures %q, want %d", c.name, res.failures, c.failures)
+		}
+		if md := res.markdown(1, time.Hour, time.Minute, nil); !strings.Contains(md, "| n1#") && c.name != "observed restarted" {
+			t.Errorf("%s: report lacks the observed node:\n%s", c.name, md)
+		}
+	}
 }
