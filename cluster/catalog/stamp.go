@@ -9,18 +9,21 @@ import (
 )
 
 // stampSnapshots sets the timestamp of each snapshot the updates add to
-// now, the committing node's wall clock, but never earlier than the newest
-// time base carries (its last update, snapshot log and metadata log).
+// now (stampClock: the committing node's wall clock, held back while it
+// runs ahead), but never earlier than the newest time base carries (its
+// last update, snapshot log and metadata log). Every commit through the
+// catalog of record (Floe's own: its REST endpoint takes no writes) is
+// stamped so.
 //
-// Why: iceberg-go stamps a snapshot with the producing process's clock and
-// refuses one more than a minute older than the table's newest entry, as
-// Iceberg Java does. A committer whose clock stepped back, or any
-// committer after one whose clock ran ahead, would then fail every commit
-// until real time caught up: a table stalled for as long as the clock was
-// wrong. Stamping here keeps the logs ordered (readers binary-search them
-// for time travel) and the table committing through a clock step; the
-// price is that snapshots after a forward step carry that step's time
-// until the clock passes it.
+// Why: iceberg-go stamps a snapshot with the producing process's clock,
+// and it refuses, as Iceberg Java does, a snapshot more than a minute
+// older than the table's newest entry. One snapshot stamped by a clock
+// that ran ahead would make every later commit by a correct clock fail
+// until real time caught up: a table stalled for as long as the step.
+// Stamping here also keeps the logs ordered (readers search them for
+// time travel). A committer whose own clock is behind is still refused by
+// iceberg-go before its commit reaches the catalog, until its clock is
+// right (docs/operations.md, Clock steps).
 func stampSnapshots(base table.Metadata, updates []table.Update, now time.Time) error {
 	floor := newestMillis(base)
 	ts := max(now.UnixMilli(), floor)
