@@ -62,7 +62,7 @@ func (s *watchedStore) problem(now time.Time) string {
 	if s.err == nil || (!s.failedAt.After(s.succeeded) && now.Sub(s.failedAt) >= storageProblemFor) {
 		return ""
 	}
-	return fmt.Sprintf("cannot write the Raft log %s (%.1fs ago: %v): this node persists and applies nothing, and commits nothing, until it can; the others go on",
+	return fmt.Sprintf("cannot write the Raft log %s (%.1fs ago: %v): this node applies nothing new and takes no work until it can (its partitions and committer roles move); the others go on",
 		s.path, now.Sub(s.failedAt).Seconds(), s.err)
 }
 
