@@ -79,11 +79,15 @@ func (c *Catalog) writeUpdated(ctx context.Context, ident table.Identifier, reqs
 			return "", nil, "", commitFailed("%v", err)
 		}
 	}
-	if err := stampSnapshots(base, updates, c.clock.now()); err != nil {
+	ts, err := stampSnapshots(base, updates, c.clock.now())
+	if err != nil {
 		return "", nil, "", err
 	}
 	updated, err = table.UpdateTableMetadata(base, updates, cur)
 	if err != nil {
+		return "", nil, "", err
+	}
+	if updated, err = restamp(updated, ts); err != nil {
 		return "", nil, "", err
 	}
 	v := MetadataVersion(cur)

@@ -124,7 +124,7 @@ func TestStampSnapshotsKnowsTheUpdate(t *testing.T) {
 		now  int64
 		want int64
 	}{{md.LastUpdatedMillis() + 1000, md.LastUpdatedMillis() + 1000}, {md.LastUpdatedMillis() - 60_000, md.LastUpdatedMillis()}} {
-		if err := stampSnapshots(md, []table.Update{u}, time.UnixMilli(c.now)); err != nil {
+		if _, err := stampSnapshots(md, []table.Update{u}, time.UnixMilli(c.now)); err != nil {
 			t.Fatal(err)
 		}
 		js, err := json.Marshal(u)
@@ -143,7 +143,7 @@ func TestStampSnapshotsKnowsTheUpdate(t *testing.T) {
 	if orig.TimestampMs != origTS {
 		t.Fatalf("the producer's snapshot was changed: %d", orig.TimestampMs)
 	}
-	if err := stampSnapshots(md, []table.Update{oddUpdate{}}, time.Now()); err == nil {
+	if _, err := stampSnapshots(md, []table.Update{oddUpdate{}}, time.Now()); err == nil {
 		t.Fatal("an add-snapshot update without a Snapshot field was stamped silently")
 	}
 }
@@ -153,3 +153,26 @@ type oddUpdate struct{}
 func (oddUpdate) Action() string                                               { return table.UpdateAddSnapshot }
 func (oddUpdate) Apply(*table.MetadataBuilder) error                           { return nil }
 func (oddUpdate) PostCommit(context.Context, *table.Table, *table.Table) error { return nil }
+
+// TestRestamp: times iceberg-go wrote past the stamp (its clock ran ahead)
+// are capped at the stamp, the rest of the metadata is kept, and metadata
+// within the slack is returned as it is.
+func TestRestamp(t *testing.T) {
+	md, err := table.NewMetadata(iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "a", Type: iceberg.PrimitiveTypes.Int64, Required: true}),
+		iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "file:///tmp/t", iceberg.Properties{"k": "v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lu := md.LastUpdatedMillis()
+	if got, err := restamp(md, lu); err != nil || got != md {
+		t.Fatalf("on time: %v, rewritten %v", err, got != md)
+	}
+	ts := lu - 5*time.Minute.Milliseconds()
+	got, err := restamp(md, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LastUpdatedMillis() != ts || got.Properties()["k"] != "v" || got.TableUUID() != md.TableUUID() {
+		t.Fatalf("restamped: last-updated %d (want %d), properties %v, uuid %v", got.LastUpdatedMillis(), ts, got.Properties(), got.TableUUID())
+	}
+}

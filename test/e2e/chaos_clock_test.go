@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,7 +173,12 @@ func (f *fleet) setClock(n *fleetNode, d time.Duration) {
 // and no table may carry a snapshot stamped more than a minute ahead.
 func (c *chaos) clockJump() {
 	f := c.f
-	n := c.roleHolder("kill-committer")
+	topic := pick(c.rng, f.topics)
+	var n *fleetNode
+	if rep, _, err := f.status(); err == nil {
+		tr, _ := tableReport(rep, tableOf(topic))
+		n = f.node(tr.Committer)
+	}
 	if n == nil {
 		n = pick(c.rng, f.running())
 	}
@@ -182,7 +189,11 @@ func (c *chaos) clockJump() {
 	hold := time.Duration(2000+c.rng.IntN(2000)) * time.Millisecond
 	f.event("clock of %s stepped %s for %s", n.id, d, hold)
 	f.setClock(n, d)
-	time.Sleep(hold) // the fault: that long on the wrong time
+	start := time.Now()
+	// Maintenance on the stepped node while the step lasts: snapshot
+	// expiry commits metadata whose times iceberg-go reads from the clock.
+	f.event("maintenance of %s (its committer %s) during the step: %s", tableOf(topic), n.id, f.maintain(n, tableOf(topic)))
+	time.Sleep(time.Until(start.Add(hold))) // the fault: that long on the wrong time
 	f.setClock(n, 0)
 	took, err := f.commitsAgain(clockHeal)
 	f.event("clock of %s true again; every table committed %.1fs after", n.id, took.Seconds())
@@ -263,4 +274,26 @@ func (f *fleet) commitsAgain(limit time.Duration) (time.Duration, error) {
 		return nil
 	})
 	return time.Since(start), err
+}
+
+// maintain asks n to run a table's maintenance now (POST
+// /v1/tables/{t}:maintain) and returns the answer's gist.
+func (f *fleet) maintain(n *fleetNode, table string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+n.adminAddr+"/v1/tables/"+table+":maintain", strings.NewReader("{}"))
+	if err != nil {
+		return err.Error()
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if f.adminToken != "" {
+		req.Header.Set("Authorization", "Bearer "+f.adminToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+	return resp.Status + " " + string(body)
 }

@@ -91,9 +91,17 @@ func runChaos(t *testing.T, dur time.Duration, tls bool) {
 		c.tls = f.enableTLS() // chaos_tls_test.go
 	}
 	f.writeBothFormats(f.topics[0]) // a Delta log beside Iceberg under the same faults (cluster_delta_test.go)
-	txnTopic := f.addTxnTopic()     // chaos_txn_test.go
-	c.mirror = f.addMirror()        // chaos_mirror_test.go
-	c.s3 = f.addS3Throttle()        // chaos_s3_test.go; nil unless the warehouse is on S3
+	for _, tp := range f.topics {
+		// Snapshot expiry within the run: a clock step's maintenance
+		// (chaos_clock_test.go) then commits an expiry too.
+		if f.tableOpts[tp] == nil {
+			f.tableOpts[tp] = map[string]any{}
+		}
+		f.tableOpts[tp]["snapshot_max_count"] = 20
+	}
+	txnTopic := f.addTxnTopic() // chaos_txn_test.go
+	c.mirror = f.addMirror()    // chaos_mirror_test.go
+	c.s3 = f.addS3Throttle()    // chaos_s3_test.go; nil unless the warehouse is on S3
 	f.startNew(5, 5, "n", false)
 	f.settle(2 * time.Minute)
 	p := f.startProducer(3) // 720 records/s over 24 partitions
