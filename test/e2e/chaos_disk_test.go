@@ -116,9 +116,12 @@ func (c *chaos) diskFull() {
 	case !failed:
 		f.event("%s wrote its Raft log into free pages its file held: no write failed", n.id)
 	}
-	// The problem is shown 5 s past the last failure (the status must not
-	// flicker while the disk is full): it must be gone soon after.
-	err = wait.Poll(diskHeal+5*time.Second, func() error {
+	// The problem is shown until the node writes its log again and 5 s
+	// have passed since the last failure (the status must not flicker while
+	// the disk is full). The next write waits for the leader's next append,
+	// and Raft's back-off after failed appends reaches 10 s: the soak saw
+	// 15 s. It must be gone within that.
+	err = wait.Poll(diskHeal+15*time.Second, func() error {
 		rep, err := f.fetch(n, time.Second)
 		if err != nil {
 			return err
