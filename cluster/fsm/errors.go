@@ -36,8 +36,13 @@ var (
 	ErrStaleRewind = errors.New("stale rewind")
 	// ErrUpgradeRequired: this node met a log entry of a type its build
 	// does not know and that may not be skipped; it applies nothing more
-	// until it is restarted on a newer build (see Halt).
+	// until it is restarted on a newer build, or resumes from a leader's
+	// state it can hold (see Halt, Resume).
 	ErrUpgradeRequired = errors.New("upgrade required")
+	// ErrLossySnapshot: a state another node served holds a field this
+	// build does not have (DecodeLossless); a halted node does not resume
+	// from it.
+	ErrLossySnapshot = errors.New("the state holds values this build cannot keep")
 	// ErrProtocolTooLow: a command was not proposed because a member's
 	// build may not know it (see ProtocolError).
 	ErrProtocolTooLow = errors.New("a member's protocol level is too low for the command")

@@ -60,6 +60,11 @@ func (f *FSM) Apply(index uint64, data []byte) error {
 	if f.halt != nil {
 		return *f.halt
 	}
+	if index <= f.state.Applied {
+		// In the state already: a halted FSM resumed with the leader's
+		// state (Resume), and Raft now hands over the entries it covers.
+		return nil
+	}
 	typ, ignorable := splitType(data[0])
 	def, known := f.table[typ]
 	if !known && !ignorable {
@@ -207,7 +212,8 @@ func (f *FSM) Restore(r io.Reader) error {
 	f.mu.Lock()
 	// A halt outlives a restore: a snapshot that covers the entry this
 	// build could not apply was written by a build that knows it, and may
-	// hold state this build cannot read. Only a restart ends a halt.
+	// hold state this build cannot read. A restart or Resume, after
+	// DecodeLossless, ends a halt.
 	f.state = st
 	f.mu.Unlock()
 	f.notify(touched{all: true})

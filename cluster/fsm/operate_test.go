@@ -65,7 +65,7 @@ func TestApplyPauseAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second pause keeps the first's time and caller.
-	if err := apply(t, f, 1011, PauseTable{Table: key, At: 8, By: "cert:CN=other"}); err != nil {
+	if err := apply(t, f, 102, PauseTable{Table: key, At: 8, By: "cert:CN=other"}); err != nil {
 		t.Fatal(err)
 	}
 	f.Read(func(s *State) {
@@ -73,7 +73,7 @@ func TestApplyPauseAndResume(t *testing.T) {
 			t.Fatalf("paused %v by %v", s.Paused, s.PausedBy)
 		}
 	})
-	if err := apply(t, f, 102, ResumeTable{Table: key}); err != nil {
+	if err := apply(t, f, 103, ResumeTable{Table: key}); err != nil {
 		t.Fatal(err)
 	}
 	f.Read(func(s *State) {

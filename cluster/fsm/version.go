@@ -121,7 +121,7 @@ type Halt struct {
 }
 
 func (h Halt) Error() string {
-	return fmt.Sprintf("upgrade required: log entry %d has command type %d, unknown to this build (protocol level %d); restart the node on a newer build",
+	return fmt.Sprintf("upgrade required: log entry %d has command type %d, unknown to this build (protocol level %d); restart the node on a newer build (it also resumes by itself once the leader's state holds nothing this build cannot read)",
 		h.Index, uint8(h.Type), ProtocolLevel)
 }
 

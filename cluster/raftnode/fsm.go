@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -21,9 +22,15 @@ import (
 type RaftFSM struct {
 	f   *fsm.FSM
 	log *slog.Logger
-	// halted: the halt was logged. Only Raft's FSM goroutine calls Apply,
-	// so it needs no lock.
+	// mu serializes Raft's FSM goroutine (Apply, Restore) with a resume
+	// (resume.go), which installs the leader's state and replays the log
+	// behind it with no entry applied in between.
+	mu sync.Mutex
+	// halted: the halt was logged.
 	halted bool
+	// last is the index of the last entry Raft handed over (after a
+	// restore, the restored state's; the entries between are Raft's own).
+	last uint64
 }
 
 // NewRaftFSM returns the raft.FSM of f.
@@ -41,6 +48,13 @@ type ApplyResult struct {
 
 // Apply implements raft.FSM.
 func (a *RaftFSM) Apply(l *raft.Log) any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last = l.Index
+	return a.applyLocked(l)
+}
+
+func (a *RaftFSM) applyLocked(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return ApplyResult{}
 	}
@@ -71,7 +85,13 @@ func (a *RaftFSM) Snapshot() (raft.FSMSnapshot, error) {
 // Restore implements raft.FSM.
 func (a *RaftFSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	return a.f.Restore(rc)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.f.Restore(rc); err != nil {
+		return err
+	}
+	a.f.Read(func(s *fsm.State) { a.last = s.Applied })
+	return nil
 }
 
 // fsmSnapshot is a copy of the state no one else references: Persist may

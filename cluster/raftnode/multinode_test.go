@@ -1,6 +1,7 @@
 package raftnode
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,10 @@ type testGroup struct {
 	// fsm holds per node the FSM options it starts with (a node of an
 	// older build: fsm.Without).
 	fsm map[string][]fsm.Option
+	// protocol holds per node the level it states when halted (resume.go);
+	// resumeEvery how often a halted node asks (default: 200 ms).
+	protocol    map[string]int
+	resumeEvery time.Duration
 }
 
 func fastRaft(c *raft.Config) {
@@ -61,8 +66,14 @@ func newTestGroup(t *testing.T, ids []string, expect int) *testGroup {
 }
 
 func newTestGroupWith(t *testing.T, ids []string, expect int, opts map[string][]fsm.Option) *testGroup {
+	return newTestGroupLevels(t, ids, expect, opts, nil)
+}
+
+// newTestGroupLevels is newTestGroupWith whose nodes also state the
+// protocol levels given when halted.
+func newTestGroupLevels(t *testing.T, ids []string, expect int, opts map[string][]fsm.Option, protocol map[string]int) *testGroup {
 	g := &testGroup{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, rpc: map[string]string{}, faults: map[string]*faults{}, dir: t.TempDir(), expect: expect,
-		fsm: opts}
+		fsm: opts, protocol: protocol}
 	for _, id := range ids {
 		g.rpc[id] = freeAddr(t)
 	}
@@ -107,6 +118,7 @@ func (g *testGroup) start(id string, expect int) *Node {
 		Transport: tr, Raft: fastRaft, NoSync: true, FailureTimeout: 2 * time.Second, DeadServerTimeout: time.Hour,
 		Version: "test", Zone: "z-" + id, ApplyTimeout: 5 * time.Second, Logger: testLogger(g.t),
 		RPCServerInterceptor: g.faults[id].server, RPCClientInterceptor: g.faults[id].client, FSM: g.fsm[id],
+		Protocol: g.protocol[id], ResumeEvery: cmp.Or(g.resumeEvery, 200*time.Millisecond),
 	})
 	if err != nil {
 		g.t.Fatalf("opening %s: %v", id, err)

@@ -86,6 +86,12 @@ type NodeConfig struct {
 	// FSM adjusts the state machine's command table; tests stand in for a
 	// node of an older build with fsm.Without.
 	FSM []fsm.Option
+	// Protocol is the level a halted node states when it asks the leader
+	// for a state to resume from (resume.go); 0 is this build's. Tests
+	// stand in for an older build with it and FSM.
+	Protocol int
+	// ResumeEvery is how often a halted node asks (default 10 s).
+	ResumeEvery time.Duration
 }
 
 // Node is one member of the Raft group with its FSM.
@@ -93,6 +99,7 @@ type Node struct {
 	cfg       NodeConfig
 	raft      *raft.Raft
 	fsm       *fsm.FSM
+	sm        *RaftFSM
 	store     *watchedStore
 	transport raft.Transport
 	rpc       *rpcServer
@@ -109,6 +116,8 @@ type Node struct {
 	left       atomic.Bool // this process asked to leave the group (rejoin.go stays out)
 	// leaderChangedAt: unix ns of the last leader change seen (observe.go).
 	leaderChangedAt atomic.Int64
+	// resumeProblem: why a halted node could not resume yet (resume.go).
+	resumeProblem atomic.Value
 }
 
 // Open starts the Raft member described by cfg. A node with Raft state
@@ -135,12 +144,13 @@ func Open(cfg NodeConfig) (*Node, error) {
 		st.store.Close()
 	}
 	f := fsm.New(cfg.FSM...)
-	r, lease, has, err := startRaft(cfg, st, transport, NewRaftFSM(f, cfg.Logger))
+	sm := NewRaftFSM(f, cfg.Logger)
+	r, lease, has, err := startRaft(cfg, st, transport, sm)
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
-	n := &Node{cfg: cfg, raft: r, fsm: f, store: st.store, transport: transport, log: cfg.Logger, stop: make(chan struct{})}
+	n := &Node{cfg: cfg, raft: r, fsm: f, sm: sm, store: st.store, transport: transport, log: cfg.Logger, stop: make(chan struct{})}
 	n.health = newHealthTracker(cfg.FailureTimeout)
 	n.clients.icp = cfg.RPCClientInterceptor
 	n.clients.creds = rpcClientCreds(cfg.TLS)
@@ -167,6 +177,9 @@ func withDefaults(cfg NodeConfig) (NodeConfig, error) {
 	}
 	if cfg.ApplyTimeout == 0 {
 		cfg.ApplyTimeout = 10 * time.Second
+	}
+	if cfg.ResumeEvery == 0 {
+		cfg.ResumeEvery = 10 * time.Second
 	}
 	if cfg.Advertise == "" && cfg.Transport == nil {
 		a, err := advertisable(cfg.RaftAddr)
@@ -307,6 +320,7 @@ func (n *Node) startLoops(hasState bool) {
 	}()
 	n.observeLeaders()      // observe.go
 	n.stepDownWhileHalted() // halt.go
+	n.resumeWhileHalted()   // resume.go
 }
 
 // ID returns the node id.

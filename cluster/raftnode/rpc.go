@@ -101,6 +101,7 @@ type rpcHandler interface {
 	rpcLeave(ctx context.Context, in *LeaveRequest) (*Empty, error)
 	rpcTransfer(ctx context.Context, in *TransferRequest) (*Empty, error)
 	rpcBarrier(ctx context.Context, in *BarrierRequest) (*BarrierResponse, error)
+	rpcState(ctx context.Context, in *StateRequest) (*StateResponse, error)
 }
 
 // TransferRequest asks the leader to hand leadership to voter ID (any
@@ -137,6 +138,7 @@ var rpcDesc = grpc.ServiceDesc{
 		unary("Leave", rpcHandler.rpcLeave),
 		unary("Transfer", rpcHandler.rpcTransfer),
 		unary("Barrier", rpcHandler.rpcBarrier),
+		unary("State", rpcHandler.rpcState),
 	},
 	Metadata: "floe/internal/v1 (json codec)",
 }
@@ -207,12 +209,12 @@ func (c *rpcClients) conn(addr string) (*grpc.ClientConn, error) {
 	return cc, nil
 }
 
-func (c *rpcClients) call(ctx context.Context, addr, method string, in, out any) error {
+func (c *rpcClients) call(ctx context.Context, addr, method string, in, out any, opts ...grpc.CallOption) error {
 	cc, err := c.conn(addr)
 	if err != nil {
 		return err
 	}
-	if err := cc.Invoke(ctx, "/"+rpcService+"/"+method, in, out); err != nil {
+	if err := cc.Invoke(ctx, "/"+rpcService+"/"+method, in, out, opts...); err != nil {
 		return fmt.Errorf("calling %s on %s: %w", method, addr, err)
 	}
 	return nil

@@ -73,14 +73,14 @@ func (b *Backend) Report(ctx context.Context) (status.Report, error) {
 	default:
 		rep := status.Report{Node: b.cfg.Node.ID, Leader: leader, RaftState: b.raft.RaftState(), GeneratedAt: now,
 			Problems: map[string]string{"cluster": "joining the raft group"}, Members: b.Members()}
-		upgradeRequired(&rep, b.raft.FSM()) // a halt while catching up keeps it joining
+		upgradeRequired(&rep, b.raft.FSM(), b.raft.ResumeProblem()) // a halt while catching up keeps it joining
 		storageProblem(&rep, b.raft.StorageProblem())
 		return rep, nil
 	}
 	runtime, problems := b.worker.Status().Snapshot()
 	rep := status.Report{Node: b.cfg.Node.ID, Leader: leader, RaftState: b.raft.RaftState(), GeneratedAt: now, Problems: problems, Members: b.Members(),
 		LeaderSince: b.raft.LeaderChangedAt()}
-	upgradeRequired(&rep, b.raft.FSM())
+	upgradeRequired(&rep, b.raft.FSM(), b.raft.ResumeProblem())
 	storageProblem(&rep, b.raft.StorageProblem())
 	held, limit := b.worker.MemoryHeld()
 	rep.Memory = &status.MemoryReport{HeldBytes: held, LimitBytes: limit, BudgetBytes: int64(b.cfg.MemoryBudget)}
@@ -101,8 +101,9 @@ func (b *Backend) Report(ctx context.Context) (status.Report, error) {
 }
 
 // upgradeRequired shows a halted FSM: the node state and a problem naming
-// the entry, so the status says why nothing moves on this node.
-func upgradeRequired(rep *status.Report, f *fsm.FSM) {
+// the entry, so the status says why nothing moves on this node, and why it
+// has not resumed from the leader's state (resume, "" before a try).
+func upgradeRequired(rep *status.Report, f *fsm.FSM, resume string) {
 	h, halted := f.Halted()
 	if !halted {
 		return
@@ -112,6 +113,9 @@ func upgradeRequired(rep *status.Report, f *fsm.FSM) {
 		rep.Problems = map[string]string{}
 	}
 	rep.Problems["upgrade"] = h.Error()
+	if resume != "" {
+		rep.Problems["upgrade"] += "; not resumed yet: " + resume
+	}
 }
 
 // storageProblem shows that the node cannot write its Raft log (a full
