@@ -34,22 +34,24 @@ func newOrphanCase(t *testing.T) *orphanCase {
 	rec := func(off int64) []*records.Record {
 		return []*records.Record{{Topic: "t", Partition: 0, Offset: off, Raw: []byte("v")}}
 	}
+	// The orphan is written and ages past the safety age before the
+	// table's last commit, which cleanup counts ages from (orphanclock.go).
 	committed, err := s.Write(ctx, c.spec, "44444444-4444-4444-8444-444444444444", rec(0))
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := commitForTest(ctx, s, cat, c.spec, committed, ledger.TopicPartition{Topic: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	orphan, err := s.Write(ctx, c.spec, "55555555-5555-4555-8555-555555555555", rec(1))
 	if err != nil {
 		t.Fatal(err)
 	}
+	olderThan(t, 10*time.Millisecond, orphan[0].Path)
+	if err := commitForTest(ctx, s, cat, c.spec, committed, ledger.TopicPartition{Topic: "t"}); err != nil {
+		t.Fatal(err)
+	}
 	c.committed, c.orphan = committed[0].Path, orphan[0]
 	c.commit = func() error {
 		return commitForTest(ctx, s, cat, c.spec, orphan, ledger.TopicPartition{Topic: "t"})
 	}
-	olderThan(t, 10*time.Millisecond, c.orphan.Path)
 	return c
 }
 

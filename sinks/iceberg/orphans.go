@@ -206,14 +206,25 @@ func (s *Sink) cleanTable(ctx context.Context, p orphanPlan, minAge time.Duratio
 	if err != nil {
 		return 0, 0, err
 	}
+	mod, ref, err := storeTimes(fsys, p.tbl.Location(), p.tbl.MetadataLocation()) // orphanclock.go
+	if err != nil {
+		return 0, 0, err
+	}
 	var (
 		mu      sync.Mutex
 		deleted int
+		young   int
 		bytes   int64
 	)
 	_, err = p.tbl.ExecuteOrphanCleanup(ctx, p.plan, table.WithDeleteFunc(func(file string) error {
 		if !orphans[file] || spared[stripScheme(file)] || spared[path.Base(file)] || strings.Contains(file, "/"+deltaLogDir+"/") {
 			return nil // referenced now, or recorded in the ledger and committed soon
+		}
+		if !oldByStore(mod, ref, file, minAge) {
+			mu.Lock()
+			young++ // old by this node's clock only
+			mu.Unlock()
+			return nil
 		}
 		if err := fsys.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -225,5 +236,9 @@ func (s *Sink) cleanTable(ctx context.Context, p orphanPlan, minAge time.Duratio
 		log.Info("deleted orphan file", "path", file)
 		return nil
 	}))
+	if young > 0 {
+		log.Info("kept orphan candidates written less than the safety age before the table's last commit (the object store's clock); they go after a later commit",
+			"table", p.name, "files", young, "last_commit", ref, "min_age", minAge)
+	}
 	return deleted, bytes, err
 }

@@ -102,6 +102,9 @@ func TestUpsertDeltaDVFilesAndOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond) // the files' age past the 10 ms minimum, not a wait
+	// The table commits on: cleanup counts ages from its last commit.
+	h.randomFlush(rng, 60)
+	h.commit()
 	if _, _, err := h.s.CleanOrphans(h.ctx, h.spec.Key, 10*time.Millisecond, nil, h.a); err != nil {
 		t.Fatal(err)
 	}
