@@ -243,6 +243,20 @@ func openStorage(cfg NodeConfig) (storage, error) {
 	return storage{store: store, snaps: snaps, hlog: hlog}, nil
 }
 
+// transportConfig is the network transport's: a pool of 3 connections per
+// peer, 10 s I/O deadlines, and no pipelined replication (one append in
+// flight per follower). hashicorp/raft's pipeline deadlocks when a follower
+// refuses an append while the next is in flight (both of its channels are
+// unbuffered at the default of 2 in flight; hashicorp/raft#612): the leader
+// then never sends that follower another entry, while its heartbeats keep
+// the follower from calling an election, until leadership moves. A full
+// disk on a follower (or a leader that stepped down on one) made a node
+// trail the group by up to two minutes in the chaos runs; hashicorp found
+// pipelining of little use on a LAN (hashicorp/raft#541).
+func transportConfig(stream raft.StreamLayer, hlog hclog.Logger) *raft.NetworkTransportConfig {
+	return &raft.NetworkTransportConfig{Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog, MaxRPCsInFlight: 1}
+}
+
 // openTransport returns cfg.Transport, or a TCP transport listening on
 // RaftAddr and advertising Advertise.
 func openTransport(cfg NodeConfig, hlog hclog.Logger) (raft.Transport, error) {
@@ -258,9 +272,9 @@ func openTransport(cfg NodeConfig, hlog hclog.Logger) (raft.Transport, error) {
 		if err != nil {
 			return nil, err
 		}
-		return raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, hlog), nil
+		return raft.NewNetworkTransportWithConfig(transportConfig(stream, hlog)), nil
 	}
-	tcp, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 3, 10*time.Second, hlog)
+	tcp, err := raft.NewTCPTransportWithConfig(cfg.RaftAddr, adv, transportConfig(nil, hlog))
 	if err != nil {
 		return nil, fmt.Errorf("listening for raft on %s: %w", cfg.RaftAddr, err)
 	}
