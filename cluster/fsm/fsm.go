@@ -60,11 +60,6 @@ func (f *FSM) Apply(index uint64, data []byte) error {
 	if f.halt != nil {
 		return *f.halt
 	}
-	if index <= f.state.Applied {
-		// In the state already: a halted FSM resumed with the leader's
-		// state (Resume), and Raft now hands over the entries it covers.
-		return nil
-	}
 	typ, ignorable := splitType(data[0])
 	def, known := f.table[typ]
 	if !known && !ignorable {

@@ -23,8 +23,10 @@ import (
 //     decoder, so the two differ, and the node stays halted rather than
 //     run on a state with a hole in it.
 //
-// Resume then installs the state. Entries up to its Applied index that
-// Raft hands the FSM later are already in it and are skipped (Apply).
+// Resume then installs the state; the caller (package raftnode) first
+// waits until Raft has handed over every entry up to the state's index, and
+// then applies the ones after it from the log, so the FSM is never ahead of
+// or behind the index Raft labels its snapshots with.
 
 // ContentLevel returns the protocol level a node needs to hold this state
 // as it is: the highest level among its values that a build of a lower
@@ -163,9 +165,9 @@ func firstDiff(a, b any, path string) string {
 }
 
 // Resume ends a halt with a state the leader served: st must be one
-// DecodeLossless accepted, at an index at or past the halted entry. Entries
-// up to st.Applied are in it; Apply skips them when Raft hands them over.
-// It reports whether the FSM was halted (false: nothing changed).
+// DecodeLossless accepted, at an index at or past the halted entry, and
+// the caller must apply next the entry after st.Applied. It reports whether
+// the FSM was halted (false: nothing changed).
 func (f *FSM) Resume(st *State) (bool, error) {
 	f.mu.Lock()
 	if f.halt == nil {

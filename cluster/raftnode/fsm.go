@@ -31,6 +31,8 @@ type RaftFSM struct {
 	// last is the index of the last entry Raft handed over (after a
 	// restore, the restored state's; the entries between are Raft's own).
 	last uint64
+	// handed is broadcast when last moves (a resume waits on it).
+	handed *sync.Cond
 }
 
 // NewRaftFSM returns the raft.FSM of f.
@@ -38,7 +40,9 @@ func NewRaftFSM(f *fsm.FSM, log *slog.Logger) *RaftFSM {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &RaftFSM{f: f, log: log}
+	a := &RaftFSM{f: f, log: log}
+	a.handed = sync.NewCond(&a.mu)
+	return a
 }
 
 // ApplyResult is what Apply returns for every entry: the refusal, if any.
@@ -51,6 +55,7 @@ func (a *RaftFSM) Apply(l *raft.Log) any {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.last = l.Index
+	a.handed.Broadcast()
 	return a.applyLocked(l)
 }
 
@@ -75,6 +80,11 @@ func (a *RaftFSM) applyLocked(l *raft.Log) any {
 // only takes a copy of the state (under the FSM's read lock); Persist,
 // which Raft runs concurrently with later Applies, encodes it.
 func (a *RaftFSM) Snapshot() (raft.FSMSnapshot, error) {
+	// Under mu: Raft labels the snapshot with the last index it handed to
+	// Apply, so it must not see a resume's state before the replay behind
+	// it (resume.go).
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	st, err := a.f.Snapshot()
 	if err != nil {
 		return nil, err
@@ -91,6 +101,7 @@ func (a *RaftFSM) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	a.f.Read(func(s *fsm.State) { a.last = s.Applied })
+	a.handed.Broadcast()
 	return nil
 }
 

@@ -147,11 +147,24 @@ func (n *Node) protocol() int {
 
 // resume installs st in the halted FSM and applies the entries Raft handed
 // over after st's index, read back from the log, with Raft's FSM goroutine
-// held off. It reads them all before it changes anything: a log that lost
-// one (it cannot, while the FSM refuses snapshots) leaves the node halted.
+// (Apply, Snapshot) held off. It first waits until Raft has handed over
+// st's index, so the state is never ahead of the index Raft labels its
+// snapshots with (a snapshot of a state ahead of its label would have any
+// node that installs it apply the entries between twice). It reads every
+// entry to replay before it changes anything: a log that lost one (it
+// cannot, while the FSM refuses snapshots) leaves the node halted.
 func (a *RaftFSM) resume(st *fsm.State, logs raft.LogStore) (bool, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	wake := time.AfterFunc(10*time.Second, func() { a.mu.Lock(); a.handed.Broadcast(); a.mu.Unlock() })
+	defer wake.Stop()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	for a.last < st.Applied {
+		if !time.Now().Before(deadline) {
+			return false, fmt.Errorf("resuming at index %d: Raft handed over only up to %d", st.Applied, a.last)
+		}
+		a.handed.Wait() // Apply broadcasts each entry Raft hands over
+	}
 	var replay []*raft.Log
 	for i := st.Applied + 1; i <= a.last; i++ {
 		l := new(raft.Log)
