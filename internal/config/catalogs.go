@@ -98,6 +98,21 @@ type RESTCatalog struct {
 	// TokenFile and ClientSecretFile: the secrets from files (secrets.go).
 	TokenFile        string `yaml:"token_file"`
 	ClientSecretFile string `yaml:"client_secret_file"`
+	// SigV4 signs every request with AWS Signature Version 4 and the
+	// default credential chain instead of sending a token (Glue's Iceberg
+	// REST endpoint).
+	SigV4 SigV4 `yaml:"sigv4"`
+}
+
+// SigV4 is the AWS request signing of a REST catalog.
+type SigV4 struct {
+	Enabled bool `yaml:"enabled"`
+	// SigningName is the AWS service the requests are signed for: glue.
+	// (s3tables is refused: see validateSigV4.)
+	SigningName string `yaml:"signing_name"`
+	// Region defaults to the one in the URI's host
+	// (glue.<region>.amazonaws.com).
+	Region string `yaml:"region"`
 }
 
 func catalogDefaults() Catalogs {
@@ -176,5 +191,42 @@ func (c *Config) validateCatalogs(bad func(field, format string, args ...any)) {
 				bad(f("token_uri"), "%q is not a URL", r.TokenURI)
 			}
 		}
+		if r.SigV4.Enabled {
+			c.validateSigV4(r, f, bad)
+		}
+	}
+}
+
+// awsHostRe reads the service and region from an AWS endpoint's host.
+var awsHostRe = regexp.MustCompile(`^([a-z0-9-]+)\.([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com(?:\.cn)?$`)
+
+// validateSigV4 checks a signed REST catalog and fills its region from the
+// URI. S3 Tables is refused: a table there keeps its data and metadata in
+// its table bucket, at the location S3 Tables assigns when the table is
+// created, and its endpoint creates and commits tables but does not
+// register metadata written elsewhere, so Floe's tables, whose files live
+// in the warehouse, cannot be mirrored there.
+func (c *Config) validateSigV4(r *RESTCatalog, f func(string) string, bad func(field, format string, args ...any)) {
+	if r.Token != "" || r.ClientID != "" || r.TokenFile != "" {
+		bad(f("sigv4.enabled"), "a SigV4-signed catalog takes no token or client_id")
+	}
+	switch r.SigV4.SigningName {
+	case "glue":
+	case "s3tables":
+		bad(f("sigv4.signing_name"), "s3tables: S3 Tables keeps each table's files in its table bucket at a location it assigns and does not register tables whose files live elsewhere, so the tables of warehouse %q cannot be mirrored there; mirror to Glue's Iceberg REST endpoint (signing_name glue) or to AWS Glue (catalogs.glue), which S3 Tables' own integration also reads", c.Warehouse)
+	case "":
+		bad(f("sigv4.signing_name"), "set the AWS service to sign for: glue")
+	default:
+		bad(f("sigv4.signing_name"), "%q: use glue", r.SigV4.SigningName)
+	}
+	if r.SigV4.Region == "" {
+		if u, err := url.Parse(r.URI); err == nil {
+			if m := awsHostRe.FindStringSubmatch(u.Hostname()); m != nil {
+				r.SigV4.Region = m[2]
+			}
+		}
+	}
+	if r.SigV4.Region == "" {
+		bad(f("sigv4.region"), "set the region: the URI's host %q does not name one", r.URI)
 	}
 }

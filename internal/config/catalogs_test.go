@@ -22,6 +22,15 @@ func TestCatalogsConfig(t *testing.T) {
 	if len(c.REST) != 1 || c.REST[0].Name != "rest-0" || cfg.Auth.Tokens == "" {
 		t.Fatalf("rest catalogs: %+v", c.REST)
 	}
+	// Glue's Iceberg REST endpoint, signed: the region comes from the host.
+	signed, err := Load(write(t, validYAML), []string{"FLOE_AUTH_TOKENS=abcdefghijklmnopq:admin",
+		`FLOE_CATALOGS_REST=[{"uri": "https://glue.eu-west-1.amazonaws.com/iceberg", "warehouse": "123456789012", "sigv4": {"enabled": true, "signing_name": "glue"}}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sv := signed.Catalogs.REST[0].SigV4; !sv.Enabled || sv.SigningName != "glue" || sv.Region != "eu-west-1" {
+		t.Fatalf("sigv4: %+v", sv)
+	}
 	for _, tc := range []struct {
 		field string
 		env   []string
@@ -40,6 +49,10 @@ func TestCatalogsConfig(t *testing.T) {
 		{"catalogs.rest[1].name", []string{`FLOE_CATALOGS_REST=[{"name": "a", "uri": "http://x"}, {"name": "a", "uri": "http://y"}]`}},
 		{"catalogs.rest[0].client_id", []string{`FLOE_CATALOGS_REST=[{"uri": "http://x", "token": "t", "client_id": "a", "client_secret": "b"}]`}},
 		{"catalogs.rest[0].client_secret", []string{`FLOE_CATALOGS_REST=[{"uri": "http://x", "client_id": "a"}]`}},
+		{"catalogs.rest[0].sigv4.signing_name", []string{`FLOE_CATALOGS_REST=[{"uri": "https://s3tables.us-east-1.amazonaws.com/iceberg", "sigv4": {"enabled": true, "signing_name": "s3tables"}}]`}},
+		{"catalogs.rest[0].sigv4.signing_name", []string{`FLOE_CATALOGS_REST=[{"uri": "https://glue.us-east-1.amazonaws.com/iceberg", "sigv4": {"enabled": true}}]`}},
+		{"catalogs.rest[0].sigv4.region", []string{`FLOE_CATALOGS_REST=[{"uri": "https://catalog.example/iceberg", "sigv4": {"enabled": true, "signing_name": "glue"}}]`}},
+		{"catalogs.rest[0].sigv4.enabled", []string{`FLOE_CATALOGS_REST=[{"uri": "https://glue.us-east-1.amazonaws.com/iceberg", "token": "t", "sigv4": {"enabled": true, "signing_name": "glue"}}]`}},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			_, err := Load(write(t, validYAML), tc.env)

@@ -122,6 +122,21 @@ func (c *client) bearer(ctx context.Context) (string, error) {
 	return out.AccessToken, nil
 }
 
+// authorize signs req (SigV4) or adds the bearer token, if any.
+func (c *client) authorize(ctx context.Context, req *http.Request) error {
+	if c.cfg.SigV4 != nil {
+		return c.cfg.SigV4.sign(ctx, req)
+	}
+	tok, err := c.bearer(ctx)
+	if err != nil {
+		return err
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return nil
+}
+
 // forget drops a cached token the catalog refused.
 func (c *client) forget() {
 	c.mu.Lock()
@@ -160,12 +175,8 @@ func (c *client) once(ctx context.Context, op, method, uri string, in, out any, 
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	tok, err := c.bearer(ctx)
-	if err != nil {
+	if err := c.authorize(ctx, req); err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
-	}
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -24,6 +24,9 @@ type Config struct {
 	// OAuth2 client credentials, exchanged at TokenURI (default
 	// <URI>/v1/oauth/tokens) for a bearer token.
 	ClientID, ClientSecret, TokenURI, Scope string
+	// SigV4, when set, signs every request (sigv4.go); Token and the
+	// OAuth2 fields are then unused.
+	SigV4 *SigV4
 	// HTTPClient defaults to one with a 30 s timeout.
 	HTTPClient *http.Client
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/cluster/raftnode"
@@ -74,10 +75,32 @@ func (n *Node) catalogSyncers() ([]catalogsync.Catalog, error) {
 		out = append(out, s, s.Delta()) // the Delta entry of a table whose formats name delta
 	}
 	for _, r := range n.cfg.Catalogs.REST {
-		out = append(out, restsync.New(restsync.Config{Name: r.Name, URI: r.URI, Warehouse: r.Warehouse, Prefix: r.Prefix, Token: r.Token,
-			ClientID: r.ClientID, ClientSecret: r.ClientSecret, TokenURI: r.TokenURI, Scope: r.Scope}, n.log.With("catalog", r.Name)))
+		rc := restsync.Config{Name: r.Name, URI: r.URI, Warehouse: r.Warehouse, Prefix: r.Prefix, Token: r.Token,
+			ClientID: r.ClientID, ClientSecret: r.ClientSecret, TokenURI: r.TokenURI, Scope: r.Scope}
+		if r.SigV4.Enabled {
+			sig, err := sigV4(r)
+			if err != nil {
+				return nil, err
+			}
+			rc.SigV4 = sig
+		}
+		out = append(out, restsync.New(rc, n.log.With("catalog", r.Name)))
 	}
 	return out, nil
+}
+
+// sigV4 is a REST catalog's signing with the AWS SDK's default credential
+// chain. Loading it reads no credentials yet (each signature retrieves
+// them, cached), so a node starts while they are not there, and the
+// mirror's status shows the error.
+func sigV4(r config.RESTCatalog) (*restsync.SigV4, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(r.SigV4.Region))
+	if err != nil {
+		return nil, fmt.Errorf("catalogs.rest %s: loading AWS credentials for SigV4: %w", r.Name, err)
+	}
+	return &restsync.SigV4{Service: r.SigV4.SigningName, Region: r.SigV4.Region, Credentials: cfg.Credentials}, nil
 }
 
 // serveCatalog serves the Iceberg REST catalog when enabled.
