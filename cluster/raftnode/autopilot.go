@@ -66,7 +66,11 @@ func (a autopilot) checkHealth() {
 	if f.Error() != nil {
 		return
 	}
-	var wg sync.WaitGroup
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		clocks = map[string]clockSample{}
+	)
 	for _, s := range f.Configuration().Servers {
 		id := string(s.ID)
 		if id == n.cfg.ID {
@@ -82,12 +86,22 @@ func (a autopilot) checkHealth() {
 			ctx, cancel := context.WithTimeout(context.Background(), 900*time.Millisecond)
 			defer cancel()
 			var info InfoResponse
+			sent := n.now()
 			if err := n.clients.call(ctx, addr, "Info", &InfoRequest{}, &info); err == nil && info.ID == id {
+				received := n.now()
 				n.health.ok(id, info, time.Now())
+				if info.Now != 0 { // 0: a build before the field
+					mu.Lock()
+					clocks[id] = sampleClock(sent, received, info.Now)
+					mu.Unlock()
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	n.health.mu.Lock()
+	n.health.judgeClocks(n.cfg.ID, clocks, time.Now())
+	n.health.mu.Unlock()
 }
 
 // desiredVoters is the number of voters to grow to: the largest odd number

@@ -41,6 +41,7 @@ func (s internalService) rpcInfo(_ context.Context, _ *InfoRequest) (*InfoRespon
 	}
 	_, out.Halted = n.fsm.Halted()
 	out.StorageFailing = n.StorageProblem() != ""
+	out.Now = n.now().UnixMilli()
 	return out, nil
 }
 

@@ -23,10 +23,16 @@ type healthTracker struct {
 	lastOK   map[string]time.Time // last successful health check
 	infos    map[string]InfoResponse
 	tracking bool
+	// clockOffset is each member's clock less the group's median at the
+	// last round; clockOffSince when it went past maxClockOffset
+	// (clockskew.go).
+	clockOffset   map[string]time.Duration
+	clockOffSince map[string]time.Time
 }
 
 func newHealthTracker(timeout time.Duration) *healthTracker {
-	return &healthTracker{timeout: timeout, lastOK: map[string]time.Time{}, infos: map[string]InfoResponse{}}
+	return &healthTracker{timeout: timeout, lastOK: map[string]time.Time{}, infos: map[string]InfoResponse{},
+		clockOffset: map[string]time.Duration{}, clockOffSince: map[string]time.Time{}}
 }
 
 func (h *healthTracker) start(now time.Time) {
@@ -36,6 +42,8 @@ func (h *healthTracker) start(now time.Time) {
 		h.tracking, h.since = true, now
 		clear(h.lastOK)
 		clear(h.infos)
+		clear(h.clockOffset)
+		clear(h.clockOffSince)
 	}
 }
 
@@ -57,6 +65,8 @@ func (h *healthTracker) forget(id string) {
 	defer h.mu.Unlock()
 	delete(h.lastOK, id)
 	delete(h.infos, id)
+	delete(h.clockOffset, id)
+	delete(h.clockOffSince, id)
 }
 
 // unreachableFor returns how long a member has not answered, counting from
@@ -96,9 +106,14 @@ type MemberHealth struct {
 	UpgradeRequired bool
 	// StorageFailing: the member cannot write its Raft log (storewatch.go).
 	StorageFailing bool
-	Zone           string
-	Version        string
-	Applied        uint64
+	// ClockSkewed: the member's clock has been more than maxClockOffset off
+	// the group's median for clockSkewFor (clockskew.go); ClockOffset is
+	// how far off it was at the leader's last reading. Leader only.
+	ClockSkewed bool
+	ClockOffset time.Duration
+	Zone        string
+	Version     string
+	Applied     uint64
 	// Unreachable is how long the member has not answered (0 if it has).
 	Unreachable time.Duration
 }
@@ -137,6 +152,9 @@ func (n *Node) Members() []MemberHealth {
 		mh.Applied, mh.UpgradeRequired = n.health.infos[id].Applied, n.health.infos[id].Halted
 		mh.StorageFailing = n.health.infos[id].StorageFailing
 		n.health.mu.Unlock()
+		if isLeader {
+			mh.ClockSkewed, mh.ClockOffset = n.health.clockSkewed(id, now)
+		}
 		if id == n.cfg.ID {
 			mh.Applied = n.raft.AppliedIndex()
 			_, mh.UpgradeRequired = n.fsm.Halted()
@@ -168,9 +186,10 @@ func (n *Node) LeaderSince() time.Time {
 }
 
 // Live returns the members that may take work: registered, not draining,
-// and (on the leader) answering health checks and not halted (upgrade
+// and (on the leader) answering health checks, not halted (upgrade
 // required, or unable to write the Raft log: such a node acts on a state
-// that does not move).
+// that does not move) and with a clock that agrees with the group's
+// (clockskew.go).
 func (n *Node) Live() []string {
 	now := time.Now()
 	isLeader := n.IsLeader()
@@ -183,6 +202,9 @@ func (n *Node) Live() []string {
 				continue
 			}
 			if isLeader && id != n.cfg.ID && (!n.health.healthy(id, now) || n.health.halted(id)) {
+				continue
+			}
+			if skewed, _ := n.health.clockSkewed(id, now); isLeader && skewed {
 				continue
 			}
 			out = append(out, id)

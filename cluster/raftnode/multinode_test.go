@@ -42,6 +42,8 @@ type testGroup struct {
 	// resumeEvery how often a halted node asks (default: 200 ms).
 	protocol    map[string]int
 	resumeEvery time.Duration
+	// clock holds per node the wall clock it reports (NodeConfig.Now).
+	clock map[string]func() time.Time
 }
 
 func fastRaft(c *raft.Config) {
@@ -72,8 +74,14 @@ func newTestGroupWith(t *testing.T, ids []string, expect int, opts map[string][]
 // newTestGroupLevels is newTestGroupWith whose nodes also state the
 // protocol levels given when halted.
 func newTestGroupLevels(t *testing.T, ids []string, expect int, opts map[string][]fsm.Option, protocol map[string]int) *testGroup {
-	g := &testGroup{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, rpc: map[string]string{}, faults: map[string]*faults{}, dir: t.TempDir(), expect: expect,
-		fsm: opts, protocol: protocol}
+	return newTestGroupSetup(t, ids, expect, func(g *testGroup) { g.fsm, g.protocol = opts, protocol })
+}
+
+// newTestGroupSetup is newTestGroup with setup applied to the group before
+// its nodes start.
+func newTestGroupSetup(t *testing.T, ids []string, expect int, setup func(*testGroup)) *testGroup {
+	g := &testGroup{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, rpc: map[string]string{}, faults: map[string]*faults{}, dir: t.TempDir(), expect: expect}
+	setup(g)
 	for _, id := range ids {
 		g.rpc[id] = freeAddr(t)
 	}
@@ -118,7 +126,7 @@ func (g *testGroup) start(id string, expect int) *Node {
 		Transport: tr, Raft: fastRaft, NoSync: true, FailureTimeout: 2 * time.Second, DeadServerTimeout: time.Hour,
 		Version: "test", Zone: "z-" + id, ApplyTimeout: 5 * time.Second, Logger: testLogger(g.t),
 		RPCServerInterceptor: g.faults[id].server, RPCClientInterceptor: g.faults[id].client, FSM: g.fsm[id],
-		Protocol: g.protocol[id], ResumeEvery: cmp.Or(g.resumeEvery, 200*time.Millisecond),
+		Protocol: g.protocol[id], ResumeEvery: cmp.Or(g.resumeEvery, 200*time.Millisecond), Now: g.clock[id],
 	})
 	if err != nil {
 		g.t.Fatalf("opening %s: %v", id, err)

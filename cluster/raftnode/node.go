@@ -92,6 +92,10 @@ type NodeConfig struct {
 	Protocol int
 	// ResumeEvery is how often a halted node asks (default 10 s).
 	ResumeEvery time.Duration
+	// Now is the wall clock this node reports to the leader's clock-skew
+	// check (clockskew.go) and reads it by; nil is time.Now. Tests skew a
+	// node with it.
+	Now func() time.Time
 }
 
 // Node is one member of the Raft group with its FSM.
@@ -335,6 +339,14 @@ func (n *Node) startLoops(hasState bool) {
 	n.observeLeaders()      // observe.go
 	n.stepDownWhileHalted() // halt.go
 	n.resumeWhileHalted()   // resume.go
+}
+
+// now is the node's wall clock (NodeConfig.Now).
+func (n *Node) now() time.Time {
+	if n.cfg.Now != nil {
+		return n.cfg.Now()
+	}
+	return time.Now()
 }
 
 // ID returns the node id.

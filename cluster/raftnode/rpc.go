@@ -76,6 +76,9 @@ type InfoResponse struct {
 	// its tables move to nodes that apply the log. An older leader ignores
 	// the field.
 	StorageFailing bool `json:"storage_failing,omitempty"`
+	// Now is the node's wall clock (unix ms) as it answered, for the
+	// leader's clock-skew check (clockskew.go); 0 from an older node.
+	Now int64 `json:"now,omitempty"`
 }
 
 // JoinRequest asks the leader to add a node to the Raft configuration.

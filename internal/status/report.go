@@ -95,10 +95,15 @@ type MemberReport struct {
 	UpgradeRequired bool `json:"upgrade_required,omitempty"`
 	// StorageFailing: the member cannot write its Raft log (a full disk);
 	// it takes no work until it can.
-	StorageFailing bool    `json:"storage_failing,omitempty"`
-	Partitions     int     `json:"partitions"`
-	Committers     int     `json:"committers"`
-	Unreachable    float64 `json:"unreachable_sec,omitempty"`
+	StorageFailing bool `json:"storage_failing,omitempty"`
+	// ClockSkewed: the member's wall clock has stayed more than 30 s off
+	// the group's median (the leader's reading, ClockOffset seconds); it
+	// takes no work until it agrees again.
+	ClockSkewed bool    `json:"clock_skewed,omitempty"`
+	ClockOffset float64 `json:"clock_offset_sec,omitempty"`
+	Partitions  int     `json:"partitions"`
+	Committers  int     `json:"committers"`
+	Unreachable float64 `json:"unreachable_sec,omitempty"`
 }
 
 // TableReport is one table's status.

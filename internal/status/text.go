@@ -98,6 +98,8 @@ func writeMembers(w io.Writer, members []MemberReport) {
 			health = "upgrade required"
 		case m.StorageFailing:
 			health = "raft log unwritable"
+		case m.ClockSkewed:
+			health = fmt.Sprintf("clock off by %+.0fs", m.ClockOffset)
 		case m.Draining:
 			health = "draining"
 		}

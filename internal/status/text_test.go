@@ -36,13 +36,14 @@ func TestWriteText(t *testing.T) {
 func TestWriteTextUpgradeRequired(t *testing.T) {
 	rep := Report{Node: "n2", Leader: "n1", RaftState: "Follower", State: NodeUpgradeRequired,
 		Problems: map[string]string{"upgrade": "upgrade required: log entry 9 has command type 23"},
-		Members:  []MemberReport{{ID: "n1", Role: "leader", Healthy: true}, {ID: "n2", Role: "voter", Healthy: true, UpgradeRequired: true}}}
+		Members: []MemberReport{{ID: "n1", Role: "leader", Healthy: true}, {ID: "n2", Role: "voter", Healthy: true, UpgradeRequired: true},
+			{ID: "n3", Role: "voter", Healthy: true, ClockSkewed: true, ClockOffset: -312}}}
 	var b bytes.Buffer
 	if err := WriteText(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"node n2 (Follower, UPGRADE_REQUIRED)", "problem: upgrade: upgrade required: log entry 9", "upgrade required  "} {
+	for _, want := range []string{"node n2 (Follower, UPGRADE_REQUIRED)", "problem: upgrade: upgrade required: log entry 9", "upgrade required  ", "clock off by -312s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}

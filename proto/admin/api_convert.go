@@ -201,6 +201,7 @@ func memberToProto(m status.MemberReport) *adminv1.Member {
 		Healthy: m.Healthy, Draining: m.Draining,
 		Partitions: int32(m.Partitions), Committers: int32(m.Committers),
 		UnreachableSeconds: m.Unreachable, UpgradeRequired: m.UpgradeRequired, StorageFailing: m.StorageFailing,
+		ClockSkewed: m.ClockSkewed, ClockOffsetSeconds: m.ClockOffset,
 	}
 }
 

@@ -3,6 +3,7 @@ package backend
 import (
 	"github.com/floe-io/floe/cluster/fsm"
 	"github.com/floe-io/floe/internal/status"
+	"time"
 )
 
 // Members joins the Raft configuration with the replicated assignments for
@@ -28,6 +29,7 @@ func (b *Backend) Members() []status.MemberReport {
 		}
 		out = append(out, status.MemberReport{
 			ID: m.ID, Role: role, Zone: m.Zone, Version: m.Version, Healthy: m.Healthy, Draining: m.Draining, UpgradeRequired: m.UpgradeRequired, StorageFailing: m.StorageFailing,
+			ClockSkewed: m.ClockSkewed, ClockOffset: m.ClockOffset.Round(time.Second).Seconds(),
 			Partitions: parts[m.ID], Committers: commits[m.ID], Unreachable: m.Unreachable.Seconds(),
 		})
 	}

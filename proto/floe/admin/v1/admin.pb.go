@@ -255,8 +255,13 @@ type Member struct {
 	// storage_failing: the member cannot write its Raft log (a full disk); it
 	// takes no work until it can, and its problems name the error.
 	StorageFailing bool `protobuf:"varint,11,opt,name=storage_failing,json=storageFailing,proto3" json:"storage_failing,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// clock_skewed: the member's wall clock has stayed more than 30 s off the
+	// group's median (clock_offset_seconds at the leader's last reading); it
+	// takes no work until it agrees again.
+	ClockSkewed        bool    `protobuf:"varint,12,opt,name=clock_skewed,json=clockSkewed,proto3" json:"clock_skewed,omitempty"`
+	ClockOffsetSeconds float64 `protobuf:"fixed64,13,opt,name=clock_offset_seconds,json=clockOffsetSeconds,proto3" json:"clock_offset_seconds,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Member) Reset() {
@@ -364,6 +369,20 @@ func (x *Member) GetStorageFailing() bool {
 		return x.StorageFailing
 	}
 	return false
+}
+
+func (x *Member) GetClockSkewed() bool {
+	if x != nil {
+		return x.ClockSkewed
+	}
+	return false
+}
+
+func (x *Member) GetClockOffsetSeconds() float64 {
+	if x != nil {
+		return x.ClockOffsetSeconds
+	}
+	return 0
 }
 
 type GetLeaderRequest struct {
@@ -2889,7 +2908,7 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x12ListMembersRequest\"^\n" +
 	"\x13ListMembersResponse\x12/\n" +
 	"\amembers\x18\x01 \x03(\v2\x15.floe.admin.v1.MemberR\amembers\x12\x16\n" +
-	"\x06leader\x18\x02 \x01(\tR\x06leader\"\xd5\x02\n" +
+	"\x06leader\x18\x02 \x01(\tR\x06leader\"\xaa\x03\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -2906,7 +2925,9 @@ const file_floe_admin_v1_admin_proto_rawDesc = "" +
 	"\x13unreachable_seconds\x18\t \x01(\x01R\x12unreachableSeconds\x12)\n" +
 	"\x10upgrade_required\x18\n" +
 	" \x01(\bR\x0fupgradeRequired\x12'\n" +
-	"\x0fstorage_failing\x18\v \x01(\bR\x0estorageFailing\"\x12\n" +
+	"\x0fstorage_failing\x18\v \x01(\bR\x0estorageFailing\x12!\n" +
+	"\fclock_skewed\x18\f \x01(\bR\vclockSkewed\x120\n" +
+	"\x14clock_offset_seconds\x18\r \x01(\x01R\x12clockOffsetSeconds\"\x12\n" +
 	"\x10GetLeaderRequest\"t\n" +
 	"\x11GetLeaderResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
