@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -75,7 +77,7 @@ func buildClockBinary() (string, error) {
 	replace := map[string]string{}
 	for name, body := range files {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		if err := writeAtomically(p, []byte(body)); err != nil {
 			return "", err
 		}
 		replace[filepath.Join(src, name)] = p
@@ -92,15 +94,37 @@ func buildClockBinary() (string, error) {
 	}
 	js.WriteString("}}")
 	overlay := filepath.Join(dir, "overlay.json")
-	if err := os.WriteFile(overlay, []byte(js.String()), 0o644); err != nil {
+	if err := writeAtomically(overlay, []byte(js.String())); err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "floe")
-	cmd := exec.Command("go", "build", "-overlay", overlay, "-o", bin, "github.com/floe-io/floe/cmd/floe")
+	// One binary per checkout, renamed into place: two checkouts' runs at
+	// once (a soak beside CI) never rebuild the other's while it starts
+	// nodes from it.
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(wd))
+	bin := filepath.Join(dir, hex.EncodeToString(sum[:8]), "floe")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return "", err
+	}
+	tmp := fmt.Sprintf("%s.%d", bin, os.Getpid())
+	cmd := exec.Command("go", "build", "-overlay", overlay, "-o", tmp, "github.com/floe-io/floe/cmd/floe")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build -overlay (time.Now patched): %v\n%s", err, b)
 	}
-	return bin, nil
+	return bin, os.Rename(tmp, bin)
+}
+
+// writeAtomically writes data to p through a temporary file renamed into
+// place, so a build reading p beside another run never sees half a file.
+func writeAtomically(p string, data []byte) error {
+	tmp := fmt.Sprintf("%s.%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
 }
 
 // clockOffsetSource is added to package time. time.Now only loads an
