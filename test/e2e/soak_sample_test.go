@@ -29,6 +29,7 @@ type soakSample struct {
 	goroutines float64 // go_goroutines
 	openFiles  float64 // process_open_fds
 	raftBytes  float64 // bytes under data_dir/raft (log store and snapshots)
+	leader     float64 // floe_raft_is_leader: a leader holds more (replication, health checks)
 }
 
 type sampler struct {
@@ -93,7 +94,7 @@ func (f *fleet) sampleNode(ctx context.Context, n *fleetNode) (soakSample, bool)
 		return soakSample{}, false
 	}
 	defer resp.Body.Close()
-	want := map[string]float64{"process_resident_memory_bytes": math.NaN(), "go_goroutines": math.NaN(), "process_open_fds": math.NaN()}
+	want := map[string]float64{"process_resident_memory_bytes": math.NaN(), "go_goroutines": math.NaN(), "process_open_fds": math.NaN(), "floe_raft_is_leader": math.NaN()}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -107,8 +108,8 @@ func (f *fleet) sampleNode(ctx context.Context, n *fleetNode) (soakSample, bool)
 	if inc2, ok := f.incarnation(n); sc.Err() != nil || resp.StatusCode != http.StatusOK || !ok || inc2 != inc {
 		return soakSample{}, false
 	}
-	for _, v := range want {
-		if math.IsNaN(v) {
+	for name, v := range want {
+		if math.IsNaN(v) && name != "floe_raft_is_leader" { // the role is for reading, not judging
 			return soakSample{}, false
 		}
 	}
@@ -122,7 +123,19 @@ func (f *fleet) sampleNode(ctx context.Context, n *fleetNode) (soakSample, bool)
 		return nil
 	})
 	return soakSample{at: time.Now(), node: n.id, inc: inc, rss: want["process_resident_memory_bytes"],
-		goroutines: want["go_goroutines"], openFiles: want["process_open_fds"], raftBytes: float64(raft)}, true
+		goroutines: want["go_goroutines"], openFiles: want["process_open_fds"], raftBytes: float64(raft), leader: want["floe_raft_is_leader"]}, true
+}
+
+// soakCSV is every sample, one line each, for reading a run's figures
+// against what the node did (its leadership) beside the judged medians.
+func soakCSV(samples []soakSample) string {
+	var b strings.Builder
+	b.WriteString("at,node,incarnation,rss_mib,goroutines,open_files,raft_mib,leader\n")
+	for _, x := range samples {
+		fmt.Fprintf(&b, "%s,%s,%d,%.1f,%.0f,%.0f,%.1f,%.0f\n", x.at.UTC().Format(time.RFC3339), x.node, x.inc,
+			x.rss/(1<<20), x.goroutines, x.openFiles, x.raftBytes/(1<<20), x.leader)
+	}
+	return b.String()
 }
 
 // soakFigures is one process's (node and incarnation) figures over the

@@ -72,6 +72,9 @@ func TestSoak(t *testing.T) {
 		if err := os.WriteFile(path, []byte(rep.markdown(seed, dur, every, c.counts)), 0o644); err != nil {
 			t.Errorf("writing %s: %v", path, err)
 		}
+		if err := os.WriteFile(path+".csv", []byte(soakCSV(samples)), 0o644); err != nil {
+			t.Errorf("writing %s.csv: %v", path, err)
+		}
 	}
 	for _, g := range rep.failures {
 		t.Error(g)
