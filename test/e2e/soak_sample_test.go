@@ -30,6 +30,7 @@ type soakSample struct {
 	openFiles  float64 // process_open_fds
 	raftBytes  float64 // bytes under data_dir/raft (log store and snapshots)
 	leader     float64 // floe_raft_is_leader: a leader holds more (replication, health checks)
+	partitions int     // partitions it fetches: the floe_consumer_lag_records series it exposes
 }
 
 type sampler struct {
@@ -97,7 +98,11 @@ func (f *fleet) sampleNode(ctx context.Context, n *fleetNode) (soakSample, bool)
 	want := map[string]float64{"process_resident_memory_bytes": math.NaN(), "go_goroutines": math.NaN(), "process_open_fds": math.NaN(), "floe_raft_is_leader": math.NaN()}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	partitions := 0
 	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "floe_consumer_lag_records{") {
+			partitions++
+		}
 		name, val, found := strings.Cut(sc.Text(), " ")
 		if _, ok := want[name]; found && ok {
 			if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
@@ -123,17 +128,17 @@ func (f *fleet) sampleNode(ctx context.Context, n *fleetNode) (soakSample, bool)
 		return nil
 	})
 	return soakSample{at: time.Now(), node: n.id, inc: inc, rss: want["process_resident_memory_bytes"],
-		goroutines: want["go_goroutines"], openFiles: want["process_open_fds"], raftBytes: float64(raft), leader: want["floe_raft_is_leader"]}, true
+		goroutines: want["go_goroutines"], openFiles: want["process_open_fds"], raftBytes: float64(raft), leader: want["floe_raft_is_leader"], partitions: partitions}, true
 }
 
 // soakCSV is every sample, one line each, for reading a run's figures
 // against what the node did (its leadership) beside the judged medians.
 func soakCSV(samples []soakSample) string {
 	var b strings.Builder
-	b.WriteString("at,node,incarnation,rss_mib,goroutines,open_files,raft_mib,leader\n")
+	b.WriteString("at,node,incarnation,rss_mib,goroutines,open_files,raft_mib,leader,partitions\n")
 	for _, x := range samples {
-		fmt.Fprintf(&b, "%s,%s,%d,%.1f,%.0f,%.0f,%.1f,%.0f\n", x.at.UTC().Format(time.RFC3339), x.node, x.inc,
-			x.rss/(1<<20), x.goroutines, x.openFiles, x.raftBytes/(1<<20), x.leader)
+		fmt.Fprintf(&b, "%s,%s,%d,%.1f,%.0f,%.0f,%.1f,%.0f,%d\n", x.at.UTC().Format(time.RFC3339), x.node, x.inc,
+			x.rss/(1<<20), x.goroutines, x.openFiles, x.raftBytes/(1<<20), x.leader, x.partitions)
 	}
 	return b.String()
 }
