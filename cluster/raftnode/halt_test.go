@@ -28,6 +28,22 @@ func stateJSON(t *testing.T, n *Node) []byte {
 	return out
 }
 
+// olderBuildGroup starts a, b and c, where c stands in for an older build:
+// it lacks PauseTable and states a level below gzip metadata (5). It
+// returns the group, c and a leader other than c.
+func olderBuildGroup(t *testing.T) (*testGroup, *Node, *Node) {
+	t.Helper()
+	g := newTestGroupLevels(t, []string{"a", "b", "c"}, 3, map[string][]fsm.Option{"c": {fsm.Without(fsm.CmdPauseTable)}},
+		map[string]int{"c": fsm.ProtocolGzipMetadata - 1})
+	c := g.nodes["c"]
+	if g.leader() == c {
+		if err := c.TransferLeadership(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g, c, g.leader("c")
+}
+
 func applied(n *Node) (i uint64) {
 	n.fsm.Read(func(s *fsm.State) { i = s.Applied })
 	return i
@@ -44,15 +60,7 @@ func TestMixedBuildsHaltAndCatchUp(t *testing.T) {
 	// c states a level below gzip metadata, which the table below uses, so
 	// it cannot resume from the leader's state (resume_test.go) and stays
 	// halted until the restart.
-	g := newTestGroupLevels(t, []string{"a", "b", "c"}, 3, map[string][]fsm.Option{"c": {fsm.Without(fsm.CmdPauseTable)}},
-		map[string]int{"c": fsm.ProtocolGzipMetadata - 1})
-	c := g.nodes["c"]
-	if g.leader() == c {
-		if err := c.TransferLeadership(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l := g.leader("c")
+	g, c, l := olderBuildGroup(t)
 	ctx := context.Background()
 	wait.For(t, 10*time.Second, "every member registered at this build's level", func() bool {
 		var lowest, members int

@@ -20,15 +20,7 @@ import (
 // restart, ends as its peers, applies what follows, snapshots again (its
 // log can be compacted) and takes work again.
 func TestHaltedNodeResumes(t *testing.T) {
-	g := newTestGroupLevels(t, []string{"a", "b", "c"}, 3, map[string][]fsm.Option{"c": {fsm.Without(fsm.CmdPauseTable)}},
-		map[string]int{"c": fsm.ProtocolGzipMetadata - 1})
-	c := g.nodes["c"]
-	if g.leader() == c {
-		if err := c.TransferLeadership(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l := g.leader("c")
+	g, c, l := olderBuildGroup(t)
 	ctx := context.Background()
 	wait.For(t, 10*time.Second, "every member registered", func() bool {
 		var members int
