@@ -59,7 +59,7 @@ func TestDeltaFollowsCompactionAndOrphanCleanup(t *testing.T) {
 	if _, err := c.s.Expire(c.ctx, c.spec.Key, time.Millisecond, 1, time.Now().Add(time.Hour), c.a); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond) // the files' age past the 10 ms minimum, not a wait
+	olderThanAll(t, 10*time.Millisecond, c.root()) // the files' age past the 10 ms minimum
 	if _, _, err := c.s.CleanOrphans(c.ctx, c.spec.Key, 10*time.Millisecond, nil, c.a); err != nil {
 		t.Fatal(err)
 	}

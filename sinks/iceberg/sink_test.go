@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -328,6 +329,23 @@ func nextMilli(t *testing.T) {
 	t.Helper()
 	now := time.Now().UnixMilli()
 	wait.For(t, time.Second, "the next millisecond", func() bool { return time.Now().UnixMilli() > now })
+}
+
+// olderThanAll waits until every file under root was last written more
+// than age ago.
+func olderThanAll(t *testing.T, age time.Duration, root string) {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	olderThan(t, age, paths...)
 }
 
 // olderThan waits until every file at paths (file:// or plain) was last

@@ -101,7 +101,7 @@ func TestUpsertDeltaDVFilesAndOrphans(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(h.root(), stray), []byte{1}, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond) // the files' age past the 10 ms minimum, not a wait
+	olderThan(t, 10*time.Millisecond, filepath.Join(h.root(), stray)) // its age past the 10 ms minimum before the next commit
 	// The table commits on: cleanup counts ages from its last commit.
 	h.randomFlush(rng, 60)
 	h.commit()
